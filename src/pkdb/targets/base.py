@@ -1,0 +1,298 @@
+"""The platform-neutral interface to a target debugger (gdb, cuda-gdb, rocgdb).
+
+pkdb drives native kernels through one :class:`Controller` per platform: gdb for the
+OpenMP and Serial back ends (:class:`pkdb.targets.gdb.GdbController`), cuda-gdb for CUDA
+and later rocgdb for HIP. Each attaches to the running debuggee process (lazily, when the
+first kernel that must be debugged is dispatched) and then stays attached for the rest of
+the session.
+
+Thread ids are the debugger's own thread numbers (gdb's ``1``, ``2``, ...), not OS thread
+ids; :class:`ThreadInfo` carries both. Source positions are whatever the debug
+information says; pkernels emits ``#line`` directives, so for kernel code they are Python
+files and lines.
+
+All methods raise :class:`TargetError` when the debugger refuses a command or dies.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+class TargetError(Exception):
+    """The target debugger refused a command, timed out, or is gone.
+
+    ``message`` is the debugger's own error text (for gdb, the ``msg`` of ``^error``);
+    ``command`` is the command that failed, when known.
+    """
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.command = command
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """One frame of a stack (level 0 is the innermost)."""
+
+    level: int
+    function: str | None
+    file: str | None
+    fullname: str | None
+    line: int | None
+    address: int | None
+
+    @property
+    def location(self) -> str:
+        """``file:line`` (or ``function`` / ``0xaddr`` when there is no line info)."""
+        if self.file and self.line is not None:
+            return f"{self.file}:{self.line}"
+        if self.function:
+            return self.function
+        return hex(self.address) if self.address is not None else "??"
+
+
+@dataclass(frozen=True)
+class StopEvent:
+    """Why (and where) a thread or the process stopped.
+
+    ``reason`` is ``"breakpoint-hit"``, ``"end-stepping-range"``, ``"signal-received"``,
+    ``"function-finished"``, ``"exited"`` (the process is gone; see ``exit_code``),
+    ``"exited-signalled"``, or the debugger's raw reason for anything else
+    (``"location-reached"``, ``"watchpoint-trigger"``, ``""`` when it gave none).
+    ``raw`` is the debugger's full record, for what this class does not model.
+    """
+
+    reason: str
+    thread_id: int | None = None
+    breakpoint: int | None = None
+    frame: FrameInfo | None = None
+    signal_name: str | None = None
+    signal_meaning: str | None = None
+    exit_code: int | None = None
+    return_value: str | None = None
+    stopped_threads: tuple[int, ...] | None = None  # None: "all"
+    raw: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def exited(self) -> bool:
+        """True when the process itself is gone (exit or fatal signal)."""
+        return self.reason in ("exited", "exited-signalled")
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    """One thread of the debuggee as the debugger sees it."""
+
+    id: int
+    target_id: str
+    os_tid: int | None
+    name: str | None
+    state: str  # "running" | "stopped"
+    frame: FrameInfo | None
+    current: bool = False
+
+    @property
+    def stopped(self) -> bool:
+        return self.state == "stopped"
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """A breakpoint as the debugger reports it.
+
+    ``file``/``line`` are those of the first resolved location (``None`` while the
+    breakpoint is pending, e.g. its library is not loaded yet); ``locations`` counts the
+    resolved code locations (a Python line can map to several, e.g. an OpenMP outlined
+    function and its caller).
+    """
+
+    number: int
+    location: str
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    condition: str | None = None
+    enabled: bool = True
+    hit_count: int = 0
+    temporary: bool = False
+    pending: bool = False
+    locations: int = 1
+
+
+class Controller(abc.ABC):
+    """Drives one target debugger attached to the debuggee process.
+
+    The CPU implementation runs gdb in non-stop mode: a breakpoint stops only the thread
+    that hit it, the other threads (in particular the Python main thread, where pkdb's
+    agent lives) keep running. Execution commands that take a ``thread_id`` move only that
+    thread. Implementations for platforms that stop the whole process (cuda-gdb) keep the
+    same interface; the caller can tell from :attr:`stops_whole_process`.
+    """
+
+    #: True when a stop freezes every thread of the process (cuda-gdb), False when only
+    #: the stopping thread is held (gdb non-stop).
+    stops_whole_process: bool = False
+
+    # -- life cycle ------------------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def attached_pid(self) -> int | None:
+        """The pid of the attached process, or ``None``."""
+
+    @abc.abstractmethod
+    def attach(self, pid: int, timeout: float = 60.0) -> None:
+        """Attach to process ``pid`` and leave all its threads running."""
+
+    @abc.abstractmethod
+    def detach(self) -> None:
+        """Remove all breakpoints, resume every thread and detach; the process lives on."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Detach if attached, then end the debugger process. Idempotent; kills nothing else."""
+
+    @property
+    @abc.abstractmethod
+    def alive(self) -> bool:
+        """True while the debugger process runs."""
+
+    def __enter__(self) -> Controller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- breakpoints -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    def insert_breakpoint(
+        self, file: str, line: int, condition: str | None = None, temporary: bool = False
+    ) -> Breakpoint:
+        """Break at ``file:line`` (``file`` may be a base name or an absolute path).
+
+        The breakpoint stays pending when no loaded code has that line yet.
+        """
+
+    @abc.abstractmethod
+    def set_breakpoint_on_function(
+        self, name: str, condition: str | None = None, temporary: bool = False
+    ) -> Breakpoint:
+        """Break on entry to function ``name`` (e.g. a bounds-check failure hook)."""
+
+    @abc.abstractmethod
+    def delete_breakpoint(self, number: int) -> None:
+        """Delete breakpoint ``number``."""
+
+    @abc.abstractmethod
+    def enable_breakpoint(self, number: int) -> None:
+        """Enable breakpoint ``number``."""
+
+    @abc.abstractmethod
+    def disable_breakpoint(self, number: int) -> None:
+        """Disable breakpoint ``number``."""
+
+    @abc.abstractmethod
+    def set_condition(self, number: int, condition: str | None) -> None:
+        """Set (or with ``None``/``""`` remove) the condition of breakpoint ``number``."""
+
+    @abc.abstractmethod
+    def breakpoints(self) -> list[Breakpoint]:
+        """All breakpoints, in number order."""
+
+    # -- execution -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def continue_(self, thread_ids: Iterable[int] | None = None) -> None:
+        """Resume every stopped thread, or only ``thread_ids``. Returns at once."""
+
+    @abc.abstractmethod
+    def interrupt(self, thread_ids: Iterable[int] | None = None) -> None:
+        """Stop every thread, or only ``thread_ids``; the stops arrive as events."""
+
+    @abc.abstractmethod
+    def step(self, thread_id: int) -> None:
+        """Step one source line in ``thread_id``, into calls. Returns at once."""
+
+    @abc.abstractmethod
+    def next(self, thread_id: int) -> None:
+        """Step one source line in ``thread_id``, over calls. Returns at once."""
+
+    @abc.abstractmethod
+    def finish(self, thread_id: int) -> None:
+        """Run ``thread_id`` until its current frame returns. Returns at once."""
+
+    @abc.abstractmethod
+    def wait_for_stop(self, timeout: float | None = None) -> StopEvent | None:
+        """The next stop event; ``None`` if none came within ``timeout`` seconds."""
+
+    def poll_stop(self) -> StopEvent | None:
+        """The next stop event if one is already there, else ``None`` (never blocks)."""
+        return self.wait_for_stop(0)
+
+    def drain_stops(self, settle_time: float = 0.05, limit: float = 5.0) -> list[StopEvent]:
+        """Collect stop events until none arrives for ``settle_time`` seconds.
+
+        Used after a breakpoint hit in a parallel region, where several threads stop one
+        after another. Never waits longer than ``limit`` seconds in total.
+        """
+        import time
+
+        events: list[StopEvent] = []
+        deadline = time.monotonic() + limit
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return events
+            event = self.wait_for_stop(min(settle_time, remaining))
+            if event is None:
+                return events
+            events.append(event)
+
+    # -- inspection ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def threads(self) -> list[ThreadInfo]:
+        """Every thread of the process, in id order."""
+
+    @abc.abstractmethod
+    def stopped_threads(self) -> list[int]:
+        """Ids of the threads that are stopped now (from the debugger's events)."""
+
+    @abc.abstractmethod
+    def select_thread(self, thread_id: int) -> None:
+        """Make ``thread_id`` the current thread for commands given without one."""
+
+    @abc.abstractmethod
+    def stack(self, thread_id: int) -> list[FrameInfo]:
+        """The stack of a stopped thread, innermost frame first."""
+
+    @abc.abstractmethod
+    def locals(self, thread_id: int, frame: int = 0) -> dict[str, str]:
+        """Local variables of a frame: name -> value as the debugger prints it."""
+
+    @abc.abstractmethod
+    def args(self, thread_id: int, frame: int = 0) -> dict[str, str]:
+        """Arguments of a frame: name -> value as the debugger prints it."""
+
+    @abc.abstractmethod
+    def evaluate(self, expression: str, thread_id: int | None = None, frame: int = 0) -> str:
+        """Evaluate a (C/C++ for gdb) expression in a frame; the value as printed."""
+
+    @abc.abstractmethod
+    def read_memory(self, address: int, nbytes: int, thread_id: int | None = None) -> bytes:
+        """Read ``nbytes`` of debuggee memory at ``address``."""
+
+    @abc.abstractmethod
+    def send_raw(self, command: str, thread_id: int | None = None) -> str:
+        """Run a raw debugger command (CLI, or MI when it starts with ``-``).
+
+        Returns what it printed (for MI commands, also the result record).
+        """

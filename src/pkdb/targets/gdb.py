@@ -1,0 +1,549 @@
+"""The gdb target: OpenMP and Serial kernels, debugged in non-stop mode over GDB/MI3.
+
+Why non-stop: the debuggee is the user's Python process. When a kernel thread stops at a
+breakpoint, the other threads -- in particular the agent thread that evaluates Python
+expressions on the live arrays -- must keep running; only the threads that stop are held.
+In non-stop mode every execution command applies to one thread (``--thread N``) or to all
+(``--all``), and each stop is reported for the thread that stopped.
+
+Attaching: gdb stops every thread on attach (even in non-stop mode); :meth:`attach` waits
+for those stops, swallows them and resumes all threads, so the caller sees a running
+process with its breakpoints armed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
+from .mi import DEFAULT_GDB_ARGS, MiResult, MiSession, mi_quote
+
+#: Settings applied to every session before anything else (order matters: non-stop must
+#: be set before attaching).
+BASE_SETTINGS: tuple[str, ...] = (
+    "-gdb-set mi-async on",
+    "-gdb-set non-stop on",
+    "-gdb-set pagination off",
+    "-gdb-set height 0",
+    "-gdb-set width 0",
+    "-gdb-set confirm off",
+    "-gdb-set print pretty off",
+    "-gdb-set print elements 10000",
+    "-gdb-set print repeats unlimited",
+    "-gdb-set print frame-arguments scalars",
+)
+
+#: Settings that some gdb builds lack; failures are ignored.
+OPTIONAL_SETTINGS: tuple[str, ...] = (
+    # Never reach out to the network for debug info.
+    "-gdb-set debuginfod enabled off",
+    # libpython's gdb helpers are not needed and cost time on attach.
+    "-gdb-set auto-load python-scripts off",
+)
+
+_LWP_RE = re.compile(r"\bLWP (\d+)\b")
+
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    if value is None:
+        return default
+    try:
+        return int(value, 0) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _frame(d: dict | None, level: int = 0) -> FrameInfo | None:
+    if not d:
+        return None
+    return FrameInfo(
+        level=_int(d.get("level"), level) or 0,
+        function=d.get("func"),
+        file=d.get("file"),
+        fullname=d.get("fullname"),
+        line=_int(d.get("line")),
+        address=_int(d.get("addr")),
+    )
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _display_location(location: str) -> str:
+    """Turn MI's ``-source X -line N`` / ``-function F`` into ``X:N`` / ``F``."""
+    m = re.fullmatch(r"-source (.+) -line (\d+)", location)
+    if m:
+        return f"{m.group(1)}:{m.group(2)}"
+    m = re.fullmatch(r"-function (.+)", location)
+    return m.group(1) if m else location
+
+
+def _breakpoint(b: dict) -> Breakpoint:
+    """Build a :class:`Breakpoint` from an MI3 ``bkpt`` tuple (with or without locations)."""
+    locations = _as_list(b.get("locations"))
+    pending = b.get("addr") == "<PENDING>"
+    first = locations[0] if locations else ({} if pending else b)
+    cond = b.get("cond")
+    return Breakpoint(
+        number=_int(b.get("number"), 0) or 0,
+        location=_display_location(b.get("original-location") or b.get("pending") or ""),
+        file=first.get("fullname") or first.get("file"),
+        line=_int(first.get("line")),
+        function=first.get("func"),
+        condition=cond if cond else None,
+        enabled=b.get("enabled", "y") == "y",
+        hit_count=_int(b.get("times"), 0) or 0,
+        temporary=b.get("disp") == "del",
+        pending=pending,
+        locations=len(locations) if locations else (0 if pending else 1),
+    )
+
+
+def _stop_event(payload: dict) -> StopEvent:
+    reason = payload.get("reason", "")
+    exit_code = None
+    if reason == "exited-normally":
+        reason, exit_code = "exited", 0
+    elif reason == "exited":
+        exit_code = _int(payload.get("exit-code"), None)
+        if exit_code is None and isinstance(payload.get("exit-code"), str):
+            exit_code = int(payload["exit-code"], 8)  # gdb prints it in octal ("01")
+    stopped = payload.get("stopped-threads")
+    if isinstance(stopped, list):
+        stopped_threads: tuple[int, ...] | None = tuple(int(t) for t in stopped)
+    elif stopped is None and payload.get("thread-id"):
+        stopped_threads = (int(payload["thread-id"]),)
+    else:
+        stopped_threads = None
+    return StopEvent(
+        reason=reason,
+        thread_id=_int(payload.get("thread-id")),
+        breakpoint=_int(payload.get("bkptno")),
+        frame=_frame(payload.get("frame")),
+        signal_name=payload.get("signal-name"),
+        signal_meaning=payload.get("signal-meaning"),
+        exit_code=exit_code,
+        return_value=payload.get("return-value"),
+        stopped_threads=stopped_threads,
+        raw=payload,
+    )
+
+
+class GdbController(Controller):
+    """:class:`Controller` for gdb (OpenMP / Serial kernels) in non-stop mode.
+
+    ``gdb`` is the debugger executable; ``args`` its MI options (cuda-gdb and rocgdb
+    reuse this class's machinery through :class:`~pkdb.targets.mi.MiSession`);
+    ``init_commands`` are extra MI commands run after the base settings;
+    ``timeout`` is the default seconds to wait for any one command.
+    """
+
+    stops_whole_process = False
+
+    def __init__(
+        self,
+        gdb: str = "gdb",
+        *,
+        args: Sequence[str] = DEFAULT_GDB_ARGS,
+        init_commands: Sequence[str] = (),
+        timeout: float = 10.0,
+    ) -> None:
+        path = shutil.which(gdb)
+        if path is None:
+            raise TargetError(f"debugger not found: {gdb!r}")
+        self.timeout = timeout
+        self._pid: int | None = None
+        self._state_lock = threading.Condition()
+        self._thread_state: dict[int, str] = {}
+        self._stops: list[StopEvent] = []
+        self._swallow_stops = False
+        self._exited: StopEvent | None = None
+        self._mi = MiSession([path, *args])
+        self._mi.add_listener(self._on_async)
+        try:
+            for cmd in BASE_SETTINGS:
+                self._mi.command(cmd, timeout)
+            for cmd in OPTIONAL_SETTINGS:
+                try:
+                    self._mi.command(cmd, timeout)
+                except TargetError:
+                    pass
+            for cmd in init_commands:
+                self._mi.command(cmd, timeout)
+        except BaseException:
+            self._mi.close()
+            raise
+
+    # -- plumbing --------------------------------------------------------------------
+
+    @property
+    def mi(self) -> MiSession:
+        """The underlying MI session (for commands this class does not wrap)."""
+        return self._mi
+
+    @property
+    def gdb_pid(self) -> int:
+        """The pid of the gdb process."""
+        return self._mi.pid
+
+    def _cmd(self, command: str, timeout: float | None = None) -> MiResult:
+        return self._mi.command(command, self.timeout if timeout is None else timeout)
+
+    def _on_async(self, record: dict) -> None:
+        """Track thread states and queue stop events (runs on the MI reader thread)."""
+        message = record.get("message")
+        payload = record.get("payload") or {}
+        with self._state_lock:
+            if message == "running":
+                tid = payload.get("thread-id")
+                if tid == "all":
+                    for t in self._thread_state:
+                        self._thread_state[t] = "running"
+                elif tid is not None:
+                    self._thread_state[int(tid)] = "running"
+            elif message == "stopped":
+                event = _stop_event(payload)
+                if event.exited:
+                    self._thread_state.clear()
+                    self._pid = None
+                    self._exited = event
+                else:
+                    ids = event.stopped_threads
+                    for t in ids if ids is not None else list(self._thread_state):
+                        self._thread_state[t] = "stopped"
+                if not self._swallow_stops or event.exited:
+                    self._stops.append(event)
+            elif message == "thread-created":
+                self._thread_state[int(payload["id"])] = "running"
+            elif message == "thread-exited":
+                self._thread_state.pop(int(payload["id"]), None)
+            elif message == "thread-group-exited":
+                self._thread_state.clear()
+            else:
+                return
+            self._state_lock.notify_all()
+
+    def _all_stopped(self) -> bool:
+        states = self._thread_state.values()
+        return bool(states) and all(state == "stopped" for state in states)
+
+    def _thread_opt(self, thread_id: int | None) -> str:
+        return f"--thread {int(thread_id)} " if thread_id is not None else ""
+
+    def _require_attached(self) -> None:
+        if self._pid is None:
+            raise TargetError("not attached to a process")
+
+    # -- life cycle ------------------------------------------------------------------
+
+    @property
+    def attached_pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def alive(self) -> bool:
+        return self._mi.alive
+
+    def attach(self, pid: int, timeout: float = 60.0) -> None:
+        """Attach to ``pid``, wait until gdb has stopped every thread, then resume them all.
+
+        Raises :class:`TargetError` (with gdb's message, e.g. ``ptrace: Operation not
+        permitted.``) when the attach is refused.
+        """
+        if self._pid is not None:
+            raise TargetError(f"already attached to process {self._pid}")
+        deadline = time.monotonic() + timeout
+        with self._state_lock:
+            self._swallow_stops = True
+            self._exited = None
+        try:
+            self._cmd(f"-target-attach {int(pid)}", timeout)
+            # -target-attach answers ^done at once; gdb then reads the libraries' symbols
+            # and stops every thread, each with its own *stopped record. Wait until our
+            # event tracking and gdb's own thread list both say every thread is stopped.
+            while True:
+                with self._state_lock:
+                    while not self._all_stopped():
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            break
+                        self._state_lock.wait(left)
+                infos = self._parse_threads(self._cmd("-thread-info", timeout).payload)
+                if infos and all(t.stopped for t in infos):
+                    break
+                if time.monotonic() >= deadline:
+                    raise TargetError(f"attaching to {pid}: the threads did not all stop")
+                with self._state_lock:
+                    self._state_lock.wait(0.01)
+            self._pid = int(pid)
+            self._cmd("-exec-continue --all", timeout)
+        except BaseException:
+            with self._state_lock:
+                self._swallow_stops = False
+            if self._pid is None and self._mi.alive:
+                try:
+                    self._cmd("-target-detach", 5.0)
+                except TargetError:
+                    pass
+            raise
+        with self._state_lock:
+            self._swallow_stops = False
+
+    def detach(self) -> None:
+        """Resume every thread and detach (gdb lifts its breakpoints from the process)."""
+        if self._pid is None:
+            return
+        try:
+            self._cmd("-target-detach", max(self.timeout, 10.0))
+        finally:
+            with self._state_lock:
+                self._pid = None
+                self._thread_state.clear()
+                self._stops.clear()
+
+    def close(self) -> None:
+        """Detach if attached, then end gdb (never the debuggee). Idempotent."""
+        try:
+            if self._pid is not None and self._mi.alive:
+                self.detach()
+        except TargetError:
+            pass
+        finally:
+            self._mi.close()
+
+    # -- breakpoints -----------------------------------------------------------------
+
+    def _insert(self, spec: str, condition: str | None, temporary: bool) -> Breakpoint:
+        opts = "-f "
+        if temporary:
+            opts += "-t "
+        if condition:
+            opts += f"-c {mi_quote(condition)} "
+        payload = self._cmd(f"-break-insert {opts}{spec}").payload
+        return _breakpoint(payload.get("bkpt", {}))
+
+    def insert_breakpoint(
+        self, file: str, line: int, condition: str | None = None, temporary: bool = False
+    ) -> Breakpoint:
+        return self._insert(f"--source {mi_quote(file)} --line {int(line)}", condition, temporary)
+
+    def set_breakpoint_on_function(
+        self, name: str, condition: str | None = None, temporary: bool = False
+    ) -> Breakpoint:
+        return self._insert(f"--function {mi_quote(name)}", condition, temporary)
+
+    def delete_breakpoint(self, number: int) -> None:
+        self._cmd(f"-break-delete {int(number)}")
+
+    def enable_breakpoint(self, number: int) -> None:
+        self._cmd(f"-break-enable {int(number)}")
+
+    def disable_breakpoint(self, number: int) -> None:
+        self._cmd(f"-break-disable {int(number)}")
+
+    def set_condition(self, number: int, condition: str | None) -> None:
+        if condition:
+            self._cmd(f"-break-condition {int(number)} {condition}")
+        else:
+            self._cmd(f"-break-condition {int(number)}")
+
+    def breakpoints(self) -> list[Breakpoint]:
+        table = self._cmd("-break-list").payload.get("BreakpointTable", {})
+        result = []
+        for b in _as_list(table.get("body")):
+            bkpt = b.get("bkpt", b) if isinstance(b, dict) else b
+            if isinstance(bkpt, list):  # pygdbmi merges repeated keys into a list
+                result.extend(_breakpoint(x) for x in bkpt)
+            else:
+                result.append(_breakpoint(bkpt))
+        return sorted(result, key=lambda b: b.number)
+
+    # -- execution -------------------------------------------------------------------
+
+    def continue_(self, thread_ids: Iterable[int] | None = None) -> None:
+        self._require_attached()
+        if thread_ids is None:
+            self._cmd("-exec-continue --all")
+            return
+        for tid in thread_ids:
+            try:
+                self._cmd(f"-exec-continue --thread {int(tid)}")
+            except TargetError as exc:
+                if "is running" not in exc.message:  # already running: nothing to do
+                    raise
+
+    def interrupt(self, thread_ids: Iterable[int] | None = None) -> None:
+        self._require_attached()
+        if thread_ids is None:
+            self._cmd("-exec-interrupt --all")
+            return
+        for tid in thread_ids:
+            self._cmd(f"-exec-interrupt --thread {int(tid)}")
+
+    def step(self, thread_id: int) -> None:
+        self._require_attached()
+        self._cmd(f"-exec-step --thread {int(thread_id)}")
+
+    def next(self, thread_id: int) -> None:
+        self._require_attached()
+        self._cmd(f"-exec-next --thread {int(thread_id)}")
+
+    def finish(self, thread_id: int) -> None:
+        self._require_attached()
+        self._cmd(f"-exec-finish --thread {int(thread_id)} --frame 0")
+
+    def wait_for_stop(
+        self, timeout: float | None = None, thread_id: int | None = None
+    ) -> StopEvent | None:
+        """The next stop event (of ``thread_id`` only, when given; the process exiting
+        always counts); ``None`` if none came within ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._state_lock:
+            while True:
+                for i, event in enumerate(self._stops):
+                    if thread_id is None or event.exited or event.thread_id == thread_id:
+                        return self._stops.pop(i)
+                if not self._mi.alive:
+                    raise TargetError("gdb is not running")
+                if deadline is None:
+                    self._state_lock.wait(1.0)
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._state_lock.wait(left)
+
+    def poll_stop(self) -> StopEvent | None:
+        return self.wait_for_stop(0)
+
+    # -- inspection ------------------------------------------------------------------
+
+    @staticmethod
+    def _parse_threads(payload: dict) -> list[ThreadInfo]:
+        current = _int(payload.get("current-thread-id"))
+        threads = []
+        for t in _as_list(payload.get("threads")):
+            tid = int(t["id"])
+            target_id = t.get("target-id", "")
+            m = _LWP_RE.search(target_id)
+            threads.append(
+                ThreadInfo(
+                    id=tid,
+                    target_id=target_id,
+                    os_tid=int(m.group(1)) if m else None,
+                    name=t.get("name"),
+                    state=t.get("state", "unknown"),
+                    frame=_frame(t.get("frame")),
+                    current=tid == current,
+                )
+            )
+        return sorted(threads, key=lambda t: t.id)
+
+    def threads(self) -> list[ThreadInfo]:
+        return self._parse_threads(self._cmd("-thread-info").payload)
+
+    def stopped_threads(self) -> list[int]:
+        with self._state_lock:
+            return sorted(t for t, s in self._thread_state.items() if s == "stopped")
+
+    def select_thread(self, thread_id: int) -> None:
+        self._cmd(f"-thread-select {int(thread_id)}")
+
+    def stack(self, thread_id: int, max_depth: int | None = None) -> list[FrameInfo]:
+        limits = f" 0 {int(max_depth) - 1}" if max_depth else ""
+        payload = self._cmd(f"-stack-list-frames --thread {int(thread_id)}{limits}").payload
+        frames = []
+        for f in _as_list(payload.get("stack")):
+            f = f.get("frame", f)
+            frame = _frame(f)
+            if frame is not None:
+                frames.append(frame)
+        return frames
+
+    def locals(self, thread_id: int, frame: int = 0) -> dict[str, str]:
+        payload = self._cmd(
+            f"-stack-list-locals --thread {int(thread_id)} --frame {int(frame)} --all-values"
+        ).payload
+        result: dict[str, str] = {}
+        for v in _as_list(payload.get("locals")):
+            # An inner block's variable comes first and shadows an outer one of that name.
+            result.setdefault(v["name"], v.get("value", ""))
+        return result
+
+    def args(self, thread_id: int, frame: int = 0) -> dict[str, str]:
+        payload = self._cmd(
+            f"-stack-list-arguments --thread {int(thread_id)} --all-values "
+            f"{int(frame)} {int(frame)}"
+        ).payload
+        result: dict[str, str] = {}
+        for level in _as_list(payload.get("stack-args")):
+            level = level.get("frame", level)
+            for v in _as_list(level.get("args")):
+                result[v["name"]] = v.get("value", "")
+        return result
+
+    def evaluate(self, expression: str, thread_id: int | None = None, frame: int = 0) -> str:
+        opts = self._thread_opt(thread_id)
+        if thread_id is not None:
+            opts += f"--frame {int(frame)} "
+        payload = self._cmd(f"-data-evaluate-expression {opts}{mi_quote(expression)}").payload
+        return payload.get("value", "")
+
+    def read_memory(self, address: int, nbytes: int, thread_id: int | None = None) -> bytes:
+        if nbytes <= 0:
+            return b""
+        opts = self._thread_opt(thread_id)
+        payload = self._cmd(
+            f"-data-read-memory-bytes {opts}{int(address):#x} {int(nbytes)}"
+        ).payload
+        data = bytearray()
+        for block in sorted(
+            _as_list(payload.get("memory")), key=lambda b: int(b.get("offset", "0"), 0)
+        ):
+            if int(block.get("offset", "0"), 0) != len(data):
+                break
+            data += bytes.fromhex(block.get("contents", ""))
+        if len(data) < nbytes:
+            raise TargetError(
+                f"cannot read {nbytes} bytes at {int(address):#x} (only {len(data)} readable)"
+            )
+        return bytes(data[:nbytes])
+
+    def send_raw(self, command: str, thread_id: int | None = None) -> str:
+        """Run a raw command: MI (``-...``) as is, anything else as a gdb CLI command.
+
+        Returns the console and log text it printed; for MI commands, followed by the
+        result record (``^done,...``). gdb's refusal raises :class:`TargetError`.
+        """
+        command = command.strip()
+        if command.startswith("-"):
+            result = self._cmd(command)
+            text = result.console + result.log
+            record = f"^{result.message}"
+            if result.payload:
+                record += "," + _mi_format_fields(result.payload)
+            return text + record + "\n"
+        opts = self._thread_opt(thread_id)
+        result = self._cmd(f"-interpreter-exec {opts}console {mi_quote(command)}")
+        return result.console + result.log
+
+
+def _mi_format_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + _mi_format_fields(value) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_mi_format_value(v) for v in value) + "]"
+    return mi_quote(str(value))
+
+
+def _mi_format_fields(fields: dict) -> str:
+    """Render parsed MI results back as MI text (``name="value",...``)."""
+    return ",".join(f"{k}={_mi_format_value(v)}" for k, v in fields.items())

@@ -1,0 +1,375 @@
+"""A GDB/MI3 session over pipes: gdb, cuda-gdb or rocgdb as a child process.
+
+Commands are sent as ``<token>-command args`` and :meth:`MiSession.command` returns as
+soon as the result record carrying that token arrives (a reader thread parses every line
+with pygdbmi's parser and wakes the waiting caller; no polling). Async records
+(``*stopped``, ``*running``, ``=thread-created``, ...) go to :meth:`MiSession.next_async`
+and to registered listeners; stream records (console ``~``, target ``@``, log ``&``)
+produced while a command is in flight are collected into its :class:`MiResult`.
+
+One command is in flight at a time (callers from several threads are serialised); async
+records keep flowing meanwhile. The debugger never outlives its owner: :meth:`close` ends
+it, an ``atexit`` hook and a finaliser end it if the owner forgets or crashes, and gdb
+itself exits when its stdin pipe closes (owner killed).
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import itertools
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pygdbmi.gdbmiparser import parse_response
+
+from .base import TargetError
+
+DEFAULT_GDB_ARGS: tuple[str, ...] = ("--interpreter=mi3", "--nx", "-q")
+
+AsyncListener = Callable[[dict], None]
+
+
+def mi_quote(text: str) -> str:
+    """Quote ``text`` as an MI c-string (``"..."`` with backslash escapes)."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+@dataclass
+class MiResult:
+    """The answer to one MI command.
+
+    ``message`` is ``"done"``, ``"running"``, ``"connected"`` or ``"exit"`` (``^error``
+    raises instead); ``payload`` the parsed result fields; ``console``/``log``/``target``
+    the stream output the debugger printed while the command ran.
+    """
+
+    message: str
+    payload: dict[str, Any]
+    console: str = ""
+    log: str = ""
+    target: str = ""
+    elapsed: float = 0.0
+
+
+@dataclass
+class _Pending:
+    token: int
+    command: str
+    done: threading.Event = field(default_factory=threading.Event)
+    record: dict | None = None
+    console: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    target: list[str] = field(default_factory=list)
+
+
+_STREAM_TYPES = {"console": "console", "log": "log", "target": "target"}
+# Async record classes, by the first character of the line.
+_ASYNC_KINDS = {"*": "exec", "+": "status", "=": "notify"}
+
+
+def _clean(line: str) -> str:
+    """Strip the newline and stray control bytes (cuda-gdb prefixes some records with \\x01)."""
+    line = line.rstrip("\r\n")
+    start = 0
+    while start < len(line) and (line[start] < " " and line[start] != "\t"):
+        start += 1
+    return line[start:] if start else line
+
+
+class MiSession:
+    """One debugger process spoken to over GDB/MI.
+
+    ``argv`` is the debugger command (default ``gdb --interpreter=mi3 --nx -q``); pass
+    e.g. ``("cuda-gdb", "--interpreter=mi3", "--nx", "-q")`` for cuda-gdb.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str] | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        startup_timeout: float = 30.0,
+    ) -> None:
+        self.argv = list(argv) if argv else ["gdb", *DEFAULT_GDB_ARGS]
+        self._tokens = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._pending_lock = threading.Lock()
+        self._command_lock = threading.Lock()
+        self._current: _Pending | None = None
+        self._async: queue.Queue[dict] = queue.Queue()
+        self._listeners: list[AsyncListener] = []
+        self._unclaimed_streams: collections.deque[tuple[str, str]] = collections.deque(maxlen=1000)
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self._dead = threading.Event()
+        self._closing = False
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                # Own session: a Ctrl-C at the terminal must not reach the debugger.
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise TargetError(f"cannot start {self.argv[0]}: {exc}") from exc
+        self.pid = self._proc.pid
+        self._finalizer = weakref.finalize(self, _kill_process, self._proc)
+        atexit.register(self._finalizer)
+        self._reader = threading.Thread(
+            target=self._read_stdout, name=f"mi-reader-{self.pid}", daemon=True
+        )
+        self._reader.start()
+        self._stderr_reader = threading.Thread(
+            target=self._read_stderr, name=f"mi-stderr-{self.pid}", daemon=True
+        )
+        self._stderr_reader.start()
+        # A first command proves the interpreter is up (gdb may take a moment to start).
+        self.command("-gdb-version", timeout=startup_timeout)
+
+    # -- public API ------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the debugger process runs and its output pipe is open."""
+        return not self._dead.is_set() and self._proc.poll() is None
+
+    def add_listener(self, listener: AsyncListener) -> None:
+        """Call ``listener(record)`` (on the reader thread) for every async record.
+
+        ``record`` is pygdbmi's dict plus ``"kind"``: ``"exec"`` (``*``), ``"status"``
+        (``+``) or ``"notify"`` (``=``). Listeners must be quick and must not send
+        commands (the reader thread would wait for itself).
+        """
+        self._listeners.append(listener)
+
+    def command(self, mi_command: str, timeout: float | None = 10.0) -> MiResult:
+        """Send one MI command and return its result record.
+
+        Raises :class:`TargetError` on ``^error`` (with gdb's message), when no result
+        arrives within ``timeout`` seconds, or when the debugger dies.
+        """
+        mi_command = mi_command.strip()
+        if not mi_command.startswith("-"):
+            raise ValueError(f"not an MI command (must start with '-'): {mi_command!r}")
+        if "\n" in mi_command:
+            raise ValueError("an MI command is a single line")
+        start = time.monotonic()
+        if not self._command_lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise TargetError(f"timed out waiting to send {mi_command!r}", mi_command)
+        try:
+            if not self.alive:
+                raise TargetError(self._death_message(), mi_command)
+            token = next(self._tokens)
+            pending = _Pending(token, mi_command)
+            with self._pending_lock:
+                self._pending[token] = pending
+                self._current = pending
+            try:
+                self._write(f"{token}{mi_command}\n")
+                remaining = (
+                    None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+                )
+                if not pending.done.wait(remaining):
+                    raise TargetError(f"no answer to {mi_command!r} within {timeout} s", mi_command)
+            finally:
+                with self._pending_lock:
+                    self._pending.pop(token, None)
+                    if self._current is pending:
+                        self._current = None
+        finally:
+            self._command_lock.release()
+        record = pending.record
+        if record is None:
+            raise TargetError(self._death_message(), mi_command)
+        payload = record.get("payload") or {}
+        if record["message"] == "error":
+            raise TargetError(payload.get("msg", "unknown error"), mi_command)
+        return MiResult(
+            message=record["message"],
+            payload=payload,
+            console="".join(pending.console),
+            log="".join(pending.log),
+            target="".join(pending.target),
+            elapsed=time.monotonic() - start,
+        )
+
+    def console(
+        self, cli_command: str, timeout: float | None = 10.0, thread: int | None = None
+    ) -> str:
+        """Run a CLI command through ``-interpreter-exec console`` and return its output."""
+        thread_opt = f"--thread {int(thread)} " if thread is not None else ""
+        result = self.command(
+            f"-interpreter-exec {thread_opt}console {mi_quote(cli_command)}", timeout
+        )
+        return result.console
+
+    def next_async(self, timeout: float | None = None) -> dict | None:
+        """The next async record (see :meth:`add_listener`), or ``None`` after ``timeout``."""
+        try:
+            if timeout is not None and timeout <= 0:
+                return self._async.get_nowait()
+            return self._async.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def unclaimed_streams(self) -> list[tuple[str, str]]:
+        """Stream output that arrived while no command was in flight: (type, text) pairs."""
+        items = list(self._unclaimed_streams)
+        self._unclaimed_streams.clear()
+        return items
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the debugger wrote to its stderr."""
+        return "".join(self._stderr_tail)
+
+    def close(self, timeout: float = 3.0) -> None:
+        """End the debugger: ``-gdb-exit``, then SIGTERM, then SIGKILL. Idempotent.
+
+        Detaching from the debuggee first is the caller's job (gdb detaches attached
+        processes on exit anyway, but only when it exits cleanly).
+        """
+        if self._closing:
+            self._wait_gone(timeout)
+            return
+        self._closing = True
+        if self.alive:
+            try:
+                self.command("-gdb-exit", timeout=timeout)
+            except TargetError:
+                pass
+        try:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+        except OSError:
+            pass
+        self._wait_gone(timeout)
+        self._finalizer()
+        atexit.unregister(self._finalizer)
+
+    def __enter__(self) -> MiSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------
+
+    def _wait_gone(self, timeout: float) -> None:
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _kill_process(self._proc)
+        self._reader.join(timeout)
+        self._stderr_reader.join(timeout)
+
+    def _write(self, text: str) -> None:
+        stdin = self._proc.stdin
+        try:
+            assert stdin is not None
+            stdin.write(text.encode())
+            stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise TargetError(f"cannot write to {self.argv[0]}: {exc}") from exc
+
+    def _death_message(self) -> str:
+        code = self._proc.poll()
+        msg = f"{self.argv[0]} is not running" + (f" (exit status {code})" if code else "")
+        tail = self.stderr_tail.strip()
+        return f"{msg}: {tail[-500:]}" if tail else msg
+
+    def _read_stderr(self) -> None:
+        stream = self._proc.stderr
+        assert stream is not None
+        for raw in iter(stream.readline, b""):
+            self._stderr_tail.append(raw.decode(errors="replace"))
+
+    def _read_stdout(self) -> None:
+        stream = self._proc.stdout
+        assert stream is not None
+        try:
+            for raw in iter(stream.readline, b""):
+                line = _clean(raw.decode(errors="replace"))
+                if not line:
+                    continue
+                try:
+                    record = parse_response(line)
+                except Exception:  # noqa: BLE001 - a malformed line must not kill the reader
+                    record = {"type": "output", "message": None, "payload": line}
+                self._route(line, record)
+        finally:
+            self._dead.set()
+            with self._pending_lock:
+                pending = list(self._pending.values())
+            for p in pending:
+                p.done.set()  # record stays None: the waiter reports the death
+
+    def _route(self, line: str, record: dict) -> None:
+        kind = record.get("type")
+        if kind == "result":
+            token = record.get("token")
+            with self._pending_lock:
+                pending = self._pending.get(token) if token is not None else self._current
+            if pending is not None:
+                pending.record = record
+                pending.done.set()
+            return
+        if kind == "notify":
+            record["kind"] = _ASYNC_KINDS.get(line[0], "notify")
+            self._async.put(record)
+            for listener in list(self._listeners):
+                try:
+                    listener(record)
+                except Exception:  # noqa: BLE001 - a listener bug must not kill the reader
+                    pass
+            return
+        if kind in _STREAM_TYPES:
+            with self._pending_lock:
+                pending = self._current
+            text = record.get("payload") or ""
+            if pending is not None:
+                getattr(pending, _STREAM_TYPES[kind]).append(text)
+            else:
+                self._unclaimed_streams.append((kind, text))
+            return
+        if kind == "output":
+            self._unclaimed_streams.append(("output", record.get("payload") or ""))
+        # "done" is the "(gdb)" prompt: nothing to do.
+
+
+def _kill_process(proc: subprocess.Popen) -> None:
+    """Make sure ``proc`` is gone (used by close, the finaliser and atexit)."""
+    if proc.poll() is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(1.0)
+        except (OSError, subprocess.TimeoutExpired):
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(2.0)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            if pipe:
+                pipe.close()
+        except OSError:
+            pass

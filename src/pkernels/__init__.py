@@ -1,0 +1,57 @@
+"""pkernels: PyKokkos-compatible portable kernels in Python, compiled at run time.
+
+Change ``import pykokkos as pk`` to ``import pkernels as pk``: workunits are translated
+to C++ with OpenMP (or run as plain Python in the ``Debug`` space), compiled once,
+cached on disk, and launched on NumPy arrays.
+"""
+
+__version__ = "0.1.0"
+
+from .api.decorators import function, workunit  # noqa: E402
+from .api.kernel_builtins import *  # noqa: E402,F403
+from .api.policies import RangePolicy  # noqa: E402
+from .api.spaces import (  # noqa: E402
+    Cuda,
+    Debug,
+    Default,
+    ExecutionSpace,
+    OpenMP,
+    Serial,
+    get_default_space,
+    set_default_space,
+)
+from .api.types import (  # noqa: E402
+    Acc,
+    DataType,
+    View1D,
+    View2D,
+    View3D,
+    View4D,
+    bool_,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .api.views import View  # noqa: E402
+from .errors import (  # noqa: E402
+    CompileError,
+    DispatchError,
+    KernelError,
+    KernelIndexError,
+    KernelZeroDivisionError,
+    PkernelsError,
+    TranslationError,
+)
+from .runtime import hooks  # noqa: E402
+from .runtime.dispatch import parallel_for, parallel_reduce, parallel_scan  # noqa: E402
+
+double = float64
+real = float64
+float = float32  # noqa: A001 - PyKokkos spells single precision pk.float

@@ -1,0 +1,1 @@
+"""The user-facing pkernels API: types, spaces, policies, views, decorators."""

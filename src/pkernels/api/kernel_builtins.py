@@ -1,0 +1,191 @@
+"""``pk.*`` functions kernels call: math, atomics and printf.
+
+Inside compiled kernels these names are translated to C++; these Python definitions
+are what the ``Debug`` space (and any host code) runs.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+
+pi = math.pi
+e = math.e
+
+sqrt, exp, log, log2, log10 = math.sqrt, math.exp, math.log, math.log2, math.log10
+log1p, expm1, exp2 = math.log1p, math.expm1, (lambda x: 2.0**x)
+sin, cos, tan, asin, acos, atan, atan2 = (
+    math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2,
+)  # fmt: skip
+sinh, cosh, tanh, asinh, acosh, atanh = (
+    math.sinh, math.cosh, math.tanh, math.asinh, math.acosh, math.atanh,
+)  # fmt: skip
+pow, fabs, fmod, hypot, copysign = math.pow, math.fabs, math.fmod, math.hypot, math.copysign
+cbrt, erf, erfc, tgamma, lgamma = math.cbrt, math.erf, math.erfc, math.gamma, math.lgamma
+isnan, isinf, isfinite, trunc = math.isnan, math.isinf, math.isfinite, math.trunc
+
+
+def floor(x: float) -> float:
+    """Largest integral value not above ``x``, as a float (Kokkos semantics)."""
+    return float(math.floor(x))
+
+
+def ceil(x: float) -> float:
+    """Smallest integral value not below ``x``, as a float (Kokkos semantics)."""
+    return float(math.ceil(x))
+
+
+def fmin(a: float, b: float) -> float:
+    """The smaller of two floats, ignoring a NaN operand (C ``fmin``)."""
+    return float(np.fmin(a, b))
+
+
+def fmax(a: float, b: float) -> float:
+    """The larger of two floats, ignoring a NaN operand (C ``fmax``)."""
+    return float(np.fmax(a, b))
+
+
+def printf(fmt: str, *args: Any) -> None:
+    """C-style formatted print from a kernel: ``pk.printf("%d %f\\n", i, x)``."""
+    sys.stdout.write(fmt % args)
+
+
+def _index(indices: Any) -> tuple[int, ...]:
+    return tuple(int(i) for i in indices)
+
+
+def _update(view: Any, indices: Any, fn: Any) -> Any:
+    idx = _index(indices)
+    old = view[idx]
+    view[idx] = fn(old)
+    return old
+
+
+def atomic_add(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] += value`` atomically."""
+    _update(view, indices, lambda a: a + value)
+
+
+def atomic_sub(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] -= value`` atomically."""
+    _update(view, indices, lambda a: a - value)
+
+
+def atomic_mul(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] *= value`` atomically."""
+    _update(view, indices, lambda a: a * value)
+
+
+def atomic_div(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] /= value`` atomically."""
+    _update(view, indices, lambda a: a / value)
+
+
+def atomic_max(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] = max(view[indices], value)`` atomically."""
+    _update(view, indices, lambda a: max(a, value))
+
+
+def atomic_min(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] = min(view[indices], value)`` atomically."""
+    _update(view, indices, lambda a: min(a, value))
+
+
+def atomic_fetch_add(view: Any, indices: Any, value: Any) -> Any:
+    """Add atomically; return the old value."""
+    return _update(view, indices, lambda a: a + value)
+
+
+def atomic_fetch_sub(view: Any, indices: Any, value: Any) -> Any:
+    """Subtract atomically; return the old value."""
+    return _update(view, indices, lambda a: a - value)
+
+
+def atomic_fetch_mul(view: Any, indices: Any, value: Any) -> Any:
+    """Multiply atomically; return the old value."""
+    return _update(view, indices, lambda a: a * value)
+
+
+def atomic_fetch_div(view: Any, indices: Any, value: Any) -> Any:
+    """Divide atomically; return the old value."""
+    return _update(view, indices, lambda a: a / value)
+
+
+def atomic_fetch_max(view: Any, indices: Any, value: Any) -> Any:
+    """Store the maximum atomically; return the old value."""
+    return _update(view, indices, lambda a: max(a, value))
+
+
+def atomic_fetch_min(view: Any, indices: Any, value: Any) -> Any:
+    """Store the minimum atomically; return the old value."""
+    return _update(view, indices, lambda a: min(a, value))
+
+
+def atomic_fetch_and(view: Any, indices: Any, value: Any) -> Any:
+    """Bitwise-and atomically; return the old value."""
+    return _update(view, indices, lambda a: a & value)
+
+
+def atomic_fetch_or(view: Any, indices: Any, value: Any) -> Any:
+    """Bitwise-or atomically; return the old value."""
+    return _update(view, indices, lambda a: a | value)
+
+
+def atomic_fetch_xor(view: Any, indices: Any, value: Any) -> Any:
+    """Bitwise-xor atomically; return the old value."""
+    return _update(view, indices, lambda a: a ^ value)
+
+
+def atomic_and(view: Any, indices: Any, value: Any) -> None:
+    """Bitwise-and atomically."""
+    _update(view, indices, lambda a: a & value)
+
+
+def atomic_or(view: Any, indices: Any, value: Any) -> None:
+    """Bitwise-or atomically."""
+    _update(view, indices, lambda a: a | value)
+
+
+def atomic_xor(view: Any, indices: Any, value: Any) -> None:
+    """Bitwise-xor atomically."""
+    _update(view, indices, lambda a: a ^ value)
+
+
+def atomic_add_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Add atomically; return the new value."""
+    return _update(view, indices, lambda a: a + value) + value
+
+
+def atomic_sub_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Subtract atomically; return the new value."""
+    return _update(view, indices, lambda a: a - value) - value
+
+
+def atomic_increment(view: Any, indices: Any) -> None:
+    """Add one atomically."""
+    _update(view, indices, lambda a: a + 1)
+
+
+def atomic_decrement(view: Any, indices: Any) -> None:
+    """Subtract one atomically."""
+    _update(view, indices, lambda a: a - 1)
+
+
+def atomic_exchange(view: Any, indices: Any, value: Any) -> Any:
+    """Store ``value`` atomically; return the old value."""
+    return _update(view, indices, lambda a: value)
+
+
+def atomic_compare_exchange(view: Any, indices: Any, expected: Any, desired: Any) -> Any:
+    """Store ``desired`` if the element equals ``expected``; return the old value."""
+    return _update(view, indices, lambda a: desired if a == expected else a)
+
+
+__all__ = sorted(
+    name
+    for name, value in list(globals().items())
+    if not name.startswith("_") and name not in ("annotations", "math", "np", "sys", "Any")
+)

@@ -1,0 +1,53 @@
+"""Execution spaces: where a kernel runs."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExecutionSpace(enum.Enum):
+    """Where a kernel runs.
+
+    ``OpenMP``: native code on all CPU cores. ``Serial``: the same native code on one
+    thread. ``Debug``: the kernel body run as plain Python loops (slow, PyKokkos's debug
+    mode). ``Cuda``: NVIDIA GPUs (needs the ``cuda`` extra). ``Default``: whatever
+    :func:`set_default_space` chose (OpenMP unless changed).
+    """
+
+    OpenMP = "OpenMP"
+    Serial = "Serial"
+    Debug = "Debug"
+    Cuda = "Cuda"
+    Default = "Default"
+
+    @property
+    def is_native_cpu(self) -> bool:
+        return self in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+
+
+_default_space = ExecutionSpace.OpenMP
+
+
+def set_default_space(space: ExecutionSpace) -> None:
+    """Make ``space`` the one used by int policies and policies without a space."""
+    global _default_space
+    if not isinstance(space, ExecutionSpace) or space is ExecutionSpace.Default:
+        raise ValueError(f"set_default_space needs a concrete ExecutionSpace, not {space!r}")
+    _default_space = space
+
+
+def get_default_space() -> ExecutionSpace:
+    """The space used when a policy names none (OpenMP unless changed)."""
+    return _default_space
+
+
+def resolve_space(space: ExecutionSpace) -> ExecutionSpace:
+    """``Default`` resolved to the current default space; others unchanged."""
+    return _default_space if space is ExecutionSpace.Default else space
+
+
+OpenMP = ExecutionSpace.OpenMP
+Serial = ExecutionSpace.Serial
+Debug = ExecutionSpace.Debug
+Cuda = ExecutionSpace.Cuda
+Default = ExecutionSpace.Default

@@ -1,0 +1,115 @@
+"""Scalar data types (``pk.int32`` ... ``pk.double``) and the annotation helpers
+(``pk.Acc[T]``, ``pk.View1D[T]`` ...) used in kernel signatures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A scalar element type, usable as ``pk.View(shape, pk.double)`` or in annotations."""
+
+    name: str
+    ctype: str
+    np_dtype: np.dtype
+    kind: str  # "int", "uint", "float" or "bool"
+
+    @property
+    def bits(self) -> int:
+        return self.np_dtype.itemsize * 8
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("int", "uint")
+
+    def __repr__(self) -> str:
+        return f"pk.{self.name}"
+
+
+def _dt(name: str, ctype: str, np_name: str, kind: str) -> DataType:
+    return DataType(name, ctype, np.dtype(np_name), kind)
+
+
+int8 = _dt("int8", "int8_t", "int8", "int")
+int16 = _dt("int16", "int16_t", "int16", "int")
+int32 = _dt("int32", "int32_t", "int32", "int")
+int64 = _dt("int64", "int64_t", "int64", "int")
+uint8 = _dt("uint8", "uint8_t", "uint8", "uint")
+uint16 = _dt("uint16", "uint16_t", "uint16", "uint")
+uint32 = _dt("uint32", "uint32_t", "uint32", "uint")
+uint64 = _dt("uint64", "uint64_t", "uint64", "uint")
+float32 = _dt("float32", "float", "float32", "float")
+float64 = _dt("float64", "double", "float64", "float")
+bool_ = _dt("bool", "bool", "bool", "bool")
+
+ALL_TYPES = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
+_BY_NUMPY = {t.np_dtype: t for t in ALL_TYPES}
+
+
+def from_numpy(dtype: np.dtype | type) -> DataType:
+    """The DataType of a NumPy dtype; raises TypeError for dtypes kernels cannot use."""
+    key = np.dtype(dtype)
+    try:
+        return _BY_NUMPY[key]
+    except KeyError:
+        supported = ", ".join(t.np_dtype.name for t in ALL_TYPES)
+        raise TypeError(f"arrays of dtype {key} cannot be kernel views (use {supported})") from None
+
+
+def to_datatype(obj: object) -> DataType:
+    """Normalise what users write as a type (``int``, ``pk.double``, ``np.float32``)."""
+    if isinstance(obj, DataType):
+        return obj
+    if obj is int:
+        return int64
+    if obj is float:
+        return float64
+    if obj is bool:
+        return bool_
+    return from_numpy(obj)  # numpy dtypes and scalar classes
+
+
+@dataclass(frozen=True)
+class AccAnnotation:
+    """``pk.Acc[T]``: the accumulator parameter of a reduce or scan workunit."""
+
+    dtype: DataType
+
+
+class Acc:
+    """Annotation of a reduce/scan accumulator: ``acc: pk.Acc[pk.double]``."""
+
+    def __class_getitem__(cls, item: object) -> AccAnnotation:
+        return AccAnnotation(to_datatype(item))
+
+
+@dataclass(frozen=True)
+class ViewAnnotation:
+    """``pk.View2D[pk.double]``: a view parameter of known rank and element type."""
+
+    rank: int
+    dtype: DataType | None
+
+
+def _view_annotation_class(rank: int) -> type:
+    class _ViewND:
+        __doc__ = f"Annotation of a rank-{rank} view parameter: ``View{rank}D[pk.double]``."
+
+        def __class_getitem__(cls, item: object) -> ViewAnnotation:
+            return ViewAnnotation(rank, to_datatype(item))
+
+    _ViewND.__name__ = _ViewND.__qualname__ = f"View{rank}D"
+    return _ViewND
+
+
+View1D = _view_annotation_class(1)
+View2D = _view_annotation_class(2)
+View3D = _view_annotation_class(3)
+View4D = _view_annotation_class(4)

@@ -1,0 +1,61 @@
+"""Exceptions raised by pkernels. Every one names the Python source it is about."""
+
+from __future__ import annotations
+
+
+class PkernelsError(Exception):
+    """Base class of every error pkernels raises."""
+
+
+class TranslationError(PkernelsError):
+    """A kernel uses a construct pkernels cannot translate.
+
+    The message names the file, line and column, shows the source line with a caret
+    under the construct, and says what to write instead.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        filename: str,
+        lineno: int,
+        col: int,
+        source_line: str = "",
+        hint: str = "",
+    ) -> None:
+        self.reason = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.source_line = source_line
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        text = f"{self.filename}:{self.lineno}:{self.col + 1}: {self.reason}"
+        if self.source_line:
+            stripped = self.source_line.rstrip("\n")
+            text += f"\n    {stripped}\n    {' ' * self.col}^"
+        if self.hint:
+            text += f"\n{self.hint}"
+        return text
+
+
+class DispatchError(PkernelsError, TypeError):
+    """A ``parallel_*`` call whose arguments do not fit the workunit."""
+
+
+class CompileError(PkernelsError):
+    """The C++ compiler rejected generated code: a bug in pkernels, reported with context."""
+
+
+class KernelError(PkernelsError, RuntimeError):
+    """A kernel failed while running (detected by a debug build's checks)."""
+
+
+class KernelIndexError(KernelError, IndexError):
+    """A view was indexed out of its extent in a debug build."""
+
+
+class KernelZeroDivisionError(KernelError, ZeroDivisionError):
+    """Integer division or modulo by zero in a debug build."""

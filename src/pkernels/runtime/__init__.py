@@ -1,0 +1,1 @@
+"""Running kernels: argument marshalling, loading, launching, dispatch hooks."""

@@ -1,0 +1,191 @@
+"""``parallel_for`` / ``parallel_reduce`` / ``parallel_scan``: the dispatch path.
+
+Fast path for a kernel already compiled in this process: the argument signature is
+looked up in the workunit's memo and the C arguments are built and passed; hooks
+cost nothing when no observer is registered.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..api.decorators import KernelMarker, marker_of
+from ..api.policies import RangePolicy, as_policy
+from ..api.spaces import ExecutionSpace
+from ..build.compiler import build
+from ..errors import DispatchError
+from ..translate.kernel import ROLES, translate_workunit
+from ..translate.pyexec import accumulator_form
+from . import hooks
+from .hooks import BuildMode, Dispatch
+from .launch import CompiledKernel
+from .marshal import argument_type, signature_key
+
+
+def parallel_for(*args: Any, **kwargs: Any) -> None:
+    """``parallel_for([label,] policy, workunit, **kwargs)``: run ``workunit(i, ...)``
+    for every index of ``policy`` (an int ``n`` means ``RangePolicy(0, n)``)."""
+    _dispatch("for", args, kwargs)
+
+
+def parallel_reduce(*args: Any, **kwargs: Any) -> Any:
+    """``parallel_reduce([label,] policy, workunit, **kwargs)``: sum of what every
+    ``workunit(i, acc, ...)`` adds to ``acc``; returns the total."""
+    return _dispatch("reduce", args, kwargs)
+
+
+def parallel_scan(*args: Any, **kwargs: Any) -> Any:
+    """``parallel_scan([label,] policy, workunit, **kwargs)``: prefix scan; the workunit
+    ``(i, acc, last_pass, ...)`` sees the exclusive prefix in ``acc`` before adding its
+    own contribution, and writes results when ``last_pass`` is true. Returns the total."""
+    return _dispatch("scan", args, kwargs)
+
+
+def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    label: str | None = None
+    if args and isinstance(args[0], str):
+        label, args = args[0], args[1:]
+    if len(args) != 2:
+        raise DispatchError(
+            f"parallel_{operation} takes ([label,] policy, workunit, **kwargs), "
+            f"got {len(args)} positional arguments after the label"
+        )
+    policy = as_policy(args[0])
+    workunit = args[1]
+    if hooks.observers():
+        dispatch = Dispatch(
+            operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
+        )
+        hooks.notify("dispatch_started", dispatch)
+        try:
+            result = _run(dispatch.workunit, operation, policy, kwargs, dispatch.build, dispatch)
+        except BaseException as exc:
+            hooks.notify("dispatch_finished", dispatch, None, exc)
+            raise
+        hooks.notify("dispatch_finished", dispatch, result, None)
+        return result
+    return _run(workunit, operation, policy, kwargs, BuildMode.RELEASE, None)
+
+
+def _run(
+    workunit: Callable[..., Any],
+    operation: str,
+    policy: RangePolicy,
+    kwargs: dict[str, Any],
+    build_mode: BuildMode,
+    dispatch: Dispatch | None,
+) -> Any:
+    marker = marker_of(workunit)
+    if marker is None or marker.kind != "workunit":
+        raise DispatchError(f"parallel_{operation} needs a @pk.workunit, got {workunit!r}")
+    space = policy.space
+    if space is ExecutionSpace.Debug:
+        return run_in_python(workunit, operation, policy, kwargs)
+    if space is ExecutionSpace.Cuda:
+        raise DispatchError("the Cuda execution space is not available in this build")
+    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode)
+    if dispatch is not None:
+        hooks.notify("before_launch", dispatch, kernel)
+    return kernel.launch(space, policy.begin, policy.end, kwargs)
+
+
+def _argument_names(workunit: Callable[..., Any], operation: str) -> tuple[str, ...]:
+    code = workunit.__code__
+    return code.co_varnames[len(ROLES[operation]) : code.co_argcount]
+
+
+def _check_arguments(workunit: Callable[..., Any], operation: str, kwargs: dict[str, Any]) -> None:
+    names = _argument_names(workunit, operation)
+    missing = [n for n in names if n not in kwargs]
+    extra = [n for n in kwargs if n not in names]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(missing))
+        if extra:
+            parts.append("unexpected " + ", ".join(extra))
+        raise DispatchError(
+            f"parallel_{operation} of {workunit.__name__}: {'; '.join(parts)} "
+            f"(the workunit takes {', '.join(names) or 'no keyword arguments'})"
+        )
+
+
+def compiled_kernel(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    kwargs: dict[str, Any],
+    build_mode: BuildMode,
+) -> CompiledKernel:
+    """The loaded build of ``workunit`` for these arguments (translated on first use)."""
+    names = _argument_names(workunit, operation)
+    try:
+        key = (operation, build_mode, tuple(signature_key(kwargs[n]) for n in names))
+        if len(kwargs) != len(names):
+            raise KeyError
+    except KeyError:
+        _check_arguments(workunit, operation, kwargs)
+        raise
+    kernel = marker.specializations.get(key)
+    if kernel is None:
+        arg_types = {n: argument_type(n, kwargs[n]) for n in names}
+        entry = translate_workunit(workunit, operation, arg_types)
+        debug = build_mode is BuildMode.DEBUG
+        module = build(entry.source, debug, f"workunit {workunit.__qualname__}")
+        kernel = CompiledKernel(
+            workunit.__name__,
+            operation,
+            workunit.__code__.co_filename,
+            _line_span(workunit),
+            module,
+            entry,
+        )
+        kernel.load()
+        marker.specializations[key] = kernel
+    return kernel
+
+
+def _line_span(workunit: Callable[..., Any]) -> range:
+    code = workunit.__code__
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
+    return range(code.co_firstlineno, max(last, code.co_firstlineno) + 1)
+
+
+_python_forms: dict[Any, Callable[..., Any]] = {}
+
+
+def run_in_python(
+    workunit: Callable[..., Any], operation: str, policy: RangePolicy, kwargs: dict[str, Any]
+) -> Any:
+    """The ``Debug`` space: the body as plain Python, index by index."""
+    _check_arguments(workunit, operation, kwargs)
+    indices = range(policy.begin, policy.end)
+    if operation == "for":
+        for i in indices:
+            workunit(i, **kwargs)
+        return None
+    body = _python_forms.get(workunit)
+    if body is None:
+        body = _python_forms[workunit] = accumulator_form(workunit)
+    acc = [0.0 if _acc_is_float(workunit) else 0]
+    if operation == "reduce":
+        for i in indices:
+            body(i, acc, **kwargs)
+    else:
+        for i in indices:
+            body(i, acc, True, **kwargs)
+    return acc[0]
+
+
+def _acc_is_float(workunit: Callable[..., Any]) -> bool:
+    from ..api.types import AccAnnotation, to_datatype
+
+    ann = workunit.__annotations__.get(workunit.__code__.co_varnames[1])
+    if isinstance(ann, AccAnnotation):
+        return ann.dtype.is_float
+    try:
+        return ann is None or to_datatype(ann).is_float
+    except TypeError:
+        return True

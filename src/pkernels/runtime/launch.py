@@ -1,0 +1,83 @@
+"""A compiled, loaded kernel specialisation, and how it is launched."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..api.spaces import ExecutionSpace
+from ..build.compiler import BuiltModule
+from ..errors import KernelError, KernelIndexError, KernelZeroDivisionError
+from ..translate.emit_cpp import KernelEntry
+from .marshal import c_argtypes, c_arguments, result_buffer
+
+_FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError}
+
+
+@dataclass
+class CompiledKernel:
+    """One workunit, compiled for one operation and argument signature.
+
+    Debuggers use ``library`` (loaded in this process), ``source`` (the generated C++,
+    whose ``#line`` directives point at ``filename``), ``kernel_symbol`` (the C++
+    function holding the body) and ``lines`` (the Python lines of the body).
+    """
+
+    name: str
+    operation: str
+    filename: str
+    lines: range
+    module: BuiltModule
+    entry: KernelEntry
+    _lib: Any = field(repr=False, default=None)
+    _launchers: dict[ExecutionSpace, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def library(self) -> Path:
+        return self.module.library
+
+    @property
+    def source(self) -> Path:
+        return self.module.source
+
+    @property
+    def debug(self) -> bool:
+        return self.module.debug
+
+    @property
+    def kernel_symbol(self) -> str:
+        return self.entry.kernel_symbol
+
+    def load(self) -> None:
+        self._lib = ctypes.CDLL(str(self.module.library))
+        argtypes = c_argtypes(self.entry.params)
+        for space, symbol in (
+            (ExecutionSpace.OpenMP, self.entry.symbols["openmp"]),
+            (ExecutionSpace.Serial, self.entry.symbols["serial"]),
+        ):
+            fn = getattr(self._lib, symbol)
+            fn.argtypes = argtypes
+            fn.restype = None
+            self._launchers[space] = fn
+        self._lib.pk_fault_message.restype = ctypes.c_char_p
+        self._lib.pk_fault_kind.restype = ctypes.c_int
+
+    def launch(self, space: ExecutionSpace, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
+        """Run the kernel over ``begin <= i < end``; return the total for reduce/scan."""
+        args = c_arguments(self.entry.params, kwargs)
+        acc_type = self.entry.acc_type
+        result = result_buffer(acc_type) if acc_type is not None else None
+        if self.entry.uses_print:
+            sys.stdout.flush()  # keep Python's buffered output before the kernel's
+        self._launchers[space](
+            begin, end, ctypes.addressof(result) if result is not None else None, *args
+        )
+        if self.module.debug:
+            message = self._lib.pk_fault_message()
+            if message is not None:
+                kind = _FAULTS.get(self._lib.pk_fault_kind(), KernelError)
+                raise kind(message.decode(errors="replace"))
+        return result.value if result is not None else None

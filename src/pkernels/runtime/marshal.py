@@ -1,0 +1,94 @@
+"""Dispatch arguments -> kernel argument types and the flat C argument list."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from ..api import types as t
+from ..errors import DispatchError
+from ..translate.ir import Param, Type, ViewType
+
+_CTYPES = {
+    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+    "float64": ctypes.c_double, "bool": ctypes.c_bool,
+}  # fmt: skip
+
+
+def signature_key(value: Any) -> Any:
+    """A cheap hashable key of what matters about an argument for specialisation."""
+    if isinstance(value, np.ndarray):
+        strides = value.strides
+        contiguous = value.ndim > 0 and strides[-1] == value.itemsize
+        return (value.dtype, value.ndim, contiguous)
+    return type(value)
+
+
+def argument_type(name: str, value: Any) -> Type:
+    """The kernel type of one dispatch argument."""
+    if isinstance(value, np.ndarray):
+        if not 1 <= value.ndim <= 4:
+            raise DispatchError(f"{name}: views must have rank 1 to 4, this array has {value.ndim}")
+        try:
+            dtype = t.from_numpy(value.dtype)
+        except TypeError as exc:
+            raise DispatchError(f"{name}: {exc}") from None
+        return ViewType(dtype, value.ndim, value.strides[-1] == value.itemsize)
+    if isinstance(value, bool | np.bool_):
+        return t.bool_
+    if isinstance(value, np.generic):
+        try:
+            return t.from_numpy(value.dtype)
+        except TypeError as exc:
+            raise DispatchError(f"{name}: {exc}") from None
+    if isinstance(value, int):
+        return t.int64
+    if isinstance(value, float):
+        return t.float64
+    raise DispatchError(
+        f"{name}: kernels take NumPy arrays and numbers, not {type(value).__name__}"
+    )
+
+
+def c_argtypes(params: list[Param]) -> list[Any]:
+    """ctypes argument types of a launch symbol (after begin, end and the result pointer)."""
+    types: list[Any] = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+    for p in params:
+        if isinstance(p.type, ViewType):
+            types.append(ctypes.c_void_p)
+            types.extend([ctypes.c_int64] * (2 * p.type.rank))
+        else:
+            types.append(_CTYPES[p.type.name])
+    return types
+
+
+def c_arguments(params: list[Param], kwargs: dict[str, Any]) -> list[Any]:
+    """The flat C argument list for ``kwargs`` (views as pointer, extents, strides)."""
+    out: list[Any] = []
+    for p in params:
+        value = kwargs[p.name]
+        if isinstance(p.type, ViewType):
+            itemsize = value.itemsize
+            strides = value.strides
+            if any(s % itemsize for s in strides):
+                raise DispatchError(
+                    f"{p.name}: array strides {strides} are not multiples of its element size"
+                )
+            out.append(value.ctypes.data)
+            out.extend(value.shape)
+            out.extend(s // itemsize for s in strides)
+        elif p.type.is_float:
+            out.append(float(value))
+        elif p.type == t.bool_:
+            out.append(bool(value))
+        else:
+            out.append(int(value))
+    return out
+
+
+def result_buffer(dtype: t.DataType) -> Any:
+    return _CTYPES[dtype.name]()

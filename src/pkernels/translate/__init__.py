@@ -1,0 +1,1 @@
+"""Python kernel source -> typed kernel IR -> C++ text (with ``#line`` mapping)."""

@@ -1,0 +1,275 @@
+"""The C++ runtime every generated kernel starts with (views, Python arithmetic, faults).
+
+Kept free of heavy headers (no <vector>, <atomic>, <string>) so a cold compile stays
+near the cost of g++ itself. Compiled with ``-DPK_DEBUG=1`` for debug builds, which
+turns on bounds and division checks.
+"""
+
+PRELUDE = r"""
+#include <cstdint>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifndef PK_DEBUG
+#define PK_DEBUG 0
+#endif
+
+namespace pk_rt {
+
+// A strided view of caller-owned memory. C: the last axis is contiguous (stride 1).
+template <typename T, int R, bool C>
+struct View {
+    T* data;
+    int64_t extent[R];
+    int64_t stride[R];
+};
+
+static inline int thread_id() {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+// ---- faults: the first one is recorded, later ones are ignored
+static int fault_set = 0;
+static char fault_text[1024];
+static int fault_kind = 0;  // 1: index, 2: zero division
+
+}  // namespace pk_rt
+
+extern "C" {
+// Debuggers break here to stop in the faulting thread (pkdb does).
+__attribute__((noinline, visibility("default"))) void pk_fault_hook(const char* message) {
+    __asm__ volatile("" : : "r"(message) : "memory");
+}
+__attribute__((visibility("default"))) const char* pk_fault_message() {
+    return pk_rt::fault_set ? pk_rt::fault_text : nullptr;
+}
+__attribute__((visibility("default"))) int pk_fault_kind() { return pk_rt::fault_kind; }
+__attribute__((visibility("default"))) void pk_fault_clear() {
+    pk_rt::fault_set = 0;
+    pk_rt::fault_kind = 0;
+}
+}
+
+namespace pk_rt {
+
+__attribute__((noinline)) static void fault(int kind, const char* file, int line,
+                                            const char* what) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&fault_set, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        fault_kind = kind;
+        std::snprintf(fault_text, sizeof fault_text, "%s:%d: %s (thread %d)", file, line, what,
+                      thread_id());
+        pk_fault_hook(fault_text);
+    }
+}
+
+template <typename T>
+static inline T& fault_slot() {
+    static thread_local T slot;
+    return slot;
+}
+
+template <typename T, int R, bool C>
+static inline T& at_checked(const View<T, R, C>& v, const int64_t* idx, const char* name,
+                            const char* file, int line) {
+    int64_t offset = 0;
+    for (int k = 0; k < R; ++k) {
+        if (idx[k] < 0 || idx[k] >= v.extent[k]) {
+            char what[256];
+            std::snprintf(what, sizeof what,
+                          "index %lld is out of range for axis %d of view '%s' with extent %lld",
+                          (long long)idx[k], k, name, (long long)v.extent[k]);
+            fault(1, file, line, what);
+            return fault_slot<T>();
+        }
+        offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
+    }
+    return v.data[offset];
+}
+
+template <typename T, int R, bool C, typename... I>
+static inline T& at(const View<T, R, C>& v, const char* name, const char* file, int line,
+                    I... indices) {
+    const int64_t idx[R] = {(int64_t)indices...};
+#if PK_DEBUG
+    return at_checked(v, idx, name, file, line);
+#else
+    (void)name; (void)file; (void)line;
+    int64_t offset = 0;
+    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
+    return v.data[offset];
+#endif
+}
+
+// ---- Python arithmetic on integers
+template <typename T>
+static inline T check_divisor(T b, const char* file, int line) {
+#if PK_DEBUG
+    if (b == 0) fault(2, file, line, "integer division or modulo by zero");
+#else
+    (void)file; (void)line;
+#endif
+    return b == 0 ? T(1) : b;
+}
+
+template <typename T>
+static inline T floordiv(T a, T b, const char* file, int line) {
+    b = check_divisor(b, file, line);
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+template <typename T>
+static inline T mod(T a, T b, const char* file, int line) {
+    b = check_divisor(b, file, line);
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+static inline double fmod_py(double a, double b) {
+    double r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static inline float fmod_py(float a, float b) { return (float)fmod_py((double)a, (double)b); }
+
+template <typename T>
+static inline T ipow(T base, T exp) {
+    T result = 1;
+    while (exp > 0) {
+        if (exp & 1) result *= base;
+        base *= base;
+        exp >>= 1;
+    }
+    return result;
+}
+
+template <typename T>
+static inline T iabs(T v) { return v < 0 ? -v : v; }
+template <typename T>
+static inline T min(T a, T b) { return b < a ? b : a; }
+template <typename T>
+static inline T max(T a, T b) { return a < b ? b : a; }
+
+// ---- atomics (GCC builtins: no <atomic>, works on float and double)
+template <typename T, typename F>
+static inline T atomic_update(T* p, F f, T* new_value) {
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    T desired = f(old);
+    while (!__atomic_compare_exchange(p, &old, &desired, false, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_RELAXED)) {
+        desired = f(old);
+    }
+    if (new_value) *new_value = desired;
+    return old;
+}
+
+template <typename T>
+static inline T atomic_exchange(T* p, T v) {
+    T old;
+    __atomic_exchange(p, &v, &old, __ATOMIC_ACQ_REL);
+    return old;
+}
+
+template <typename T>
+static inline T atomic_cas(T* p, T expected, T desired) {
+    __atomic_compare_exchange(p, &expected, &desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return expected;  // the old value, whether or not the exchange happened
+}
+
+// ---- print(): Python's formatting, one write per call so threads do not interleave
+struct Printer {
+    char buf[4096];
+    int len = 0;
+
+    void raw(const char* s) {
+        int n = (int)std::strlen(s);
+        if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
+        std::memcpy(buf + len, s, n);
+        len += n;
+        buf[len] = 0;
+    }
+    void value(bool v) { raw(v ? "True" : "False"); }
+    void value(long long v) { char s[32]; std::snprintf(s, sizeof s, "%lld", v); raw(s); }
+    void value(unsigned long long v) { char s[32]; std::snprintf(s, sizeof s, "%llu", v); raw(s); }
+    void value(int8_t v) { value((long long)v); }
+    void value(int16_t v) { value((long long)v); }
+    void value(int32_t v) { value((long long)v); }
+    void value(long v) { value((long long)v); }
+    void value(uint8_t v) { value((unsigned long long)v); }
+    void value(uint16_t v) { value((unsigned long long)v); }
+    void value(uint32_t v) { value((unsigned long long)v); }
+    void value(unsigned long v) { value((unsigned long long)v); }
+    void value(double v) { floating(v, false); }
+    void value(float v) { floating((double)v, true); }
+
+    // Python's repr(): the shortest digits that round-trip, fixed notation for
+    // exponents in [-4, 16), scientific otherwise.
+    void floating(double v, bool single) {
+        if (std::isnan(v)) { raw("nan"); return; }
+        if (std::isinf(v)) { raw(v > 0 ? "inf" : "-inf"); return; }
+        char sci[40];
+        for (int precision = 1; precision <= 17; ++precision) {
+            std::snprintf(sci, sizeof sci, "%.*e", precision - 1, v);
+            if (single ? (std::strtof(sci, nullptr) == (float)v) : (std::strtod(sci, nullptr) == v))
+                break;
+        }
+        char digits[24];
+        int nd = 0;
+        const char* p = sci;
+        bool negative = false;
+        if (*p == '-') { negative = true; ++p; }
+        for (; *p && *p != 'e'; ++p)
+            if (*p >= '0' && *p <= '9') digits[nd++] = *p;
+        int exponent = std::atoi(p + 1);
+        while (nd > 1 && digits[nd - 1] == '0') --nd;
+        digits[nd] = 0;
+        char out[64];
+        int o = 0;
+        if (negative) out[o++] = '-';
+        if (exponent >= -4 && exponent < 16) {
+            if (exponent < 0) {
+                out[o++] = '0'; out[o++] = '.';
+                for (int k = 0; k < -exponent - 1; ++k) out[o++] = '0';
+                for (int k = 0; k < nd; ++k) out[o++] = digits[k];
+            } else {
+                for (int k = 0; k <= exponent; ++k) out[o++] = k < nd ? digits[k] : '0';
+                out[o++] = '.';
+                if (nd > exponent + 1) {
+                    for (int k = exponent + 1; k < nd; ++k) out[o++] = digits[k];
+                } else {
+                    out[o++] = '0';
+                }
+            }
+            out[o] = 0;
+        } else {
+            out[o++] = digits[0];
+            if (nd > 1) {
+                out[o++] = '.';
+                for (int k = 1; k < nd; ++k) out[o++] = digits[k];
+            }
+            std::snprintf(out + o, sizeof out - o, "e%c%02d", exponent < 0 ? '-' : '+',
+                          exponent < 0 ? -exponent : exponent);
+        }
+        raw(out);
+    }
+    void flush() {
+        std::fputs(buf, stdout);
+        std::fflush(stdout);
+    }
+};
+
+}  // namespace pk_rt
+"""

@@ -1,0 +1,490 @@
+"""Typed kernel IR -> C++ (OpenMP and Serial entry points), a ``#line`` before every statement.
+
+The Python file and line of each statement go into ``#line`` directives, so gdb maps
+``break yax.py:9`` natively, backtraces show Python lines, and generated locals keep
+their Python names. After each function the line mapping is reset to the generated
+file itself (its path is substituted for :data:`GENERATED_PATH` once known).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..api import types as t
+from ..api.types import DataType
+from ..build.compiler import GENERATED_PATH
+from . import ir
+from .cpp_prelude import PRELUDE
+from .ir import ViewType
+from .printf import printf_format
+
+KERNEL_NAMESPACE = "pk_kernel"
+
+_CPP_KEYWORDS = set(
+    """alignas alignof asm auto bool case catch char char8_t char16_t char32_t class concept
+    const consteval constexpr constinit const_cast decltype default delete do double
+    dynamic_cast enum explicit export extern false float friend goto inline int long mutable
+    namespace new noexcept nullptr operator private protected public register
+    reinterpret_cast requires short signed sizeof static static_assert static_cast struct
+    switch template this thread_local throw true typedef typeid typename union unsigned using
+    virtual void volatile wchar_t main std errno stdout stderr NULL""".split()
+)
+
+
+def cpp_name(py_name: str) -> str:
+    """The C++ spelling of a Python identifier (keywords and our ``pk_`` prefix avoided)."""
+    if py_name in _CPP_KEYWORDS or py_name.startswith("pk_"):
+        return py_name + "_"
+    return py_name
+
+
+def c_string(text: str) -> str:
+    """A C string literal for ``text``."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif code < 32 or code == 127:
+            out.append(f"\\{code:03o}")
+        elif code > 127:
+            out.extend(f"\\{b:03o}" for b in ch.encode())
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def view_cpp_type(view: ViewType) -> str:
+    contiguous = "true" if view.contiguous else "false"
+    return f"pk_rt::View<{view.dtype.ctype}, {view.rank}, {contiguous}>"
+
+
+@dataclass
+class KernelEntry:
+    """How the runtime calls one generated module."""
+
+    source: str  # C++ text, with GENERATED_PATH still to substitute
+    params: list[ir.Param]  # marshalled parameters (views and scalars), in C order
+    acc_type: DataType | None
+    uses_print: bool
+    symbols: dict[str, str]  # space name -> exported launch symbol
+    kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
+
+
+class CppEmitter:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.indent = 0
+        self.uses_print = False
+
+    # ------------------------------------------------------------ output helpers
+
+    def out(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text if text else "")
+
+    def line_directive(self, lineno: int, filename: str) -> None:
+        self.lines.append(f"#line {max(1, lineno)} {c_string(filename)}")
+
+    def reset_line(self) -> None:
+        # The directive names the line that follows it.
+        self.lines.append(f'#line {len(self.lines) + 2} "{GENERATED_PATH}"')
+
+    # ------------------------------------------------------------ functions
+
+    def function(self, fn: ir.Function, is_kernel: bool) -> None:
+        params = ", ".join(self.param_decl(p) for p in fn.params)
+        ret = fn.return_type.ctype if fn.return_type is not None else "void"
+        self.line_directive(fn.lineno, fn.filename)
+        qualifier = "static inline" if not is_kernel else "static"
+        self.out(f"{qualifier} {ret} {cpp_name(fn.name)}({params}) {{")
+        self.indent += 1
+        param_names = {p.name for p in fn.params}
+        for name, dtype in fn.locals.items():
+            if name not in param_names:
+                self.out(f"{dtype.ctype} {cpp_name(name)} = 0;")
+        self.block(fn.body, fn.filename)
+        if fn.return_type is not None:
+            self.out(f"return {fn.return_type.ctype}(0);  // Python would return None here")
+        self.indent -= 1
+        self.out("}")
+        self.reset_line()
+
+    def param_decl(self, p: ir.Param) -> str:
+        if isinstance(p.type, ViewType):
+            return f"const {view_cpp_type(p.type)}& {cpp_name(p.name)}"
+        if p.role == "acc":
+            return f"{p.type.ctype}& {cpp_name(p.name)}"
+        return f"{p.type.ctype} {cpp_name(p.name)}"
+
+    def declare(self, fn: ir.Function) -> None:
+        params = ", ".join(self.param_decl(p) for p in fn.params)
+        ret = fn.return_type.ctype if fn.return_type is not None else "void"
+        self.out(f"static inline {ret} {cpp_name(fn.name)}({params});")
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: list[ir.Stmt], filename: str) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, filename)
+
+    def stmt(self, s: ir.Stmt, filename: str) -> None:
+        self.line_directive(s.lineno, filename)
+        match s:
+            case ir.Assign(target=target, value=value):
+                self.out(f"{self.lvalue(target)} = {self.cast(value, target.type)};")
+            case ir.AugAssign(target=target, op=op, value=value):
+                combined = self.binop(op, target, value, self.aug_type(target, value, op))
+                self.out(f"{self.lvalue(target)} = ({target.type.ctype})({combined});")
+            case ir.ExprStmt(value=value):
+                self.out(f"(void)({self.expr(value)});")
+            case ir.If(cond=cond, body=body, orelse=orelse):
+                self.out(f"if ({self.truth(cond)}) {{")
+                self.nested(body, filename)
+                if orelse:
+                    self.out("} else {")
+                    self.nested(orelse, filename)
+                self.out("}")
+            case ir.While(cond=cond, body=body):
+                self.out(f"while ({self.truth(cond)}) {{")
+                self.nested(body, filename)
+                self.out("}")
+            case ir.ForRange():
+                self.for_range(s, filename)
+            case ir.Break():
+                self.out("break;")
+            case ir.Continue():
+                self.out("continue;")
+            case ir.Return(value=None):
+                self.out("return;")
+            case ir.Return(value=value):
+                self.out(f"return {self.expr(value)};")
+            case ir.Print():
+                self.print_stmt(s)
+            case _:
+                raise AssertionError(f"unhandled IR statement {s!r}")
+
+    def nested(self, body: list[ir.Stmt], filename: str) -> None:
+        self.indent += 1
+        self.block(body, filename)
+        self.indent -= 1
+
+    def for_range(self, s: ir.ForRange, filename: str) -> None:
+        c = s.counter
+        ctype = s.var.type.ctype
+        start = self.cast(s.start, t.int64)
+        stop = self.cast(s.stop, t.int64)
+        step = self.cast(s.step, t.int64)
+        if isinstance(s.step, ir.Const):
+            cond = f"{c} < {c}_end" if s.step.value > 0 else f"{c} > {c}_end"
+        else:
+            cond = f"({c}_step > 0 ? {c} < {c}_end : {c} > {c}_end)"
+        self.out(
+            f"for (int64_t {c} = {start}, {c}_end = {stop}, {c}_step = {step}; {cond}; "
+            f"{c} += {c}_step) {{"
+        )
+        self.indent += 1
+        self.line_directive(s.lineno, filename)
+        self.out(f"{cpp_name(s.var.name)} = ({ctype}){c};")
+        self.block(s.body, filename)
+        self.indent -= 1
+        self.out("}")
+
+    def print_stmt(self, s: ir.Print) -> None:
+        self.uses_print = True
+        if not s.python_style:
+            fmt, casts = printf_format(s.fmt, len(s.args))
+            args = "".join(
+                f", ({cast})({self.expr(a)})" for cast, a in zip(casts, s.args, strict=True)
+            )
+            self.out(f"std::printf({c_string(fmt)}{args}); std::fflush(stdout);")
+            return
+        pieces = s.fmt.split("\x01") if s.fmt else []
+        values = iter(s.args)
+        calls = []
+        for i, piece in enumerate(pieces):
+            if i:
+                calls.append(f"pk_p.raw({c_string(s.sep)});")
+            if piece == "\x00":
+                value = next(values)
+                calls.append(f"pk_p.value(({_print_ctype(value.type)})({self.expr(value)}));")
+            else:
+                calls.append(f"pk_p.raw({c_string(piece.replace('%%', '%'))});")
+        calls.append(f"pk_p.raw({c_string(s.end)});")
+        self.out("{ pk_rt::Printer pk_p; " + " ".join(calls) + " pk_p.flush(); }")
+
+    # ------------------------------------------------------------ expressions
+
+    def lvalue(self, target: ir.Var | ir.ViewAccess) -> str:
+        return self.expr(target)
+
+    def aug_type(self, target: ir.Expr, value: ir.Expr, op: str) -> DataType:
+        from .typing_rules import promote
+
+        if op == "/":
+            return t.float32 if target.type == t.float32 else t.float64
+        return promote(target, value)
+
+    def truth(self, e: ir.Expr) -> str:
+        return self.expr(e) if e.type == t.bool_ else f"({self.expr(e)}) != 0"
+
+    def cast(self, e: ir.Expr, to: DataType) -> str:
+        if isinstance(e, ir.Const):
+            return self.literal(e.value, to)
+        text = self.expr(e)
+        return text if e.type == to else f"({to.ctype})({text})"
+
+    def literal(self, value: int | float | bool, to: DataType) -> str:
+        if to == t.bool_:
+            return "true" if value else "false"
+        if to.is_float:
+            v = float(value)
+            if v != v:
+                return '__builtin_nan("")'
+            if v in (float("inf"), float("-inf")):
+                return "__builtin_inf()" if v > 0 else "(-__builtin_inf())"
+            text = repr(v)
+            return f"{text}f" if to == t.float32 else text
+        v = int(value)
+        if to.kind == "uint":
+            return f"{v}ULL"
+        if v == -(2**63):
+            return "(-9223372036854775807LL - 1)"
+        return f"{v}LL" if to.bits == 64 else f"({to.ctype}){v}"
+
+    def expr(self, e: ir.Expr) -> str:
+        match e:
+            case ir.Const(value=value, type=type_):
+                return self.literal(value, type_)
+            case ir.Var(name=name):
+                return cpp_name(name)
+            case ir.ViewAccess(view=view, indices=indices):
+                idx = ", ".join(self.cast(i, t.int64) for i in indices)
+                return (
+                    f"pk_rt::at({cpp_name(view.name)}, {c_string(view.name)}, __FILE__, "
+                    f"__LINE__, {idx})"
+                )
+            case ir.ViewExtent(view=view, axis=axis):
+                return f"{cpp_name(view.name)}.extent[{axis}]"
+            case ir.BinOp(op=op, left=left, right=right, type=rtype):
+                return self.binop(op, left, right, rtype)
+            case ir.UnaryOp(op="!", operand=operand):
+                return f"(!({self.truth(operand)}))"
+            case ir.UnaryOp(op=op, operand=operand, type=rtype):
+                return f"({op}{self.cast(operand, rtype)})"
+            case ir.Compare(op=op, left=left, right=right):
+                common = _compare_type(left, right)
+                return f"({self.cast(left, common)} {op} {self.cast(right, common)})"
+            case ir.BoolOp(op=op, values=values):
+                return "(" + f" {op} ".join(self.truth(v) for v in values) + ")"
+            case ir.Select(cond=cond, then=then, other=other, type=rtype):
+                return (
+                    f"(({self.truth(cond)}) ? {self.cast(then, rtype)} : {self.cast(other, rtype)})"
+                )
+            case ir.Cast(operand=operand, type=rtype):
+                if rtype == t.bool_:
+                    return f"(({self.expr(operand)}) != 0)"
+                return f"(({rtype.ctype})({self.expr(operand)}))"
+            case ir.Call():
+                return self.call(e)
+            case ir.AtomicOp():
+                return self.atomic(e)
+        raise AssertionError(f"unhandled IR expression {e!r}")
+
+    def binop(self, op: str, left: ir.Expr, right: ir.Expr, rtype: DataType) -> str:
+        if op == "/":
+            return f"({self.cast(left, rtype)} / {self.cast(right, rtype)})"
+        if op == "//":
+            if rtype.is_float:
+                return f"std::floor({self.cast(left, rtype)} / {self.cast(right, rtype)})"
+            return f"pk_rt::floordiv({self.cast(left, rtype)}, {self.cast(right, rtype)}, {_WHERE})"
+        if op == "%":
+            if rtype.is_float:
+                return f"pk_rt::fmod_py({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+            return f"pk_rt::mod({self.cast(left, rtype)}, {self.cast(right, rtype)}, {_WHERE})"
+        if op == "**":
+            if rtype.is_integer:
+                return f"pk_rt::ipow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+            return f"std::pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+        if rtype == t.bool_:
+            return f"({self.expr(left)} {op} {self.expr(right)})"
+        return f"({self.cast(left, rtype)} {op} {self.cast(right, rtype)})"
+
+    def call(self, e: ir.Call) -> str:
+        if e.user:
+            return (
+                f"{KERNEL_NAMESPACE}::{cpp_name(e.func)}({', '.join(self.expr(a) for a in e.args)})"
+            )
+        name = e.func
+        if name == "abs":
+            arg = self.expr(e.args[0]) if e.args[0].type == e.type else self.cast(e.args[0], e.type)
+            return f"std::fabs({arg})" if e.type.is_float else f"pk_rt::iabs({arg})"
+        if name in ("min", "max"):
+            a, b = e.args
+            return f"pk_rt::{name}({self.cast(a, e.type)}, {self.cast(b, e.type)})"
+        if e.type == t.bool_:  # isnan, isinf, isfinite
+            return f"std::{name}({self.cast(e.args[0], t.float64)})"
+        args = ", ".join(self.cast(a, e.type) for a in e.args)
+        return f"std::{name}({args})"
+
+    def atomic(self, e: ir.AtomicOp) -> str:
+        ptr = f"&{self.expr(e.target)}"
+        ctype = e.type.ctype
+        operands = [self.cast(o, e.type) for o in e.operands]
+        op = e.op
+        if op == "exchange":
+            return f"pk_rt::atomic_exchange({ptr}, {operands[0]})"
+        if op == "cas":
+            return f"pk_rt::atomic_cas({ptr}, {operands[0]}, {operands[1]})"
+        if op in ("inc", "dec"):
+            op, operands = ("add" if op == "inc" else "sub"), [self.literal(1, e.type)]
+        want_new = op.endswith("_new")
+        base = op.removesuffix("_new")
+        updates = {
+            "add": "a + v", "sub": "a - v", "mul": "a * v", "div": "a / v",
+            "max": "(a < v ? v : a)", "min": "(v < a ? v : a)",
+            "and": "a & v", "or": "a | v", "xor": "a ^ v",
+        }  # fmt: skip
+        update = updates[base]
+        lam = f"[&]({ctype} a) {{ {ctype} v = {operands[0]}; return ({ctype})({update}); }}"
+        if want_new:
+            return f"({{ {ctype} pk_new; pk_rt::atomic_update({ptr}, {lam}, &pk_new); pk_new; }})"
+        return f"pk_rt::atomic_update({ptr}, {lam}, ({ctype}*)nullptr)"
+
+
+_WHERE = "__FILE__, __LINE__"  # the Python file and line, thanks to #line
+
+
+def _compare_type(left: ir.Expr, right: ir.Expr) -> DataType:
+    from .typing_rules import promote
+
+    if left.type == right.type:
+        return left.type
+    return promote(left, right)
+
+
+def _print_ctype(dtype: DataType) -> str:
+    if dtype == t.bool_:
+        return "bool"
+    if dtype.is_float:
+        return dtype.ctype
+    return "long long" if dtype.kind == "int" else "unsigned long long"
+
+
+def emit_module(
+    kernel: ir.Function, helpers: list[ir.Function], operation: str, index_type: DataType
+) -> KernelEntry:
+    """The whole C++ module for one workunit specialisation."""
+    em = CppEmitter()
+    em.lines.append(f"// Generated by pkernels from {kernel.filename}, workunit {kernel.py_name}")
+    em.lines.extend(PRELUDE.strip("\n").split("\n"))
+    em.lines.append(f"namespace {KERNEL_NAMESPACE} {{")
+    for helper in helpers:
+        em.declare(helper)
+    for helper in helpers:
+        em.function(helper, is_kernel=False)
+    em.function(kernel, is_kernel=True)
+    em.lines.append(f"}}  // namespace {KERNEL_NAMESPACE}")
+
+    marshalled = [p for p in kernel.params if p.role == "arg"]
+    acc = next((p for p in kernel.params if p.role == "acc"), None)
+    acc_type = acc.type if acc is not None else None
+    c_params = ["int64_t pk_begin", "int64_t pk_end", "void* pk_result"]
+    build_views = []
+    call_args = []
+    for p in marshalled:
+        name = cpp_name(p.name)
+        if isinstance(p.type, ViewType):
+            v = p.type
+            c_params.append(f"{v.dtype.ctype}* {name}_data")
+            c_params += [f"int64_t {name}_e{k}" for k in range(v.rank)]
+            c_params += [f"int64_t {name}_s{k}" for k in range(v.rank)]
+            extents = ", ".join(f"{name}_e{k}" for k in range(v.rank))
+            strides = ", ".join(f"{name}_s{k}" for k in range(v.rank))
+            build_views.append(
+                f"    const {view_cpp_type(v)} {name}{{{name}_data, {{{extents}}}, {{{strides}}}}};"
+            )
+        else:
+            c_params.append(f"{p.type.ctype} {name}")
+        call_args.append(name)
+    kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
+    args = "".join(", " + a for a in call_args)
+    idx = f"({index_type.ctype})pk_i"
+    symbols = {}
+    for space, parallel in (("openmp", True), ("serial", False)):
+        symbol = f"pk_launch_{space}"
+        symbols[space] = symbol
+        em.lines.append(
+            f'extern "C" __attribute__((visibility("default"))) void {symbol}('
+            + ", ".join(c_params)
+            + ") {"
+        )
+        em.lines.extend(build_views)
+        em.lines.append("    pk_fault_clear();")
+        em.lines.extend(_launch_body(operation, parallel, kname, idx, args, acc_type))
+        em.lines.append("}")
+    return KernelEntry(
+        "\n".join(em.lines) + "\n", marshalled, acc_type, em.uses_print, symbols, kname
+    )
+
+
+def _launch_body(
+    operation: str, parallel: bool, kname: str, idx: str, args: str, acc: DataType | None
+) -> list[str]:
+    omp = "    #pragma omp parallel for schedule(static)" if parallel else ""
+    loop = "    for (int64_t pk_i = pk_begin; pk_i < pk_end; ++pk_i)"
+    if operation == "for":
+        return [omp, f"{loop} {kname}({idx}{args});"]
+    assert acc is not None
+    T = acc.ctype
+    if operation == "reduce":
+        red = (
+            "    #pragma omp parallel for schedule(static) reduction(+:pk_total)"
+            if parallel
+            else ""
+        )
+        return [
+            f"    {T} pk_total = 0;",
+            red,
+            f"{loop} {kname}({idx}, pk_total{args});",
+            f"    *({T}*)pk_result = pk_total;",
+        ]
+    if not parallel:
+        return [
+            f"    {T} pk_acc = 0;",
+            f"{loop} {kname}({idx}, pk_acc, true{args});",
+            f"    *({T}*)pk_result = pk_acc;",
+        ]
+    # Two-pass parallel scan: per-thread chunk totals, their exclusive prefix, final pass.
+    return [
+        "    const int pk_max_threads = omp_get_max_threads();",
+        f"    {T}* pk_partial = new {T}[pk_max_threads + 1]();",
+        "    int pk_nthreads = 1;",
+        "    #pragma omp parallel",
+        "    {",
+        "        const int pk_tid = omp_get_thread_num();",
+        "        const int pk_n = omp_get_num_threads();",
+        "        const int64_t pk_len = pk_end > pk_begin ? pk_end - pk_begin : 0;",
+        "        const int64_t pk_chunk = (pk_len + pk_n - 1) / pk_n;",
+        "        const int64_t pk_lo = pk_begin + pk_tid * pk_chunk;",
+        "        const int64_t pk_hi = pk_lo + pk_chunk < pk_end ? pk_lo + pk_chunk : pk_end;",
+        f"        {T} pk_acc = 0;",
+        "        for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
+        f"            {kname}({idx}, pk_acc, false{args});",
+        "        pk_partial[pk_tid + 1] = pk_acc;",
+        "        #pragma omp barrier",
+        "        #pragma omp single",
+        "        {",
+        "            pk_nthreads = pk_n;",
+        "            for (int k = 1; k <= pk_n; ++k) pk_partial[k] += pk_partial[k - 1];",
+        "        }",
+        "        pk_acc = pk_partial[pk_tid];",
+        "        for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
+        f"            {kname}({idx}, pk_acc, true{args});",
+        "    }",
+        f"    *({T}*)pk_result = pk_partial[pk_nthreads];",
+        "    delete[] pk_partial;",
+    ]

@@ -1,0 +1,228 @@
+"""The typed kernel IR: what the translator checked, independent of any backend.
+
+Every expression carries its type; every statement carries its Python line, which the
+backends turn into ``#line`` directives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..api.types import DataType
+
+
+@dataclass(frozen=True)
+class ViewType:
+    """A view parameter: element type, rank, and whether its last axis is contiguous."""
+
+    dtype: DataType
+    rank: int
+    contiguous: bool = False
+
+    def __str__(self) -> str:
+        return f"View{self.rank}D[{self.dtype.name}]"
+
+
+Type = DataType | ViewType
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass
+class Expr:
+    type: DataType
+
+
+@dataclass
+class Const(Expr):
+    value: int | float | bool
+
+    @property
+    def weak(self) -> bool:
+        """Literals adapt to the other operand's type, as NumPy's Python scalars do."""
+        return not isinstance(self.value, bool)
+
+
+@dataclass
+class Var(Expr):
+    name: str
+
+
+@dataclass
+class ViewRef:
+    """A view named in an expression (only valid as the base of an access)."""
+
+    name: str
+    view: ViewType
+
+
+@dataclass
+class ViewAccess(Expr):
+    view: ViewRef
+    indices: list[Expr]
+    lineno: int = 0
+
+
+@dataclass
+class ViewExtent(Expr):
+    view: ViewRef
+    axis: int
+
+
+@dataclass
+class BinOp(Expr):
+    op: str  # + - * / // % ** & | ^ << >>
+    left: Expr
+    right: Expr
+
+
+@dataclass
+class UnaryOp(Expr):
+    op: str  # - + ! ~
+    operand: Expr
+
+
+@dataclass
+class Compare(Expr):
+    op: str  # < <= > >= == !=
+    left: Expr
+    right: Expr
+
+
+@dataclass
+class BoolOp(Expr):
+    op: str  # && ||
+    values: list[Expr]
+
+
+@dataclass
+class Select(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass
+class Cast(Expr):
+    operand: Expr
+
+
+@dataclass
+class Call(Expr):
+    """A call of a math builtin (``func`` is the backend-neutral name) or a helper."""
+
+    func: str
+    args: list[Expr]
+    user: bool = False  # an @pk.function helper, not a builtin
+
+
+@dataclass
+class AtomicOp(Expr):
+    """``pk.atomic_*``: ``op`` is add/sub/mul/div/max/min/and/or/xor/exchange/cas."""
+
+    op: str
+    target: ViewAccess
+    operands: list[Expr]
+    fetch: bool
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass
+class Stmt:
+    lineno: int
+
+
+@dataclass
+class Assign(Stmt):
+    target: Var | ViewAccess
+    value: Expr
+
+
+@dataclass
+class AugAssign(Stmt):
+    target: Var | ViewAccess
+    op: str
+    value: Expr
+
+
+@dataclass
+class ExprStmt(Stmt):
+    value: Expr
+
+
+@dataclass
+class If(Stmt):
+    cond: Expr
+    body: list[Stmt]
+    orelse: list[Stmt]
+
+
+@dataclass
+class ForRange(Stmt):
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: list[Stmt]
+    counter: str  # hidden loop counter: Python ignores writes to the loop variable
+
+
+@dataclass
+class While(Stmt):
+    cond: Expr
+    body: list[Stmt]
+
+
+@dataclass
+class Break(Stmt):
+    pass
+
+
+@dataclass
+class Continue(Stmt):
+    pass
+
+
+@dataclass
+class Return(Stmt):
+    value: Expr | None
+
+
+@dataclass
+class Print(Stmt):
+    """``print(...)`` (``python_style``) or ``pk.printf(fmt, ...)``."""
+
+    python_style: bool
+    fmt: str
+    args: list[Expr]
+    sep: str = " "
+    end: str = "\n"
+
+
+# ---------------------------------------------------------------- functions
+
+
+@dataclass
+class Param:
+    name: str
+    type: Type
+    role: str = "arg"  # "index", "acc", "last_pass" or "arg"
+
+
+@dataclass
+class Function:
+    """A translated workunit or helper, ready for a backend."""
+
+    name: str  # C++ name
+    py_name: str
+    filename: str
+    lineno: int  # of the `def`
+    params: list[Param]
+    return_type: DataType | None
+    locals: dict[str, DataType]
+    body: list[Stmt]
+    end_lineno: int = 0
+    helpers_called: list[str] = field(default_factory=list)

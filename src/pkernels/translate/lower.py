@@ -1,0 +1,878 @@
+"""Python AST -> typed kernel IR, with every unsupported construct reported precisely."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from ..api import types as t
+from ..api.decorators import marker_of
+from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
+from . import ir
+from .ir import Expr, ViewType
+from .printf import printf_format
+from .source import KernelSource
+from .typing_rules import (
+    ATOMIC_FUNCTIONS,
+    MATH_CONSTANTS,
+    MATH_FUNCTIONS,
+    PY_INT_ROUNDING,
+    float_of,
+    is_weak,
+    promote,
+)
+
+_BINOPS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_BIT_OPS = {"&", "|", "^", "<<", ">>"}
+
+_UNSUPPORTED_HINTS: dict[type, str] = {
+    ast.ListComp: "Write an explicit `for i in range(...)` loop instead.",
+    ast.List: "Kernels have no lists; use a view passed as a keyword argument.",
+    ast.Dict: "Kernels have no dicts; pass views and scalars as keyword arguments.",
+    ast.Lambda: "Define a `@pk.function` helper instead.",
+    ast.With: "Kernels have no context managers.",
+    ast.Try: "Kernels cannot raise or catch exceptions; debug builds check view bounds.",
+    ast.Raise: "Kernels cannot raise; use pk.printf to report, or a debug build.",
+    ast.Global: "Pass the value as a keyword argument of the dispatch.",
+    ast.Nonlocal: "Pass the value as a keyword argument of the dispatch.",
+    ast.Import: "Import modules at the top of the file; kernels may use `math.*` and `pk.*`.",
+    ast.ImportFrom: "Import at the top of the file; kernels may use `math.*` and `pk.*`.",
+    ast.Delete: "Kernels cannot delete variables.",
+    ast.Assert: "Kernels have no assert; debug builds check view bounds for you.",
+}
+
+
+class HelperRegistry:
+    """The ``@pk.function`` helpers one kernel needs, translated once per argument types."""
+
+    def __init__(self) -> None:
+        self.functions: dict[tuple[Any, tuple[DataType, ...]], ir.Function] = {}
+        self.order: list[ir.Function] = []
+        self._names: set[str] = set()
+
+    def get(self, func: Callable[..., Any], arg_types: tuple[DataType, ...]) -> ir.Function:
+        key = (func, arg_types)
+        found = self.functions.get(key)
+        if found is not None:
+            return found
+        source = KernelSource.of(func)
+        name = f"pk_fn_{source.name}"
+        suffix = 1
+        while name in self._names:
+            suffix += 1
+            name = f"pk_fn_{source.name}_{suffix}"
+        self._names.add(name)
+        lowerer = FunctionLowerer(source, self, cpp_name=name)
+        # Registered before lowering its body so recursive calls find it.
+        function = lowerer.declare_helper(arg_types)
+        self.functions[key] = function
+        lowerer.lower_body()
+        self.order.append(function)
+        return function
+
+
+class FunctionLowerer:
+    """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
+
+    def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
+        self.src = source
+        self.helpers = helpers
+        self.cpp_name = cpp_name
+        self.locals: dict[str, DataType] = {}
+        self.declared: set[str] = set()  # annotated locals: assignments convert silently
+        self.first_assign_line: dict[str, int] = {}
+        self.params: dict[str, ir.Param] = {}
+        self.views: dict[str, ViewType] = {}
+        self.return_type: DataType | None = None
+        self.return_inferred = False
+        self.is_helper = False
+        self.loop_depth = 0
+        self.counter = 0
+        self.function: ir.Function | None = None
+
+    # ------------------------------------------------------------ entry points
+
+    def lower_workunit(self, roles: list[str], arg_types: dict[str, ir.Type]) -> ir.Function:
+        """Lower a workunit whose leading parameters play ``roles`` (index, acc, last_pass)."""
+        tree = self.src.tree
+        args = self._plain_params(tree)
+        if len(args) < len(roles):
+            wanted = ", ".join(roles)
+            self.src.error(
+                tree,
+                f"workunit {tree.name!r} needs at least {len(roles)} parameters ({wanted})",
+                hint="A parallel_for workunit starts with the index `i`; parallel_reduce with "
+                "`(i, acc)`; parallel_scan with `(i, acc, last_pass)`.",
+            )
+        params: list[ir.Param] = []
+        for arg, role in zip(args, roles, strict=False):
+            params.append(ir.Param(arg.arg, self._role_type(arg, role), role))
+        for arg in args[len(roles) :]:
+            if arg.arg not in arg_types:
+                self.src.error(arg, f"no value for parameter {arg.arg!r}")
+            params.append(ir.Param(arg.arg, self._check_annotation(arg, arg_types[arg.arg])))
+        self._register_params(params)
+        self.function = ir.Function(
+            self.cpp_name,
+            tree.name,
+            self.src.filename,
+            tree.lineno,
+            params,
+            None,
+            self.locals,
+            [],
+            end_lineno=tree.end_lineno or tree.lineno,
+        )
+        self.function.body = self._block(tree.body)
+        return self.function
+
+    def declare_helper(self, arg_types: tuple[DataType, ...]) -> ir.Function:
+        tree = self.src.tree
+        self.is_helper = True
+        args = self._plain_params(tree)
+        if len(args) != len(arg_types):
+            self.src.error(
+                tree, f"{tree.name}() takes {len(args)} arguments, called with {len(arg_types)}"
+            )
+        params = []
+        for arg, actual in zip(args, arg_types, strict=True):
+            declared = self._annotation(arg.annotation) if arg.annotation else actual
+            if not isinstance(declared, DataType):
+                self.src.error(arg, "helper parameters must be scalars (views are not supported)")
+            params.append(ir.Param(arg.arg, declared))
+        if tree.returns is not None:
+            ret = self._annotation(tree.returns)
+            if ret is not None and not isinstance(ret, DataType):
+                self.src.error(tree.returns, "a @pk.function must return a scalar type")
+            self.return_type = ret
+        else:
+            self.return_inferred = True
+        self._register_params(params)
+        self.function = ir.Function(
+            self.cpp_name,
+            tree.name,
+            self.src.filename,
+            tree.lineno,
+            params,
+            self.return_type,
+            self.locals,
+            [],
+            end_lineno=tree.end_lineno or tree.lineno,
+        )
+        return self.function
+
+    def lower_body(self) -> None:
+        assert self.function is not None
+        self.function.body = self._block(self.src.tree.body)
+        self.function.return_type = self.return_type
+
+    # ------------------------------------------------------------ parameters
+
+    def _plain_params(self, tree: ast.FunctionDef) -> list[ast.arg]:
+        a = tree.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+            self.src.error(
+                tree,
+                "kernel parameters must be plain names (no *args, **kwargs, defaults, "
+                "keyword-only or positional-only markers)",
+            )
+        return list(a.args)
+
+    def _role_type(self, arg: ast.arg, role: str) -> DataType:
+        ann = self._annotation(arg.annotation) if arg.annotation is not None else None
+        if role == "acc":
+            if isinstance(ann, AccAnnotation):
+                return ann.dtype
+            if ann is None:
+                return t.float64
+            if isinstance(ann, DataType):
+                return ann
+            self.src.error(arg, "the accumulator must be annotated pk.Acc[T] or a scalar type")
+        if role == "last_pass":
+            return t.bool_
+        if ann is None:
+            return t.int64
+        if not isinstance(ann, DataType) or not ann.is_integer:
+            self.src.error(arg, "the index parameter must be an integer")
+        return ann
+
+    def _check_annotation(self, arg: ast.arg, actual: ir.Type) -> ir.Type:
+        if arg.annotation is None:
+            return actual
+        ann = self._annotation(arg.annotation)
+        if isinstance(actual, ViewType):
+            if not isinstance(ann, ViewAnnotation):
+                self.src.error(arg, f"{arg.arg!r} is annotated {ann!r} but receives an array")
+            if ann.rank != actual.rank or (ann.dtype and ann.dtype != actual.dtype):
+                self.src.error(
+                    arg,
+                    f"{arg.arg!r} is annotated View{ann.rank}D[{ann.dtype and ann.dtype.name}] "
+                    f"but the array passed is {actual}",
+                )
+            return actual
+        if not isinstance(ann, DataType):
+            self.src.error(arg, f"{arg.arg!r} is annotated as a view but receives a scalar")
+        if actual.is_float and not ann.is_float:
+            self.src.error(
+                arg, f"{arg.arg!r} is annotated {ann.name} but receives a float ({actual.name})"
+            )
+        return ann
+
+    def _register_params(self, params: list[ir.Param]) -> None:
+        for p in params:
+            self.params[p.name] = p
+            if isinstance(p.type, ViewType):
+                self.views[p.name] = p.type
+
+    def _annotation(self, node: ast.expr) -> Any:
+        try:
+            value = eval(compile(ast.Expression(node), self.src.filename, "eval"), self.src.globals)
+        except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
+            self.src.error(node, f"cannot evaluate this annotation ({exc})")
+        if isinstance(value, AccAnnotation | ViewAnnotation):
+            return value
+        try:
+            return to_datatype(value)
+        except TypeError:
+            self.src.error(
+                node,
+                f"unsupported type annotation {ast.unparse(node)!r}",
+                hint="Use int, float, bool, pk.int32 ... pk.double, pk.Acc[T] or pk.View1D[T].",
+            )
+
+    # ------------------------------------------------------------ statements
+
+    def _block(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for i, stmt in enumerate(stmts):
+            if (
+                i == 0
+                and isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
+                continue  # docstring
+            lowered = self._stmt(stmt)
+            if lowered is not None:
+                out.append(lowered)
+        return out
+
+    def _stmt(self, node: ast.stmt) -> ir.Stmt | None:
+        line = node.lineno
+        match node:
+            case ast.Assign(targets=[target], value=value):
+                return self._assign(node, target, value, None)
+            case ast.Assign():
+                self.src.error(
+                    node,
+                    "chained or multiple assignment is not supported",
+                    hint="Assign one name or view element per statement.",
+                )
+            case ast.AnnAssign(target=target, annotation=ann, value=value):
+                if value is None:
+                    self.src.error(node, "a declaration needs a value, e.g. `x: float = 0`")
+                declared = self._annotation(ann)
+                if not isinstance(declared, DataType):
+                    self.src.error(ann, "local variables must have a scalar type")
+                return self._assign(node, target, value, declared)
+            case ast.AugAssign(target=target, op=op, value=value):
+                return self._aug_assign(node, target, op, value)
+            case ast.If(test=test, body=body, orelse=orelse):
+                return ir.If(line, self._condition(test), self._block(body), self._block(orelse))
+            case ast.For():
+                return self._for(node)
+            case ast.While(test=test, body=body, orelse=orelse):
+                if orelse:
+                    self.src.error(node, "`while ... else` is not supported")
+                self.loop_depth += 1
+                lowered = ir.While(line, self._condition(test), self._block(body))
+                self.loop_depth -= 1
+                return lowered
+            case ast.Break():
+                self._need_loop(node, "break")
+                return ir.Break(line)
+            case ast.Continue():
+                self._need_loop(node, "continue")
+                return ir.Continue(line)
+            case ast.Pass():
+                return None
+            case ast.Return(value=value):
+                return self._return(node, value)
+            case ast.Expr(value=ast.Call() as call):
+                return self._call_statement(call)
+            case ast.Expr(value=ast.Constant(value=str())):
+                return None  # a string used as a comment
+            case ast.FunctionDef():
+                self.src.error(
+                    node,
+                    "nested functions are not supported in this kernel",
+                    hint="Define a module-level `@pk.function` helper instead.",
+                )
+        hint = _UNSUPPORTED_HINTS.get(type(node), "")
+        self.src.error(node, f"unsupported statement in a kernel: {type(node).__name__}", hint)
+
+    def _need_loop(self, node: ast.stmt, word: str) -> None:
+        if self.loop_depth == 0:
+            self.src.error(node, f"`{word}` outside a loop")
+
+    def _assign(
+        self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: DataType | None
+    ) -> ir.Stmt:
+        value = self._expr(value_node)
+        if isinstance(target, ast.Name):
+            return ir.Assign(node.lineno, self._bind(target, value, declared), value)
+        if isinstance(target, ast.Subscript):
+            if declared is not None:
+                self.src.error(node, "a view element cannot be annotated")
+            access = self._subscript(target)
+            return ir.Assign(node.lineno, access, value)
+        if isinstance(target, ast.Tuple):
+            self.src.error(
+                target,
+                "tuple assignment is not supported in kernels",
+                hint="Assign each name in its own statement.",
+            )
+        self.src.error(target, f"cannot assign to {type(target).__name__} in a kernel")
+
+    def _bind(self, target: ast.Name, value: Expr, declared: DataType | None) -> ir.Var:
+        name = target.id
+        if name in self.views:
+            self.src.error(target, f"cannot rebind view {name!r} inside a kernel")
+        if name in self.params:
+            ptype = self.params[name].type
+            assert isinstance(ptype, DataType)
+            self._check_narrowing(target, name, ptype, value, declared=True)
+            return ir.Var(ptype, name)
+        if declared is not None:
+            if name in self.locals and self.locals[name] != declared:
+                self.src.error(
+                    target,
+                    f"{name!r} was declared {self.locals[name].name} on line "
+                    f"{self.first_assign_line[name]}; a local keeps one type",
+                )
+            self.locals.setdefault(name, declared)
+            self.declared.add(name)
+            self.first_assign_line.setdefault(name, target.lineno)
+            return ir.Var(declared, name)
+        if name not in self.locals:
+            if name in _RESERVED_NAMES:
+                self.src.error(target, f"{name!r} names a module or function; pick another name")
+            inferred = (
+                t.int64
+                if value.type == t.bool_ and not isinstance(value, ir.Const)
+                else (value.type)
+            )
+            if isinstance(value, ir.Const) and isinstance(value.value, bool):
+                inferred = t.bool_
+            self.locals[name] = inferred
+            self.first_assign_line[name] = target.lineno
+            return ir.Var(inferred, name)
+        current = self.locals[name]
+        self._check_narrowing(target, name, current, value, declared=name in self.declared)
+        return ir.Var(current, name)
+
+    def _check_narrowing(
+        self, node: ast.AST, name: str, target: DataType, value: Expr, declared: bool
+    ) -> None:
+        if declared or not value.type.is_float or target.is_float:
+            return
+        line = self.first_assign_line.get(name)
+        where = f"on line {line}" if line else "as a parameter"
+        self.src.error(
+            node,
+            f"{name!r} is an integer (from its first assignment {where}) but is assigned a float",
+            hint=f"Declare it as a float where it starts, e.g. `{name}: float = 0`.",
+        )
+
+    def _aug_assign(
+        self, node: ast.AugAssign, target: ast.expr, op: ast.operator, value_node: ast.expr
+    ) -> ir.Stmt:
+        symbol = _BINOPS.get(type(op))
+        if symbol is None:
+            self.src.error(node, f"unsupported operator {type(op).__name__}")
+        value = self._expr(value_node)
+        if isinstance(target, ast.Name):
+            current = self._load_name(target)
+            if not isinstance(current, ir.Var):
+                self.src.error(target, f"cannot assign to {target.id!r}")
+            combined = self._binop(node, symbol, current, value)
+            declared = target.id in self.declared or target.id in self.params
+            self._check_narrowing(target, target.id, current.type, combined, declared)
+            return ir.AugAssign(node.lineno, current, symbol, value)
+        if isinstance(target, ast.Subscript):
+            access = self._subscript(target)
+            self._binop(node, symbol, access, value)  # type check only
+            return ir.AugAssign(node.lineno, access, symbol, value)
+        self.src.error(target, f"cannot assign to {type(target).__name__} in a kernel")
+
+    def _for(self, node: ast.For) -> ir.Stmt:
+        if node.orelse:
+            self.src.error(node, "`for ... else` is not supported")
+        if not isinstance(node.target, ast.Name):
+            self.src.error(node.target, "the loop variable must be a single name")
+        it = node.iter
+        if not (isinstance(it, ast.Call) and _is_name(it.func, "range")):
+            self.src.error(
+                it,
+                "kernels can only loop over range(...)",
+                hint="Write `for i in range(n):` and index views with `i`.",
+            )
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            self.src.error(it, "range() takes 1 to 3 positional arguments")
+        bounds = [self._expr(a) for a in it.args]
+        for bound, arg in zip(bounds, it.args, strict=True):
+            if not bound.type.is_integer and bound.type != t.bool_:
+                self.src.error(arg, f"range() needs integers, this is {bound.type.name}")
+        if len(bounds) == 1:
+            start, stop, step = ir.Const(t.int64, 0), bounds[0], ir.Const(t.int64, 1)
+        elif len(bounds) == 2:
+            start, stop, step = bounds[0], bounds[1], ir.Const(t.int64, 1)
+        else:
+            start, stop, step = bounds
+            if isinstance(step, ir.Const) and step.value == 0:
+                self.src.error(it.args[2], "range() step must not be zero")
+        loop_type = promote(start, stop)
+        var = self._bind(node.target, ir.Var(loop_type, "_"), None)
+        self.counter += 1
+        self.loop_depth += 1
+        body = self._block(node.body)
+        self.loop_depth -= 1
+        return ir.ForRange(node.lineno, var, start, stop, step, body, f"pk_it{self.counter}")
+
+    def _return(self, node: ast.Return, value_node: ast.expr | None) -> ir.Stmt:
+        if not self.is_helper:
+            if value_node is not None:
+                self.src.error(
+                    node,
+                    "a workunit returns nothing",
+                    hint="Write results into a view, or use parallel_reduce.",
+                )
+            return ir.Return(node.lineno, None)
+        if value_node is None:
+            if self.return_type is not None:
+                self.src.error(node, f"this function must return a {self.return_type.name}")
+            return ir.Return(node.lineno, None)
+        value = self._expr(value_node)
+        if self.return_type is None:
+            if not self.return_inferred:
+                self.src.error(node, "a function annotated `-> None` cannot return a value")
+            self.return_type = value.type
+            self.return_inferred = False
+        return ir.Return(node.lineno, value)
+
+    # ------------------------------------------------------------ calls as statements
+
+    def _call_statement(self, call: ast.Call) -> ir.Stmt:
+        func = call.func
+        if _is_name(func, "print"):
+            return self._print(call)
+        if self._is_pk_attr(func, "printf"):
+            return self._printf(call)
+        return ir.ExprStmt(call.lineno, self._expr(call, statement=True))
+
+    def _print(self, call: ast.Call) -> ir.Stmt:
+        sep, end = " ", "\n"
+        for kw in call.keywords:
+            if (
+                kw.arg in ("sep", "end")
+                and isinstance(kw.value, ast.Constant)
+                and isinstance(kw.value.value, str)
+            ):
+                sep, end = (kw.value.value, end) if kw.arg == "sep" else (sep, kw.value.value)
+            else:
+                self.src.error(kw, "print() in kernels accepts only literal sep= and end=")
+        args: list[Expr] = []
+        parts: list[str] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                parts.append(arg.value.replace("%", "%%"))
+            else:
+                args.append(self._expr(arg))
+                parts.append("\x00")  # placeholder for a value
+        return ir.Print(call.lineno, True, "\x01".join(parts), args, sep, end)
+
+    def _printf(self, call: ast.Call) -> ir.Stmt:
+        if not call.args or not (
+            isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+        ):
+            self.src.error(call, "pk.printf needs a literal format string first")
+        fmt = call.args[0].value
+        args = [self._expr(a) for a in call.args[1:]]
+        try:
+            printf_format(fmt, len(args))
+        except ValueError as exc:
+            self.src.error(call.args[0], f"bad pk.printf format: {exc}")
+        return ir.Print(call.lineno, False, fmt, args)
+
+    # ------------------------------------------------------------ expressions
+
+    def _condition(self, node: ast.expr) -> Expr:
+        return self._expr(node)
+
+    def _expr(self, node: ast.expr, statement: bool = False) -> Expr:
+        match node:
+            case ast.Constant(value=bool() as v):
+                return ir.Const(t.bool_, v)
+            case ast.Constant(value=int() as v):
+                if not -(2**63) <= v < 2**63:
+                    self.src.error(node, "integer literal does not fit in 64 bits")
+                return ir.Const(t.int64, v)
+            case ast.Constant(value=float() as v):
+                return ir.Const(t.float64, v)
+            case ast.Name():
+                loaded = self._load_name(node)
+                if isinstance(loaded, ir.ViewRef):
+                    self.src.error(
+                        node, f"view {node.id!r} must be indexed here, e.g. {node.id}[i]"
+                    )
+                return loaded
+            case ast.BinOp(left=left, op=op, right=right):
+                symbol = _BINOPS.get(type(op))
+                if symbol is None:
+                    self.src.error(node, f"unsupported operator {type(op).__name__}")
+                return self._binop(node, symbol, self._expr(left), self._expr(right))
+            case ast.UnaryOp(op=ast.Not(), operand=operand):
+                return ir.UnaryOp(t.bool_, "!", self._expr(operand))
+            case ast.UnaryOp(op=ast.USub() | ast.UAdd() as op, operand=operand):
+                inner = self._expr(operand)
+                if isinstance(inner, ir.Const) and isinstance(op, ast.USub):
+                    return ir.Const(inner.type if inner.type != t.bool_ else t.int64, -inner.value)
+                rtype = t.int64 if inner.type == t.bool_ else inner.type
+                return ir.UnaryOp(rtype, "-" if isinstance(op, ast.USub) else "+", inner)
+            case ast.UnaryOp(op=ast.Invert(), operand=operand):
+                inner = self._expr(operand)
+                if not inner.type.is_integer:
+                    self.src.error(node, "~ needs an integer")
+                return ir.UnaryOp(inner.type, "~", inner)
+            case ast.BoolOp(op=op, values=values):
+                return ir.BoolOp(
+                    t.bool_,
+                    "&&" if isinstance(op, ast.And) else "||",
+                    [self._expr(v) for v in values],
+                )
+            case ast.Compare():
+                return self._compare(node)
+            case ast.IfExp(test=test, body=body, orelse=orelse):
+                a, b = self._expr(body), self._expr(orelse)
+                rtype = a.type if a.type == b.type else promote(a, b)
+                return ir.Select(rtype, self._expr(test), a, b)
+            case ast.Subscript(value=ast.Attribute(value=ast.Name(id=owner), attr="shape")):
+                if owner not in self.views:
+                    self.src.error(node, f"{owner!r} is not a view")
+                return self._extent(node, owner, [node.slice])
+            case ast.Subscript():
+                return self._subscript(node)
+            case ast.Attribute():
+                return self._attribute(node)
+            case ast.Call():
+                return self._call(node, statement)
+        hint = _UNSUPPORTED_HINTS.get(type(node), "")
+        self.src.error(node, f"unsupported expression in a kernel: {type(node).__name__}", hint)
+
+    def _load_name(self, node: ast.Name) -> Expr | ir.ViewRef:
+        name = node.id
+        if name in self.views:
+            return ir.ViewRef(name, self.views[name])
+        if name in self.params:
+            ptype = self.params[name].type
+            assert isinstance(ptype, DataType)
+            return ir.Var(ptype, name)
+        if name in self.locals:
+            return ir.Var(self.locals[name], name)
+        value = self.src.globals.get(name, getattr(__builtins__, name, None))
+        if name in self.src.globals and isinstance(value, bool | int | float):
+            self.src.error(
+                node,
+                f"kernel reads the global variable {name!r}",
+                hint=f"Pass it as a keyword argument of the dispatch: `{name}={name}`, and add "
+                f"a `{name}` parameter to the kernel.",
+            )
+        self.src.error(
+            node,
+            f"name {name!r} is not defined in the kernel",
+            hint="Kernels see their parameters and locals; pass other values as keyword "
+            "arguments of the dispatch.",
+        )
+
+    def _binop(self, node: ast.AST, op: str, left: Expr, right: Expr) -> Expr:
+        for operand in (left, right):
+            if isinstance(operand, ir.ViewRef):
+                self.src.error(node, "views cannot be used in arithmetic; index them")
+        if op == "/":
+            rtype = (
+                float_of(*(x.type for x in (left, right) if not is_weak(x)))
+                if (left.type.is_float or right.type.is_float)
+                else t.float64
+            )
+            if rtype == t.float32 and (
+                (is_weak(left) and left.type.is_float) or (is_weak(right) and right.type.is_float)
+            ):
+                rtype = t.float32
+            return ir.BinOp(rtype, op, left, right)
+        if op in _BIT_OPS:
+            if left.type.is_float or right.type.is_float:
+                self.src.error(node, f"`{op}` needs integers")
+            rtype = promote(left, right)
+            if left.type == right.type == t.bool_ and op in ("&", "|", "^"):
+                rtype = t.bool_
+            return ir.BinOp(rtype, op, left, right)
+        rtype = promote(left, right)
+        if op == "**" and rtype.is_integer and isinstance(right, ir.Const) and right.value < 0:
+            rtype = t.float64  # Python: 2 ** -1 == 0.5
+        return ir.BinOp(rtype, op, left, right)
+
+    def _compare(self, node: ast.Compare) -> Expr:
+        left = self._expr(node.left)
+        parts: list[Expr] = []
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            symbol = _CMPOPS.get(type(op))
+            if symbol is None:
+                self.src.error(
+                    node,
+                    f"unsupported comparison {type(op).__name__}",
+                    hint="Kernels compare numbers with < <= > >= == !=.",
+                )
+            right = self._expr(comparator)
+            parts.append(ir.Compare(t.bool_, symbol, left, right))
+            left = right
+        return parts[0] if len(parts) == 1 else ir.BoolOp(t.bool_, "&&", parts)
+
+    def _subscript(self, node: ast.Subscript) -> ir.ViewAccess:
+        index_nodes: list[ast.expr] = []
+        base: ast.expr = node
+        while isinstance(base, ast.Subscript):
+            sl = base.slice
+            index_nodes[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in self.views:
+            self.src.error(base, "only views can be indexed in kernels")
+        view = self.views[base.id]
+        for idx in index_nodes:
+            if isinstance(idx, ast.Slice):
+                self.src.error(
+                    idx,
+                    "slices of views are not supported inside kernels",
+                    hint=f"Index every axis, e.g. {base.id}[i, j], in a loop.",
+                )
+        if len(index_nodes) != view.rank:
+            self.src.error(
+                node,
+                f"view {base.id!r} has rank {view.rank} but is indexed with "
+                f"{len(index_nodes)} indices",
+                hint=f"Index all {view.rank} axes: {base.id}[{', '.join('ijkl'[: view.rank])}].",
+            )
+        indices = []
+        for idx in index_nodes:
+            lowered = self._expr(idx)
+            if not (lowered.type.is_integer or lowered.type == t.bool_):
+                self.src.error(
+                    idx,
+                    f"view indices must be integers, this is {lowered.type.name}",
+                    hint="Convert with int(...).",
+                )
+            indices.append(lowered)
+        return ir.ViewAccess(view.dtype, ir.ViewRef(base.id, view), indices, node.lineno)
+
+    def _attribute(self, node: ast.Attribute) -> Expr:
+        if isinstance(node.value, ast.Name):
+            module = self.src.globals.get(node.value.id)
+            if _is_module(module, "math") or _is_pkernels(module):
+                if node.attr in MATH_CONSTANTS:
+                    return ir.Const(t.float64, MATH_CONSTANTS[node.attr])
+            if node.value.id in self.views and node.attr == "shape":
+                self.src.error(node, "use v.shape[k] with a literal axis, or len(v)")
+        self.src.error(
+            node,
+            f"unsupported attribute {ast.unparse(node)!r} in a kernel",
+            hint="Kernels may use math.pi, math.e and pk.* / math.* functions.",
+        )
+
+    def _is_pk_attr(self, func: ast.expr, name: str) -> bool:
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == name
+            and isinstance(func.value, ast.Name)
+            and _is_pkernels(self.src.globals.get(func.value.id))
+        )
+
+    def _call(self, node: ast.Call, statement: bool) -> Expr:
+        func = node.func
+        if node.keywords:
+            self.src.error(node.keywords[0], "keyword arguments are not supported in kernel calls")
+        # v.shape[k] is a Subscript of an Attribute; v.extent(k) is a call.
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            owner = func.value.id
+            if owner in self.views and func.attr == "extent":
+                return self._extent(node, owner, node.args)
+            module = self.src.globals.get(owner)
+            if _is_module(module, "math") or _is_pkernels(module):
+                return self._module_call(node, func.attr, pk=_is_pkernels(module), stmt=statement)
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in self.params or name in self.locals or name in self.views:
+                self.src.error(func, f"{name!r} is not a function")
+            target = self.src.globals.get(name)
+            if marker_of(target) is not None:
+                return self._helper_call(node, target, statement)
+            if target is None and name in _PY_BUILTINS:
+                return self._builtin(node, name)
+            if callable(target) and getattr(target, "__module__", "") == "math":
+                return self._module_call(node, target.__name__, pk=False, stmt=statement)
+            if getattr(target, "__module__", "").startswith("pkernels") and callable(target):
+                return self._module_call(node, target.__name__, pk=True, stmt=statement)
+            if target is None:
+                self.src.error(func, f"function {name!r} is not defined")
+            self.src.error(
+                func,
+                f"{name!r} is not a kernel function",
+                hint="Kernels can call @pk.function helpers, math.* / pk.* functions, abs, "
+                "min, max, int, float, bool and len.",
+            )
+        self.src.error(node, f"unsupported call {ast.unparse(func)!r} in a kernel")
+
+    def _extent(self, node: ast.expr, view_name: str, args: list[ast.expr]) -> Expr:
+        view = self.views[view_name]
+        if len(args) != 1 or not (
+            isinstance(args[0], ast.Constant) and isinstance(args[0].value, int)
+        ):
+            self.src.error(node, "extent() takes one literal axis number")
+        axis = args[0].value
+        if not 0 <= axis < view.rank:
+            self.src.error(node, f"axis {axis} is out of range for a rank-{view.rank} view")
+        return ir.ViewExtent(t.int64, ir.ViewRef(view_name, view), axis)
+
+    def _builtin(self, node: ast.Call, name: str) -> Expr:
+        if name == "len":
+            if len(node.args) != 1 or not (
+                isinstance(node.args[0], ast.Name) and node.args[0].id in self.views
+            ):
+                self.src.error(node, "len() in kernels takes one view")
+            view_name = node.args[0].id
+            return ir.ViewExtent(t.int64, ir.ViewRef(view_name, self.views[view_name]), 0)
+        args = [self._expr(a) for a in node.args]
+        if name in ("int", "float", "bool"):
+            if len(args) != 1:
+                self.src.error(node, f"{name}() takes exactly one argument in kernels")
+            target = {"int": t.int64, "float": t.float64, "bool": t.bool_}[name]
+            if name == "float" and args[0].type == t.float32:
+                target = t.float32  # keep single precision, as the value already is
+            return ir.Cast(target, args[0])
+        if name == "abs":
+            if len(args) != 1:
+                self.src.error(node, "abs() takes exactly one argument")
+            rtype = t.int64 if args[0].type == t.bool_ else args[0].type
+            return ir.Call(rtype, "abs", args)
+        if name in ("min", "max"):
+            if len(args) < 2:
+                self.src.error(node, f"{name}() in kernels takes two or more numbers")
+            result = args[0]
+            for arg in args[1:]:
+                result = ir.Call(promote(result, arg), name, [result, arg])
+            return result
+        self.src.error(node, f"{name}() is not supported in kernels")
+
+    def _module_call(self, node: ast.Call, name: str, pk: bool, stmt: bool) -> Expr:
+        if pk and name in ATOMIC_FUNCTIONS:
+            return self._atomic(node, name)
+        if pk and name in ("printf",):
+            self.src.error(node, "pk.printf is a statement; call it on its own line")
+        args = [self._expr(a) for a in node.args]
+        if name in PY_INT_ROUNDING and not pk:
+            if len(args) != 1:
+                self.src.error(node, f"math.{name}() takes exactly one argument")
+            # math.floor/ceil/trunc return Python ints
+            inner = ir.Call(float_of(args[0].type), name, args)
+            return ir.Cast(t.int64, inner) if not args[0].type.is_integer else args[0]
+        if name in ("floor", "ceil") and pk:
+            return ir.Call(float_of(args[0].type), name, args)
+        if name in ("abs", "min", "max") and pk:
+            return self._builtin(node, name)
+        spec = MATH_FUNCTIONS.get(name)
+        if spec is None:
+            prefix = "pk" if pk else "math"
+            self.src.error(
+                node,
+                f"{prefix}.{name} is not available in kernels",
+                hint="Supported: " + ", ".join(sorted(MATH_FUNCTIONS)),
+            )
+        arity, kind = spec
+        if len(args) != arity:
+            self.src.error(node, f"{name}() takes {arity} argument(s), got {len(args)}")
+        if kind == "bool":
+            return ir.Call(t.bool_, name, args)
+        cname = "tgamma" if name == "gamma" else name
+        return ir.Call(float_of(*(a.type for a in args)), cname, args)
+
+    def _atomic(self, node: ast.Call, name: str) -> Expr:
+        op, fetch = ATOMIC_FUNCTIONS[name]
+        wanted = {"cas": 4, "inc": 2, "dec": 2}.get(op, 3)
+        if len(node.args) != wanted:
+            self.src.error(node, f"pk.{name} takes {wanted} arguments (view, [indices], ...)")
+        view_node, index_node, *rest = node.args
+        if not (isinstance(view_node, ast.Name) and view_node.id in self.views):
+            self.src.error(view_node, f"the first argument of pk.{name} must be a view")
+        if not isinstance(index_node, ast.List | ast.Tuple):
+            self.src.error(index_node, "the indices must be written as a list, e.g. [i] or [i, j]")
+        subscript = ast.Subscript(value=view_node, slice=ast.Tuple(elts=index_node.elts))
+        ast.copy_location(subscript, node)
+        access = self._subscript(subscript)
+        operands = [self._expr(r) for r in rest]
+        if op in ("and", "or", "xor") and access.type.is_float:
+            self.src.error(node, f"pk.{name} needs an integer view")
+        return ir.AtomicOp(access.type, op, access, operands, fetch)
+
+    def _helper_call(self, node: ast.Call, target: Callable[..., Any], statement: bool) -> Expr:
+        marker = marker_of(target)
+        assert marker is not None
+        if marker.kind != "function":
+            self.src.error(
+                node,
+                f"{target.__name__!r} is a workunit; only @pk.function helpers "
+                "can be called from kernels",
+            )
+        args = [self._expr(a) for a in node.args]
+        arg_types = tuple(
+            t.int64 if isinstance(a, ir.Const) and a.type == t.int64 else a.type for a in args
+        )
+        function = self.helpers.get(target, arg_types)
+        if function.return_type is None and not statement:
+            self.src.error(
+                node,
+                f"{target.__name__}() returns no value here",
+                hint="Annotate the helper's return type (needed for recursive helpers), "
+                "e.g. `def f(x: float) -> float:`.",
+            )
+        return ir.Call(function.return_type, function.name, args, user=True)
+
+
+_PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max"}
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_module(obj: object, name: str) -> bool:
+    return getattr(obj, "__name__", None) == name and type(obj).__name__ == "module"
+
+
+def _is_pkernels(obj: object) -> bool:
+    return type(obj).__name__ == "module" and getattr(obj, "__name__", "") == "pkernels"
+
+
+_RESERVED_NAMES = {"math", "pk", "range", "print"}

@@ -1,0 +1,67 @@
+"""Reading a kernel's Python source and reporting errors against it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import os
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from ..errors import TranslationError
+
+
+@dataclass
+class KernelSource:
+    """The parsed source of one decorated function, with absolute line numbers."""
+
+    func: Callable[..., Any]
+    filename: str  # absolute path, as it goes into #line directives
+    tree: ast.FunctionDef
+    indent: int  # columns removed by dedent (methods, nested functions)
+
+    @classmethod
+    def of(cls, func: Callable[..., Any]) -> KernelSource:
+        code = func.__code__
+        filename = os.path.abspath(code.co_filename)
+        try:
+            lines, first = inspect.getsourcelines(func)
+        except (OSError, TypeError) as exc:
+            raise TranslationError(
+                f"cannot read the source of kernel {func.__qualname__!r} ({exc})",
+                filename,
+                code.co_firstlineno,
+                0,
+                hint="Kernels must be defined in a .py file (not typed at an interactive prompt).",
+            ) from None
+        text = "".join(lines)
+        dedented = textwrap.dedent(text)
+        indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+        module = ast.parse(dedented)
+        ast.increment_lineno(module, first - 1)
+        tree = module.body[0]
+        if not isinstance(tree, ast.FunctionDef):
+            raise TranslationError(
+                "a kernel must be a plain `def` function", filename, first, indent
+            )
+        return cls(func, filename, tree, indent)
+
+    @property
+    def name(self) -> str:
+        return self.tree.name
+
+    @property
+    def globals(self) -> dict[str, Any]:
+        return self.func.__globals__
+
+    def line_text(self, lineno: int) -> str:
+        return linecache.getline(self.filename, lineno)
+
+    def error(self, node: ast.AST | None, message: str, hint: str = "") -> NoReturn:
+        """Raise a TranslationError pointing at ``node``."""
+        lineno = getattr(node, "lineno", None) or self.tree.lineno
+        col = getattr(node, "col_offset", 0) + self.indent
+        raise TranslationError(message, self.filename, lineno, col, self.line_text(lineno), hint)

@@ -1,0 +1,95 @@
+"""Type rules of the kernel language: promotion, and the builtins kernels may call."""
+
+from __future__ import annotations
+
+from ..api import types as t
+from ..api.types import DataType
+from .ir import Const, Expr
+
+_INT_RANK = {t.bool_: 0, t.int8: 1, t.uint8: 1, t.int16: 2, t.uint16: 2, t.int32: 3}
+_INT_RANK |= {t.uint32: 3, t.int64: 4, t.uint64: 4}
+
+
+def is_weak(expr: Expr) -> bool:
+    """A Python literal, which takes the type of the other operand (NumPy 2 rules)."""
+    return isinstance(expr, Const) and expr.weak
+
+
+def promote(a: Expr, b: Expr) -> DataType:
+    """The type of an arithmetic result of ``a`` and ``b``."""
+    ta, tb = a.type, b.type
+    if ta == tb:
+        return t.int64 if ta == t.bool_ else ta
+    if is_weak(a) and not is_weak(b):
+        return _absorb_literal(tb, ta)
+    if is_weak(b) and not is_weak(a):
+        return _absorb_literal(ta, tb)
+    return promote_types(ta, tb)
+
+
+def _absorb_literal(typed: DataType, literal: DataType) -> DataType:
+    if typed.is_float:
+        return typed
+    if literal.is_float:
+        return t.float64
+    return t.int64 if typed == t.bool_ else typed
+
+
+def promote_types(ta: DataType, tb: DataType) -> DataType:
+    """Promotion of two typed (non-literal) operands, NumPy-like."""
+    if ta.is_float or tb.is_float:
+        if ta == t.float64 or tb == t.float64:
+            return t.float64
+        other = tb if ta == t.float32 else ta
+        return t.float32 if (other.is_float or other.bits <= 16) else t.float64
+    if ta == t.bool_ and tb == t.bool_:
+        return t.int64
+    if ta.kind == tb.kind or t.bool_ in (ta, tb):
+        non_bool = [x for x in (ta, tb) if x != t.bool_]
+        return max(non_bool, key=lambda x: _INT_RANK[x])
+    # signed with unsigned: a signed type wide enough, as NumPy does (int64 at most)
+    signed, unsigned = (ta, tb) if ta.kind == "int" else (tb, ta)
+    if signed.bits > unsigned.bits:
+        return signed
+    return {8: t.int16, 16: t.int32}.get(unsigned.bits, t.int64)
+
+
+def float_of(*types: DataType) -> DataType:
+    """The float type math functions compute in: float32 only if every argument is."""
+    return t.float32 if types and all(x == t.float32 for x in types) else t.float64
+
+
+# Math functions: name -> (number of arguments, result kind).
+# "float": computed in float_of(args); "bool": predicate; "int": Python int result.
+MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
+    **{
+        name: (1, "float")
+        for name in (
+            "sqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh "
+            "tanh asinh acosh atanh fabs cbrt erf erfc tgamma lgamma"
+        ).split()
+    },
+    **{name: (2, "float") for name in "pow atan2 fmod fmin fmax hypot copysign".split()},
+    "isnan": (1, "bool"),
+    "isinf": (1, "bool"),
+    "isfinite": (1, "bool"),
+    "gamma": (1, "float"),  # math.gamma is C's tgamma
+    "trunc": (1, "float"),
+}
+
+# math.floor / math.ceil return Python ints; pk.floor / pk.ceil return floats (Kokkos).
+PY_INT_ROUNDING = {"floor", "ceil", "trunc"}
+
+MATH_CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "tau": 6.283185307179586}
+MATH_CONSTANTS |= {"inf": float("inf"), "nan": float("nan")}
+
+ATOMIC_FUNCTIONS: dict[str, tuple[str, bool]] = {}
+for _op in ("add", "sub", "mul", "div", "max", "min", "and", "or", "xor"):
+    ATOMIC_FUNCTIONS[f"atomic_{_op}"] = (_op, False)
+    ATOMIC_FUNCTIONS[f"atomic_fetch_{_op}"] = (_op, True)
+ATOMIC_FUNCTIONS["atomic_add_fetch"] = ("add_new", True)
+ATOMIC_FUNCTIONS["atomic_sub_fetch"] = ("sub_new", True)
+ATOMIC_FUNCTIONS["atomic_exchange"] = ("exchange", True)
+ATOMIC_FUNCTIONS["atomic_compare_exchange"] = ("cas", True)
+ATOMIC_FUNCTIONS["atomic_increment"] = ("inc", False)
+ATOMIC_FUNCTIONS["atomic_decrement"] = ("dec", False)
