@@ -17,6 +17,7 @@ All methods raise :class:`TargetError` when the debugger refuses a command or di
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -84,6 +85,12 @@ class StopEvent:
     def exited(self) -> bool:
         """True when the process itself is gone (exit or fatal signal)."""
         return self.reason in ("exited", "exited-signalled")
+
+    @property
+    def interrupted(self) -> bool:
+        """True for a stop asked for by :meth:`Controller.interrupt` (gdb reports those as
+        ``signal-received`` with signal ``0`` in non-stop mode)."""
+        return self.reason == "signal-received" and self.signal_name in ("0", "SIGINT", None)
 
 
 @dataclass(frozen=True)
@@ -230,8 +237,14 @@ class Controller(abc.ABC):
         """Run ``thread_id`` until its current frame returns. Returns at once."""
 
     @abc.abstractmethod
-    def wait_for_stop(self, timeout: float | None = None) -> StopEvent | None:
-        """The next stop event; ``None`` if none came within ``timeout`` seconds."""
+    def wait_for_stop(
+        self, timeout: float | None = None, thread_id: int | None = None
+    ) -> StopEvent | None:
+        """The next stop event; ``None`` if none came within ``timeout`` seconds.
+
+        With ``thread_id``, only a stop of that thread (or the process exiting) is taken;
+        other threads' stops stay queued, in order, for later calls.
+        """
 
     def poll_stop(self) -> StopEvent | None:
         """The next stop event if one is already there, else ``None`` (never blocks)."""
@@ -243,8 +256,6 @@ class Controller(abc.ABC):
         Used after a breakpoint hit in a parallel region, where several threads stop one
         after another. Never waits longer than ``limit`` seconds in total.
         """
-        import time
-
         events: list[StopEvent] = []
         deadline = time.monotonic() + limit
         while True:
@@ -271,8 +282,8 @@ class Controller(abc.ABC):
         """Make ``thread_id`` the current thread for commands given without one."""
 
     @abc.abstractmethod
-    def stack(self, thread_id: int) -> list[FrameInfo]:
-        """The stack of a stopped thread, innermost frame first."""
+    def stack(self, thread_id: int, max_depth: int | None = None) -> list[FrameInfo]:
+        """The stack of a stopped thread, innermost frame first (at most ``max_depth``)."""
 
     @abc.abstractmethod
     def locals(self, thread_id: int, frame: int = 0) -> dict[str, str]:

@@ -46,6 +46,12 @@ OPTIONAL_SETTINGS: tuple[str, ...] = (
     "-gdb-set auto-load python-scripts off",
 )
 
+PTRACE_HINT = (
+    " (the kernel refused ptrace: attaching needs the same user and, under Yama, "
+    "/proc/sys/kernel/yama/ptrace_scope = 0 or CAP_SYS_PTRACE; in a container, "
+    "run it with --cap-add=SYS_PTRACE)"
+)
+
 _LWP_RE = re.compile(r"\bLWP (\d+)\b")
 
 
@@ -113,9 +119,10 @@ def _stop_event(payload: dict) -> StopEvent:
     if reason == "exited-normally":
         reason, exit_code = "exited", 0
     elif reason == "exited":
-        exit_code = _int(payload.get("exit-code"), None)
-        if exit_code is None and isinstance(payload.get("exit-code"), str):
-            exit_code = int(payload["exit-code"], 8)  # gdb prints it in octal ("01")
+        try:  # gdb prints it in octal with a leading zero: "011" is 9
+            exit_code = int(payload.get("exit-code", ""), 8)
+        except ValueError:
+            exit_code = None
     stopped = payload.get("stopped-threads")
     if isinstance(stopped, list):
         stopped_threads: tuple[int, ...] | None = tuple(int(t) for t in stopped)
@@ -165,7 +172,6 @@ class GdbController(Controller):
         self._thread_state: dict[int, str] = {}
         self._stops: list[StopEvent] = []
         self._swallow_stops = False
-        self._exited: StopEvent | None = None
         self._mi = MiSession([path, *args])
         self._mi.add_listener(self._on_async)
         try:
@@ -214,7 +220,6 @@ class GdbController(Controller):
                 if event.exited:
                     self._thread_state.clear()
                     self._pid = None
-                    self._exited = event
                 else:
                     ids = event.stopped_threads
                     for t in ids if ids is not None else list(self._thread_state):
@@ -263,9 +268,13 @@ class GdbController(Controller):
         deadline = time.monotonic() + timeout
         with self._state_lock:
             self._swallow_stops = True
-            self._exited = None
         try:
-            self._cmd(f"-target-attach {int(pid)}", timeout)
+            try:
+                self._cmd(f"-target-attach {int(pid)}", timeout)
+            except TargetError as exc:
+                if "ptrace" in exc.message and "not permitted" in exc.message:
+                    raise TargetError(exc.message + PTRACE_HINT, exc.command) from exc
+                raise
             # -target-attach answers ^done at once; gdb then reads the libraries' symbols
             # and stops every thread, each with its own *stopped record. Wait until our
             # event tracking and gdb's own thread list both say every thread is stopped.
@@ -403,8 +412,6 @@ class GdbController(Controller):
     def wait_for_stop(
         self, timeout: float | None = None, thread_id: int | None = None
     ) -> StopEvent | None:
-        """The next stop event (of ``thread_id`` only, when given; the process exiting
-        always counts); ``None`` if none came within ``timeout`` seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._state_lock:
             while True:

@@ -9,17 +9,16 @@ produced while a command is in flight are collected into its :class:`MiResult`.
 
 One command is in flight at a time (callers from several threads are serialised); async
 records keep flowing meanwhile. The debugger never outlives its owner: :meth:`close` ends
-it, an ``atexit`` hook and a finaliser end it if the owner forgets or crashes, and gdb
-itself exits when its stdin pipe closes (owner killed).
+it, a finaliser (which also runs at interpreter exit) ends it if the owner forgets, and
+gdb itself exits -- detaching from what it attached to -- when its stdin pipe closes
+(owner killed, even by SIGKILL).
 """
 
 from __future__ import annotations
 
-import atexit
 import collections
 import itertools
 import os
-import queue
 import signal
 import subprocess
 import threading
@@ -112,7 +111,9 @@ class MiSession:
         self._pending_lock = threading.Lock()
         self._command_lock = threading.Lock()
         self._current: _Pending | None = None
-        self._async: queue.Queue[dict] = queue.Queue()
+        # Async records, newest last; bounded so a session nobody drains cannot grow.
+        self._async: collections.deque[dict] = collections.deque(maxlen=10000)
+        self._async_ready = threading.Condition()
         self._listeners: list[AsyncListener] = []
         self._unclaimed_streams: collections.deque[tuple[str, str]] = collections.deque(maxlen=1000)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
@@ -131,8 +132,8 @@ class MiSession:
         except OSError as exc:
             raise TargetError(f"cannot start {self.argv[0]}: {exc}") from exc
         self.pid = self._proc.pid
+        # Runs when the session is collected or, at the latest, at interpreter exit.
         self._finalizer = weakref.finalize(self, _kill_process, self._proc)
-        atexit.register(self._finalizer)
         self._reader = threading.Thread(
             target=self._read_stdout, name=f"mi-reader-{self.pid}", daemon=True
         )
@@ -222,13 +223,14 @@ class MiSession:
         return result.console
 
     def next_async(self, timeout: float | None = None) -> dict | None:
-        """The next async record (see :meth:`add_listener`), or ``None`` after ``timeout``."""
-        try:
-            if timeout is not None and timeout <= 0:
-                return self._async.get_nowait()
-            return self._async.get(timeout=timeout)
-        except queue.Empty:
-            return None
+        """The next async record (see :meth:`add_listener`), or ``None`` after ``timeout``.
+
+        Only the latest 10000 records are kept for this call; listeners see them all.
+        """
+        with self._async_ready:
+            if not self._async_ready.wait_for(lambda: self._async, timeout):
+                return None
+            return self._async.popleft()
 
     def unclaimed_streams(self) -> list[tuple[str, str]]:
         """Stream output that arrived while no command was in flight: (type, text) pairs."""
@@ -263,7 +265,6 @@ class MiSession:
             pass
         self._wait_gone(timeout)
         self._finalizer()
-        atexit.unregister(self._finalizer)
 
     def __enter__(self) -> MiSession:
         return self
@@ -334,7 +335,9 @@ class MiSession:
             return
         if kind == "notify":
             record["kind"] = _ASYNC_KINDS.get(line[0], "notify")
-            self._async.put(record)
+            with self._async_ready:
+                self._async.append(record)
+                self._async_ready.notify_all()
             for listener in list(self._listeners):
                 try:
                     listener(record)
@@ -355,21 +358,27 @@ class MiSession:
         # "done" is the "(gdb)" prompt: nothing to do.
 
 
-def _kill_process(proc: subprocess.Popen) -> None:
-    """Make sure ``proc`` is gone (used by close, the finaliser and atexit)."""
+def _kill_process(proc: subprocess.Popen, grace: float = 2.0) -> None:
+    """Make sure ``proc`` is gone: end of input first (gdb then quits cleanly, detaching
+    from attached processes), then SIGTERM (also a clean quit), then SIGKILL."""
     if proc.poll() is None:
         try:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(1.0)
+            if proc.stdin:
+                proc.stdin.close()
+            proc.wait(grace)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+    for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.kill(proc.pid, sig)
+            proc.wait(wait)
         except (OSError, subprocess.TimeoutExpired):
-            try:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(2.0)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+            pass
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         try:
             if pipe:
                 pipe.close()
-        except OSError:
+        except (OSError, ValueError):
             pass

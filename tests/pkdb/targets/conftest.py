@@ -160,7 +160,7 @@ while True:
         words = jobs.pop(0)
         if words[0] == "exit":
             say("bye")
-            sys.exit(0)
+            sys.exit(int(words[1]) if len(words) > 1 else 0)
         if words[0] == "yax":
             say("result", lib(sys.argv[1]).pk_launch(N, M, A, x, y))
         elif words[0] == "faulty":

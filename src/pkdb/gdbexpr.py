@@ -1,0 +1,115 @@
+"""Python expressions <-> what gdb understands about a stopped kernel.
+
+Kernel breakpoint conditions are written in Python (``j == 10 and y_view[j] > 0``);
+gdb evaluates C. :func:`python_to_c` rewrites the subset that conditions use (names,
+numbers, arithmetic, comparisons, ``and/or/not``, view indexing) into C over the
+generated code's variables (a view ``v`` is a ``pk_rt::View`` struct with ``data``,
+``extent`` and ``stride``). :func:`parse_gdb_value` turns gdb's text for a scalar back
+into a Python value.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_C_BINOPS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+}  # fmt: skip
+_C_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+class ConditionError(ValueError):
+    """A condition uses Python that has no C equivalent in a kernel."""
+
+
+def python_to_c(expr: str, views: dict[str, int] | None = None) -> str:
+    """C text for the Python expression ``expr``; ``views`` maps view names to ranks."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ConditionError(f"invalid condition {expr!r}: {exc.msg}") from None
+    return _to_c(tree.body, views or {})
+
+
+def _to_c(node: ast.expr, views: dict[str, int]) -> str:
+    match node:
+        case ast.Constant(value=bool() as v):
+            return "1" if v else "0"
+        case ast.Constant(value=int() | float() as v):
+            return repr(v)
+        case ast.Name(id=name):
+            if name in views:
+                raise ConditionError(f"view {name!r} must be indexed in a condition")
+            return name
+        case ast.BinOp(left=left, op=op, right=right) if type(op) in _C_BINOPS:
+            return f"({_to_c(left, views)} {_C_BINOPS[type(op)]} {_to_c(right, views)})"
+        case ast.UnaryOp(op=ast.Not(), operand=operand):
+            return f"(!{_to_c(operand, views)})"
+        case ast.UnaryOp(op=ast.USub(), operand=operand):
+            return f"(-{_to_c(operand, views)})"
+        case ast.BoolOp(op=op, values=values):
+            joiner = " && " if isinstance(op, ast.And) else " || "
+            return "(" + joiner.join(_to_c(v, views) for v in values) + ")"
+        case ast.Compare(left=left, ops=ops, comparators=comparators):
+            parts = []
+            for op, right in zip(ops, comparators, strict=True):
+                if type(op) not in _C_CMPOPS:
+                    raise ConditionError(f"unsupported comparison {type(op).__name__}")
+                parts.append(f"({_to_c(left, views)} {_C_CMPOPS[type(op)]} {_to_c(right, views)})")
+                left = right
+            return parts[0] if len(parts) == 1 else "(" + " && ".join(parts) + ")"
+        case ast.Subscript():
+            return _view_element(node, views)
+    raise ConditionError(f"unsupported in a kernel condition: {ast.unparse(node)!r}")
+
+
+def _view_element(node: ast.Subscript, views: dict[str, int]) -> str:
+    indices: list[ast.expr] = []
+    base: ast.expr = node
+    while isinstance(base, ast.Subscript):
+        sl = base.slice
+        indices[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        base = base.value
+    if not isinstance(base, ast.Name) or base.id not in views:
+        raise ConditionError(f"only views can be indexed: {ast.unparse(node)!r}")
+    if len(indices) != views[base.id]:
+        raise ConditionError(f"{base.id} needs {views[base.id]} indices in a condition")
+    name = base.id
+    offset = " + ".join(
+        f"({_to_c(i, views)}) * {name}.stride[{k}]" for k, i in enumerate(indices)
+    )
+    return f"{name}.data[{offset}]"
+
+
+_REFERENCE = re.compile(r"^@0x[0-9a-f]+: (?P<value>.*)$")
+
+
+def parse_gdb_value(text: str) -> object:
+    """A Python value for gdb's rendering of a scalar (``10``, ``0.5``, ``true``, ``@0x..: 3``).
+
+    Anything that is not a plain number or bool is returned as the text itself.
+    """
+    text = text.strip()
+    ref = _REFERENCE.match(text)
+    if ref:
+        text = ref.group("value")
+    if text in ("true", "false"):
+        return text == "true"
+    # char-typed values render as `65 'A'`
+    char = re.match(r"^(-?\d+) '.*'$", text)
+    if char:
+        return int(char.group(1))
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    lowered = text.lower()
+    if lowered in ("inf", "-inf", "nan", "-nan", "nan(0x8000000000000)", "-nan(0x8000000000000)"):
+        return float(lowered.split("(")[0].replace("-nan", "nan"))
+    return text
