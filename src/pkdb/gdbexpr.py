@@ -77,9 +77,7 @@ def _view_element(node: ast.Subscript, views: dict[str, int]) -> str:
     if len(indices) != views[base.id]:
         raise ConditionError(f"{base.id} needs {views[base.id]} indices in a condition")
     name = base.id
-    offset = " + ".join(
-        f"({_to_c(i, views)}) * {name}.stride[{k}]" for k, i in enumerate(indices)
-    )
+    offset = " + ".join(f"({_to_c(i, views)}) * {name}.stride[{k}]" for k, i in enumerate(indices))
     return f"{name}.data[{offset}]"
 
 

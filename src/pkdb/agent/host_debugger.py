@@ -1,0 +1,299 @@
+"""The host debugger: pdb itself, with its terminal replaced by the channel.
+
+Every pdb command behaves as users know because it *is* pdb. What changes:
+
+* input/output are channel file-likes (:mod:`pkdb.agent.channel_io`); ``interact``
+  reads its lines through them too;
+* the program starts one of three ways (:data:`pkdb.protocol.ENTRY_MODES`);
+* ``run`` continues, ``restart`` asks the front end for a fresh process;
+* Ctrl-C stops the running program at the current line after any resuming command,
+  not only after ``continue``;
+* breakpoints and aliases can be saved and restored, so a new process (after a crash,
+  or ``restart``) keeps them with their numbers.
+"""
+
+from __future__ import annotations
+
+import bdb
+import builtins
+import io
+import os
+import pdb
+import shlex
+import signal
+import sys
+import threading
+import types
+from typing import Any
+
+from ..protocol import ENTRY_QUIET, ENTRY_RUN, ENTRY_STOP, BreakpointState, DebuggerState
+from .channel_io import ChannelConsole
+
+HOST_PROMPT = "(pkdb) "
+
+_BDB_RUN_CODE = bdb.Bdb.run.__code__
+
+
+class RestartRequest:
+    """What ``restart``/``run ARGS`` typed inside the agent asked for."""
+
+    def __init__(self, argv: list[str] | None, entry: str) -> None:
+        self.argv = argv
+        self.entry = entry
+
+
+class HostDebugger(pdb.Pdb):
+    """A :class:`pdb.Pdb` that talks through the channel and survives restarts."""
+
+    def __init__(
+        self,
+        stdin: Any,
+        stdout: Any,
+        *,
+        readrc: bool = True,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(stdin=stdin, stdout=stdout, readrc=readrc)
+        self.prompt = HOST_PROMPT
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.restart_request: RestartRequest | None = None
+        self._entry = ENTRY_STOP
+        self._hide_next_stop = False
+
+    # -- running the program ---------------------------------------------------------
+
+    def compile_script(self, path: str) -> types.CodeType:
+        """Read and compile the program (SyntaxError/OSError: it cannot start)."""
+        filename = os.path.realpath(path)
+        with io.open_code(filename) as source_file:
+            source = source_file.read()
+        return compile(source, filename, "exec")
+
+    def run_script(self, code: types.CodeType, entry: str = ENTRY_STOP) -> None:
+        """Run the compiled program as ``__main__`` -- what ``pdb._run`` does for a
+        script, but with the code object run directly, so no ``<string>`` frame shows.
+
+        Exceptions of the program propagate; ``quit``/``restart`` end it quietly.
+        """
+        self._entry = entry
+        self._hide_next_stop = entry == ENTRY_QUIET
+        self.restart_request = None
+        self._wait_for_mainpyfile = True
+        self._user_requested_quit = False
+        self.mainpyfile = self.canonic(code.co_filename)
+
+        # The program must run in the __main__ namespace (pickle, multiprocessing and
+        # `if __name__ == "__main__"` depend on it), as under pdb.
+        import __main__
+
+        __main__.__dict__.clear()
+        __main__.__dict__.update(
+            __name__="__main__",
+            __file__=code.co_filename,
+            __builtins__=builtins,
+            __spec__=None,
+            __package__=None,
+        )
+        self.arm_sigint()
+        self.run(code)
+
+    @property
+    def user_requested_quit(self) -> bool:
+        return bool(self._user_requested_quit)
+
+    def user_line(self, frame: types.FrameType) -> None:
+        if self._entry == ENTRY_RUN:
+            # `run`: pdb would stop at the first line of the program; instead go on
+            # unless a breakpoint is set right there.
+            if self._wait_for_mainpyfile:
+                if self.mainpyfile != self.canonic(frame.f_code.co_filename) or frame.f_lineno <= 0:
+                    return
+                self._wait_for_mainpyfile = False
+            self._entry = ENTRY_STOP
+            if not self.break_here(frame):
+                self.set_continue()
+                return
+        super().user_line(frame)
+
+    def get_stack(self, f: Any, t: Any) -> tuple[list, int]:
+        # Hide bdb's run() frame under the program: `where` starts at the program.
+        stack, index = super().get_stack(f, t)
+        while len(stack) > 1 and index > 0 and stack[0][0].f_code is _BDB_RUN_CODE:
+            stack.pop(0)
+            index -= 1
+        return stack, index
+
+    def print_stack_entry(self, frame_lineno: Any, prompt_prefix: str = pdb.line_prefix) -> None:
+        if self._hide_next_stop:  # the quiet entry stop: no "> prog.py(1)<module>()"
+            self._hide_next_stop = False
+            return
+        super().print_stack_entry(frame_lineno, prompt_prefix)
+
+    def interaction(self, frame: types.FrameType | None, traceback: Any) -> None:
+        super().interaction(frame, traceback)
+        self._resuming()
+
+    def bp_commands(self, frame: types.FrameType) -> bool | None:
+        # A breakpoint with `commands` may prompt without going through interaction().
+        must_interact = super().bp_commands(frame)
+        if not must_interact:
+            self._resuming()
+        return must_interact
+
+    def _resuming(self) -> None:
+        """The program runs on: send what is still buffered, and let Ctrl-C stop it
+        again whatever the resuming command was (pdb arms this for `continue` only)."""
+        flush_partial = getattr(self.stdout, "flush_partial", None)
+        if flush_partial is not None:
+            flush_partial()
+        self.arm_sigint()
+
+    # -- Ctrl-C ----------------------------------------------------------------------
+
+    def arm_sigint(self) -> None:
+        """Make SIGINT stop the running program at its current line."""
+        if self.nosigint or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) == self.sigint_handler:
+            return
+        pdb.Pdb._previous_sigint_handler = signal.signal(signal.SIGINT, self.sigint_handler)
+
+    def sigint_handler(self, signum: int, frame: types.FrameType | None) -> None:
+        if self.allow_kbdint:
+            raise KeyboardInterrupt
+        self.message("\nProgram interrupted. (Use 'cont' to resume).")
+        self.stop_in(frame)
+
+    def stop_in(self, frame: types.FrameType | None) -> None:
+        """Stop at the next line of ``frame`` (Ctrl-C, ``breakpoint()``).
+
+        Like :meth:`set_trace`, but the program's bottom frame stays the bottom frame:
+        set_trace() would make it the agent's outermost frame, and stepping out of the
+        program would then wander into the agent.
+        """
+        botframe = self.botframe
+        self.set_trace(frame)
+        if botframe is not None:
+            self.botframe = botframe
+
+    def breakpointhook(self, *args: Any, **kwargs: Any) -> None:
+        """``breakpoint()`` and ``pdb.set_trace()`` in the program stop in this
+        session (they would otherwise start a second pdb on the raw terminal)."""
+        header = kwargs.get("header")
+        if header is not None:
+            self.message(header)
+        self.stop_in(sys._getframe(1))
+
+    # -- commands that must not touch the real terminal -----------------------------
+
+    def do_interact(self, arg: str) -> None:
+        """interact
+
+        Start an interactive interpreter whose global namespace
+        contains all the (global and local) names found in the current scope.
+        """
+        namespace = {**self.curframe.f_globals, **self.curframe_locals}
+        console = ChannelConsole(namespace, self.stdin, self.stdout)
+        console.interact("*interactive*", exitmsg="now exiting InteractiveConsole...")
+
+    def handle_command_def(self, line: str) -> bool | None:
+        # EOF at the (com) prompt ends the list, as `end` does (stock pdb would record
+        # an "EOF" command and read on forever).
+        if line.strip() == "EOF":
+            line = "end"
+        return super().handle_command_def(line)
+
+    # -- run / restart ---------------------------------------------------------------
+
+    def do_run(self, arg: str) -> bool | None:
+        """run [args...]
+        Continue the program (at the first stop: start it). With
+        arguments, restart it with them as its new arguments and run
+        until a breakpoint. Breakpoints, conditions, commands and
+        aliases are kept.
+        """
+        if not arg:
+            return self.do_continue(arg)
+        return self._request_restart(arg, ENTRY_RUN)
+
+    def do_restart(self, arg: str) -> bool | None:
+        """restart [args...]
+        Start the program again in a fresh process and stop before its
+        first line. With arguments, they replace the program's arguments.
+        Breakpoints, conditions, commands and aliases are kept.
+        """
+        return self._request_restart(arg, ENTRY_STOP)
+
+    def _request_restart(self, arg: str, entry: str) -> bool | None:
+        argv = None
+        if arg:
+            try:
+                argv = sys.argv[:1] + shlex.split(arg)
+            except ValueError as exc:
+                self.error(f"Cannot run {arg}: {exc}")
+                return None
+        self.restart_request = RestartRequest(argv, entry)
+        self.set_quit()
+        return True
+
+    # -- state that survives the process ---------------------------------------------
+
+    def snapshot_state(self) -> DebuggerState:
+        """Breakpoints (numbers, conditions, counts, commands) and aliases."""
+        breakpoints = []
+        for bp in bdb.Breakpoint.bpbynumber:
+            if bp is None:
+                continue
+            breakpoints.append(
+                BreakpointState(
+                    number=bp.number,
+                    file=bp.file,
+                    line=bp.line,
+                    temporary=bool(bp.temporary),
+                    condition=bp.cond,
+                    enabled=bool(bp.enabled),
+                    ignore=bp.ignore,
+                    hits=bp.hits,
+                    funcname=bp.funcname,
+                    commands=list(self.commands[bp.number]) if bp.number in self.commands else None,
+                    silent=bool(self.commands_silent.get(bp.number, False)),
+                    prompt=bool(self.commands_doprompt.get(bp.number, True)),
+                )
+            )
+        return DebuggerState(
+            breakpoints=breakpoints,
+            aliases=dict(self.aliases),
+            next_breakpoint=bdb.Breakpoint.next,
+        )
+
+    def restore_state(self, state: DebuggerState) -> list[str]:
+        """Recreate breakpoints with their old numbers, and aliases. Returns one
+        message per breakpoint that could not be set again (e.g. the file shrank)."""
+        problems = []
+        registry = bdb.Breakpoint
+        for saved in sorted(state.breakpoints, key=lambda b: b.number):
+            # bdb numbers breakpoints by their position in bpbynumber.
+            while len(registry.bpbynumber) < saved.number:
+                registry.bpbynumber.append(None)
+            registry.next = saved.number
+            error = self.set_break(
+                saved.file, saved.line, saved.temporary, saved.condition, saved.funcname
+            )
+            if error:
+                registry.bpbynumber.append(None)  # keep the number taken
+                registry.next = saved.number + 1
+                problems.append(f"Breakpoint {saved.number} not restored: {error}")
+                continue
+            bp = registry.bpbynumber[saved.number]
+            bp.enabled = saved.enabled
+            bp.ignore = saved.ignore
+            bp.hits = saved.hits
+            if saved.commands is not None:
+                self.commands[saved.number] = list(saved.commands)
+                self.commands_silent[saved.number] = saved.silent
+                self.commands_doprompt[saved.number] = saved.prompt
+        while len(registry.bpbynumber) < state.next_breakpoint:
+            registry.bpbynumber.append(None)
+        registry.next = max(registry.next, state.next_breakpoint)
+        self.aliases.update(state.aliases)
+        return problems

@@ -1,0 +1,332 @@
+"""The front end: the REPL that owns the terminal for the whole session.
+
+It starts the debuggee, reads command lines (from ``-c``/``-x`` first, then the
+terminal or stdin), and routes each one through the current :class:`~pkdb.modes.Mode`.
+When a command resumes the program it waits for the agent, printing its output, until
+the next prompt -- or until the program ends, which it reports before offering
+``run``/``restart``/``quit``. The session never depends on the debuggee staying alive.
+"""
+
+from __future__ import annotations
+
+import cmd
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from .channel import ChannelClosed
+from .commands.registry import split_commands
+from .modes import HostMode, Mode
+from .protocol import (
+    ENTRY_QUIET,
+    ENTRY_STOP,
+    Command,
+    Finished,
+    Message,
+    Output,
+    Prompt,
+    ProtocolError,
+    SettingsChanged,
+    Start,
+    StateChanged,
+)
+from .session import Debuggee, describe_exit
+from .settings import Settings
+from .terminal import Terminal
+
+#: While the program runs, how often to check that it is still alive even though the
+#: channel is open (a forked child of the program may hold the agent's socket).
+_POLL_INTERVAL = 0.25
+
+
+class Frontend(cmd.Cmd):
+    """One pkdb session (implements :class:`pkdb.commands.registry.Console`)."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        settings: Settings | None = None,
+        script: Iterable[str] = (),
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
+        super().__init__(completekey="tab", stdin=stdin, stdout=stdout)
+        self.argv = list(argv)
+        self.settings = settings if settings is not None else Settings()
+        self.mode: Mode = HostMode()
+        self.debuggee: Debuggee | None = None
+        self.agent_prompt: Prompt | None = None  # the agent's pending input request
+        self.state: dict[str, Any] = {}  # breakpoints & aliases, for the next run
+        self.finished = False
+        self._script = deque(script)
+        self._finished_request: Finished | None = None
+        self._interactive = self.stdin is sys.stdin and _isatty(self.stdin)
+        self.terminal = Terminal(self.stdin)
+        #: What to do with each message the agent sends while the program runs; a
+        #: handler returns True when the user has the word (a prompt, or the end of
+        #: the run). The kernel integration adds its ``kernel-launch`` request here:
+        #: switch ``self.mode`` to a kernel mode, return True, and answer the request
+        #: when the kernel is finished with.
+        self.message_handlers: dict[type[Message], Callable[[Any], bool]] = {
+            Output: self._on_output,
+            StateChanged: self._on_state,
+            Prompt: self._on_prompt,
+            Finished: self._on_finished,
+        }
+
+    # -- the REPL --------------------------------------------------------------------
+
+    def cmdloop(self, intro: Any = None) -> None:
+        """Run the session: start the program, then read and route commands."""
+        self._install_completion()
+        self.start_program(ENTRY_STOP)
+        while not self.finished:
+            try:
+                line = self._read_line()
+            except KeyboardInterrupt:
+                self._keyboard_interrupt()
+                continue
+            if line is None:
+                self._end_of_input()
+                continue
+            try:
+                self.onecmd(line)
+            except KeyboardInterrupt:
+                self.message("\n--KeyboardInterrupt--")
+
+    def onecmd(self, line: str) -> bool:
+        """Route one line: verbatim to an agent sub-prompt, else through the mode."""
+        if self.agent_prompt is not None and not self.agent_prompt.main:
+            self._reply(line=line)  # (com), >>>, nested debugger: theirs to parse
+            return self.finished
+        line = line.strip()
+        if not line:
+            line = self.lastcmd  # an empty line repeats the last command, as in pdb
+            if not line:
+                return self.finished
+        first, rest = split_commands(line)
+        if rest:
+            self.cmdqueue.insert(0, rest)
+        self.lastcmd = first
+        self.mode.execute(self, first)
+        return self.finished
+
+    def _read_line(self) -> str | None:
+        """The next command line; None at end of input."""
+        if self.cmdqueue:  # the rest of a `a ;; b` line
+            return self.cmdqueue.pop(0)
+        prompt = self.current_prompt
+        if self._script:  # -c / -x: echoed, so the output reads like a session
+            line = self._script.popleft()
+            self._write(f"{prompt}{line}\n")
+            return line
+        if self._interactive:
+            try:
+                return input(prompt)
+            except EOFError:
+                self._write("\n")
+                return None
+        self._write(prompt)
+        line = self.stdin.readline()
+        if not line:
+            self._write("\n")
+            return None
+        line = line.rstrip("\r\n")
+        self._write(line + "\n")
+        return line
+
+    @property
+    def current_prompt(self) -> str:
+        if self.agent_prompt is not None and not self.agent_prompt.main:
+            return self.agent_prompt.prompt
+        return self.mode.prompt
+
+    def _keyboard_interrupt(self) -> None:
+        if self.agent_prompt is not None and not self.agent_prompt.main:
+            self._write("\n")
+            self._reply(interrupt=True)  # abort `commands` / the >>> line
+        else:
+            self.message("\n--KeyboardInterrupt--")
+
+    def _end_of_input(self) -> None:
+        if self._interactive and self.agent_prompt is not None and not self.agent_prompt.main:
+            self._reply(line=None)  # Ctrl-D leaves `interact` / ends `commands`
+        else:
+            self.end_session()
+
+    def _install_completion(self) -> None:
+        if not (self._interactive and self.completekey):
+            return
+        try:
+            import readline
+        except ImportError:
+            return
+        readline.set_completer(self.complete)
+        readline.parse_and_bind(self.completekey + ": complete")
+
+    def completenames(self, text: str, *ignored: Any) -> list[str]:
+        return [name for name in self.mode.completion_names() if name.startswith(text)]
+
+    def completedefault(self, *ignored: Any) -> list[str]:
+        return []
+
+    # -- Console interface (what commands use) -------------------------------------
+
+    @property
+    def program_live(self) -> bool:
+        return self.debuggee is not None and self.agent_prompt is not None
+
+    def message(self, text: str) -> None:
+        self._write(text + "\n")
+
+    def error(self, text: str) -> None:
+        self._write(f"*** {text}\n")
+
+    def to_agent(self, line: str, *, load: bool = False) -> None:
+        if not self.program_live and load:
+            self.start_program(ENTRY_QUIET)
+        if not self.program_live:
+            self.error("The program is not being run. Use 'run' or 'restart' to start it.")
+            return
+        self._reply(line=line)
+
+    def start_program(self, entry: str, argv: list[str] | None = None) -> None:
+        if argv is not None:
+            self.argv = list(argv)
+        self._stop_debuggee()
+        while True:
+            start = Start(
+                argv=self.argv, entry=entry, state=self.state, settings=self.settings.as_dict()
+            )
+            try:
+                self.debuggee = Debuggee.spawn()
+            except OSError as exc:
+                self.error(f"cannot start the program: {exc}")
+                return
+            restart = self._send_and_wait(start)
+            if restart is None:
+                return
+            entry = restart.entry
+            if restart.argv is not None:
+                self.argv = list(restart.argv)
+
+    def end_session(self) -> None:
+        self._stop_debuggee()
+        self.finished = True
+
+    def settings_changed(self) -> None:
+        if self.program_live:
+            try:
+                self.debuggee.send(SettingsChanged(values=self.settings.as_dict()))
+            except ChannelClosed:
+                pass  # it died; the next command reports that
+
+    def close(self) -> None:
+        """Kill the debuggee if there is one (the session is over, however)."""
+        self._stop_debuggee()
+        self.terminal.take_back()
+
+    # -- talking to the agent --------------------------------------------------------
+
+    def _reply(self, *, line: str | None = None, interrupt: bool = False) -> None:
+        """Answer the agent's prompt and wait for the next one (or the program's end)."""
+        assert self.debuggee is not None and self.agent_prompt is not None
+        request, self.agent_prompt = self.agent_prompt, None
+        restart = self._send_and_wait(Command(reply_to=request.id, line=line, interrupt=interrupt))
+        if restart is not None:
+            self.start_program(restart.entry, restart.argv)
+
+    def _send_and_wait(self, message: Message) -> Finished | None:
+        """Let the program run with ``message``: print what the agent sends until it
+        prompts or the program ends. Returns the agent's restart request, if the run
+        ended with one."""
+        debuggee = self.debuggee
+        assert debuggee is not None
+        # The terminal goes first: the program may read it as soon as it runs.
+        self.terminal.give_to(debuggee.pgid)
+        try:
+            try:
+                debuggee.send(message)
+            except ChannelClosed:
+                pass  # it just died: _pump sees the end of the stream
+            ended = self._pump(debuggee)
+        finally:
+            self.terminal.take_back()
+        if not ended:
+            return None
+        return self._program_ended()
+
+    def _pump(self, debuggee: Debuggee) -> bool:
+        """Handle the agent's messages while the program runs. Returns False when a
+        handler says the user has the word (a prompt), True when the run is over."""
+        while True:
+            try:
+                message = debuggee.receive(timeout=_POLL_INTERVAL)
+            except KeyboardInterrupt:
+                debuggee.interrupt()  # no terminal job control: pass Ctrl-C on
+                continue
+            except ChannelClosed:
+                return True
+            except ProtocolError as exc:
+                self.error(f"pkdb: unreadable message from the debuggee ({exc})")
+                continue
+            if message is None:
+                if debuggee.poll() is not None:
+                    return True
+                if debuggee.resume_if_stopped():
+                    self.terminal.give_to(debuggee.pgid)
+                continue
+            handler = self.message_handlers.get(type(message))
+            if handler is not None and handler(message):
+                return self._finished_request is not None
+
+    def _program_ended(self) -> Finished | None:
+        """The run is over: reap it, then report, quit, or hand back a restart."""
+        debuggee, self.debuggee = self.debuggee, None
+        self.agent_prompt = None
+        request, self._finished_request = self._finished_request, None
+        assert debuggee is not None
+        if request is not None:
+            debuggee.terminate()  # the user asked; don't wait for its threads
+            if request.reason == "quit":
+                self.finished = True
+                return None
+            return request
+        self.message(describe_exit(debuggee.wait()))
+        return None
+
+    def _stop_debuggee(self) -> None:
+        if self.debuggee is not None:
+            self.debuggee.terminate()
+            self.debuggee = None
+        self.agent_prompt = None
+        self._finished_request = None
+
+    def _on_output(self, message: Output) -> bool:
+        self._write(message.text)
+        return False
+
+    def _on_state(self, message: StateChanged) -> bool:
+        self.state = message.state
+        return False
+
+    def _on_prompt(self, message: Prompt) -> bool:
+        self.agent_prompt = message
+        return True
+
+    def _on_finished(self, message: Finished) -> bool:
+        self._finished_request = message
+        return True
+
+    def _write(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

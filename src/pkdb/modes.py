@@ -1,0 +1,110 @@
+"""Modes: where the front end sends a command, depending on where the program stopped.
+
+A :class:`Mode` has a prompt, a :class:`~pkdb.commands.registry.CommandRouter` of the
+front end's own commands, and a ``default`` for every other line. Host mode
+(``(pkdb)``) sends those lines to pdb in the debuggee. A kernel mode (``(pkdb-openmp)``
+...) is one more subclass: its router is built from the kernel command families in
+:mod:`pkdb.commands`, its ``default`` reports an unknown command, and the front end
+switches to it when the agent reports a kernel launch to debug (see
+``Frontend.message_handlers``).
+"""
+
+from __future__ import annotations
+
+import abc
+import io
+
+from .agent.host_debugger import HOST_PROMPT, HostDebugger
+from .commands import help as help_commands
+from .commands import info, program
+from .commands import settings as settings_commands
+from .commands.registry import CommandRouter, Console, split_command
+
+#: With no program running, these commands load it (silently, stopped before its first
+#: line) so that pdb itself parses them: breakpoints and aliases outlive runs.
+LOADING_COMMANDS = frozenset(
+    {
+        "b",
+        "break",
+        "tbreak",
+        "cl",
+        "clear",
+        "disable",
+        "enable",
+        "condition",
+        "ignore",
+        "commands",
+        "alias",
+        "unalias",
+        "l",
+        "list",
+        "ll",
+        "longlist",
+    }
+)
+
+
+class Mode(abc.ABC):
+    """How commands are read and routed in one kind of stop."""
+
+    name: str
+    title: str  # for help listings
+    prompt: str
+    router: CommandRouter
+
+    def execute(self, console: Console, line: str) -> None:
+        """Run one command line (already split at ``;;``)."""
+        word, arg = split_command(line)
+        command = self.router.lookup(word)
+        if command is not None:
+            command.handler(console, arg)
+        else:
+            self.default(console, line)
+
+    @abc.abstractmethod
+    def default(self, console: Console, line: str) -> None:
+        """A line that is none of the router's commands."""
+
+    def fallback_help(self, topic: str) -> str | None:
+        """Help for what :meth:`default` handles (``""``: the list of commands)."""
+        return None
+
+    def completion_names(self) -> list[str]:
+        return self.router.names()
+
+
+class HostMode(Mode):
+    """The program is stopped in Python code: pdb commands, plus the front end's."""
+
+    name = "host"
+    title = "pkdb"
+    prompt = HOST_PROMPT
+
+    def __init__(self) -> None:
+        self.router = CommandRouter(
+            [
+                *program.COMMANDS,
+                *info.COMMANDS,
+                *settings_commands.COMMANDS,
+                *help_commands.COMMANDS,
+            ]
+        )
+        self._help_debugger: HostDebugger | None = None
+        self._help_output = io.StringIO()
+
+    def default(self, console: Console, line: str) -> None:
+        word, _ = split_command(line)
+        console.to_agent(line, load=word in LOADING_COMMANDS)
+
+    def fallback_help(self, topic: str) -> str | None:
+        # pdb's own help text, from a local instance that never runs anything.
+        if self._help_debugger is None:
+            self._help_debugger = HostDebugger(io.StringIO(), self._help_output, readrc=False)
+        self._help_output.seek(0)
+        self._help_output.truncate()
+        self._help_debugger.do_help(topic)
+        return self._help_output.getvalue()
+
+    def completion_names(self) -> list[str]:
+        pdb_names = {name[3:] for name in dir(HostDebugger) if name.startswith("do_")}
+        return sorted(pdb_names.union(self.router.names()) - {"EOF"})

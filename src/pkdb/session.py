@@ -1,0 +1,124 @@
+"""The debuggee process: spawn it, talk to it, interrupt it, end it.
+
+Each run of the user's program is a fresh ``python -m pkdb.agent`` child in its own
+process group, connected to the front end by a private socket pair (the child's end is
+passed by file descriptor). Ending it kills the whole group, so nothing the program
+started outlives it; the agent also ends itself when the front end's end of the socket
+closes, which covers the front end being killed outright.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+from .channel import Channel
+from .protocol import Message
+
+#: How long to wait for a killed debuggee to be reaped before giving up on it.
+_REAP_TIMEOUT = 5.0
+
+
+class Debuggee:
+    """One running (or just ended) debuggee process."""
+
+    def __init__(self, process: subprocess.Popen, channel: Channel) -> None:
+        self.process = process
+        self.channel = channel
+
+    @classmethod
+    def spawn(cls) -> Debuggee:
+        """Start the agent; it waits for its :class:`~pkdb.protocol.Start` message."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pkdb.agent", "--channel-fd", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                process_group=0,  # its own group: one killpg ends everything it started
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return cls(process, Channel(ours))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def pgid(self) -> int:
+        return self.process.pid  # group leader, see spawn()
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def receive(self, timeout: float | None) -> Message | None:
+        return self.channel.receive(timeout)
+
+    def send(self, message: Message) -> None:
+        self.channel.send(message)
+
+    def resume_if_stopped(self) -> bool:
+        """Continue the process if job control stopped it (SIGTTIN, SIGTTOU, Ctrl-Z):
+        pkdb owns job control for the session, so the program just goes on."""
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WSTOPPED | os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if info is None:
+            return False
+        self._signal_group(signal.SIGCONT)
+        return True
+
+    def interrupt(self) -> None:
+        """Ctrl-C for the program (when the front end, not the program, got it)."""
+        self._signal_group(signal.SIGINT)
+
+    def wait(self) -> int:
+        """Reap the process; its exit status (negative: killed by that signal)."""
+        if self.process.returncode is None:
+            # Wait without reaping: while the leader is a zombie its pid cannot be
+            # reused, so killing its group cannot hit an unrelated process.
+            try:
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            except ChildProcessError:
+                pass
+            self._signal_group(signal.SIGKILL)  # whatever the program left behind
+        code = self.process.wait()
+        self.channel.close()
+        return code
+
+    def terminate(self) -> int | None:
+        """End the debuggee and its process group now; its exit status."""
+        self.channel.close()
+        if self.process.returncode is None:  # not reaped: the group id is still ours
+            self._signal_group(signal.SIGKILL)
+        try:
+            return self.process.wait(timeout=_REAP_TIMEOUT)
+        except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
+            return None
+
+    def _signal_group(self, signum: int) -> None:
+        try:
+            os.killpg(self.pgid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def describe_exit(code: int | None) -> str:
+    """How the program ended, for the user."""
+    if code is None:
+        return "The program could not be stopped"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        meaning = signal.strsignal(-code)
+        return f"The program was killed by signal {name}" + (f" ({meaning})" if meaning else "")
+    return f"The program exited with code {code}"

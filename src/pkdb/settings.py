@@ -1,0 +1,96 @@
+"""Session settings (``set NAME VALUE`` / ``show [NAME]``), owned by the front end.
+
+Each setting is declared once in :data:`SETTINGS` with its type, default and help. The
+front end sends the values to the agent at every start and on every change, where the
+kernel dispatch hook reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+class SettingError(ValueError):
+    """Unknown setting, or a value it does not accept."""
+
+
+_TRUE = {"on", "true", "yes", "1", "enable", "enabled"}
+_FALSE = {"off", "false", "no", "0", "disable", "disabled"}
+
+
+def parse_bool(text: str) -> bool:
+    word = text.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise SettingError(f"expected on or off, not {text.strip()!r}")
+
+
+def format_bool(value: Any) -> str:
+    return "on" if value else "off"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its name, default, help line, and how to read and show a value."""
+
+    name: str
+    default: Any
+    doc: str
+    parse: Callable[[str], Any] = parse_bool
+    format: Callable[[Any], str] = format_bool
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "debug_all_kernels",
+        False,
+        "Build every kernel for debugging (-O0 -g, bounds checks), not only kernels "
+        "with a breakpoint; kernels without one otherwise run their release build.",
+    ),
+)
+
+
+class Settings:
+    """Current values of the session settings."""
+
+    def __init__(self, specs: tuple[Setting, ...] = SETTINGS) -> None:
+        self._specs = {spec.name: spec for spec in specs}
+        self._values = {spec.name: spec.default for spec in specs}
+
+    def __iter__(self) -> Iterator[Setting]:
+        return iter(self._specs.values())
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def spec(self, name: str) -> Setting:
+        try:
+            return self._specs[name]
+        except KeyError:
+            known = ", ".join(self._specs)
+            raise SettingError(f"no setting {name!r} (settings: {known})") from None
+
+    def get(self, name: str) -> Any:
+        return self._values[self.spec(name).name]
+
+    def set(self, name: str, text: str) -> Any:
+        """Parse ``text`` for setting ``name`` and store it; returns the new value."""
+        spec = self.spec(name)
+        value = spec.parse(text)
+        self._values[name] = value
+        return value
+
+    def set_value(self, name: str, value: Any) -> None:
+        self._values[self.spec(name).name] = value
+
+    def describe(self, name: str) -> str:
+        """``name = value`` as ``show`` prints it."""
+        spec = self.spec(name)
+        return f"{spec.name} = {spec.format(self._values[name])}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)

@@ -1,0 +1,60 @@
+"""Fixtures for pkdb session tests: sample programs and PTY sessions that are always
+cleaned up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pkdb_harness import PtySession, write
+
+MAIN = """
+import helper
+
+
+def square(n):
+    result = n * n
+    return result
+
+
+def total(limit):
+    acc = 0
+    for i in range(limit):
+        acc += square(i)
+    return acc
+
+
+value = total(4)
+print("value is", value)
+extra = helper.triple(value)
+print("extra is", extra)
+"""
+
+HELPER = """
+def triple(x):
+    y = x * 3
+    return y
+"""
+
+
+@pytest.fixture
+def main_program(tmp_path: Path) -> Path:
+    """main.py (line numbers matter to the tests) and the helper.py it imports."""
+    write(tmp_path, "helper.py", HELPER)
+    return write(tmp_path, "main.py", MAIN)
+
+
+@pytest.fixture
+def pkdb_pty() -> Iterator[Callable[..., PtySession]]:
+    """Start ``pkdb`` on a PTY: ``pkdb_pty(program, *args, options=(...))``."""
+    sessions: list[PtySession] = []
+
+    def start(program: Path, *args: str, options: tuple[str, ...] = ()) -> PtySession:
+        session = PtySession(program, *args, options=options)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()

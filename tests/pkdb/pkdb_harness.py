@@ -1,0 +1,118 @@
+"""Drive real pkdb sessions in tests: through a PTY (pexpect) or as a plain subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PROMPT = r"\(pkdb\) "
+TIMEOUT = 10  # seconds for any one expected output; sessions take well under 1 s
+
+
+def pkdb_env(home: Path) -> dict[str, str]:
+    """The environment of a test session: no ~/.pdbrc, a dumb terminal (no escape
+    sequences from readline), and this checkout's pkdb importable in the debuggee."""
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONSTARTUP", "PYTHONINSPECT"}}
+    env["HOME"] = str(home)
+    env["TERM"] = "dumb"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    return env
+
+
+def write(directory: Path, name: str, source: str) -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(source).lstrip("\n"))
+    return path
+
+
+def normalize(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "")
+
+
+class PtySession:
+    """``python -m pkdb`` on a pseudo-terminal, waiting for prompts like a user."""
+
+    def __init__(self, program: Path, *args: str, options: tuple[str, ...] = ()) -> None:
+        self.program = program
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "pkdb", *options, str(program), *args],
+            cwd=str(program.parent),
+            env=pkdb_env(program.parent),
+            encoding="utf-8",
+            timeout=TIMEOUT,
+            dimensions=(24, 200),
+        )
+        self.child.delaybeforesend = None  # pkdb reads whole lines; no need to pace input
+        self.banner = self.wait_prompt()
+
+    def wait_prompt(self, prompt: str = PROMPT) -> str:
+        """Everything printed up to the next prompt."""
+        self.child.expect(prompt)
+        return normalize(self.child.before)
+
+    def cmd(self, line: str, prompt: str = PROMPT) -> str:
+        """Type ``line``; its output up to the next prompt (without the echoed line)."""
+        self.child.sendline(line)
+        output = self.wait_prompt(prompt)
+        _echo, _, rest = output.partition("\n")
+        return rest
+
+    def quit(self) -> int:
+        """``quit``; pkdb's exit status."""
+        self.child.sendline("quit")
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        return self.child.exitstatus
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+def run_scripted(
+    program: Path, *options: str, args: tuple[str, ...] = (), stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """pkdb without a terminal (stdout and stderr merged, as a CI log would show)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pkdb", *options, str(program), *args],
+        cwd=program.parent,
+        env=pkdb_env(program.parent),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=30,
+    )
+
+
+def process_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (a zombie counts as gone: only an init that
+    never reaps keeps it in the table)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()

@@ -1,0 +1,247 @@
+"""pkdb without a terminal: -c / -x / piped commands (CI), and the end of the session."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from pkdb_harness import pkdb_env, process_gone, run_scripted, wait_until, write
+
+
+def test_commands_from_c_options_give_a_deterministic_transcript(main_program):
+    result = run_scripted(
+        main_program,
+        "-c",
+        "break 6",
+        "-c",
+        "run",
+        "-c",
+        "p n, result",
+        "-c",
+        "c",
+        "-c",
+        "clear 1",
+        "-c",
+        "c",
+    )
+    assert result.returncode == 0
+    path = str(main_program)
+    assert result.stdout == (
+        f"> {path}(1)<module>()\n"
+        "-> import helper\n"
+        "(pkdb) break 6\n"
+        f"Breakpoint 1 at {path}:6\n"
+        "(pkdb) run\n"
+        f"> {path}(6)square()\n"
+        "-> return result\n"
+        "(pkdb) p n, result\n"
+        "(0, 0)\n"
+        "(pkdb) c\n"
+        f"> {path}(6)square()\n"
+        "-> return result\n"
+        "(pkdb) clear 1\n"
+        f"Deleted breakpoint 1 at {path}:6\n"
+        "(pkdb) c\n"
+        "value is 14\n"
+        "extra is 42\n"
+        "The program exited with code 0\n"
+        "(pkdb) \n"  # stdin is at its end: the session quits
+    )
+
+
+def test_command_file_and_c_options_run_in_order(main_program, tmp_path):
+    script = write(
+        tmp_path,
+        "session.pkdb",
+        """
+        # comments and blank lines are skipped
+
+        break helper.py:3
+        continue
+        """,
+    )
+    result = run_scripted(main_program, "-c", "p 'first'", "-x", str(script), "-c", "p y")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines.index("(pkdb) p 'first'") < lines.index("(pkdb) break helper.py:3")
+    assert "(pkdb) continue" in lines
+    assert lines[lines.index("(pkdb) p y") + 1] == "42"
+    assert "#" not in result.stdout
+
+
+def test_commands_piped_on_stdin(main_program):
+    result = run_scripted(main_program, stdin="until 17\np value\nq\n")
+    assert result.returncode == 0
+    assert "(pkdb) p value\n14\n(pkdb) q\n" in result.stdout
+    assert "value is 14" not in result.stdout  # quit before line 17 ran
+
+
+def test_bad_commands_do_not_end_a_script(main_program):
+    result = run_scripted(
+        main_program, "-c", "nonsense(", "-c", "info nothing", "-c", "set x", "-c", "p 42"
+    )
+    assert result.returncode == 0
+    assert "*** SyntaxError" in result.stdout
+    assert "*** Undefined info command: 'nothing'." in result.stdout
+    assert "*** Usage: set NAME VALUE" in result.stdout
+    assert "(pkdb) p 42\n42\n" in result.stdout
+
+
+def test_crash_and_exception_reports_in_a_script(tmp_path):
+    crash = write(
+        tmp_path,
+        "abort.py",
+        """
+        import os
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+        """,
+    )
+    result = run_scripted(crash, "-c", "c", "-c", "restart", "-c", "c")
+    assert result.stdout.count("The program was killed by signal SIGKILL") == 2
+
+    fails = write(tmp_path, "fails.py", "x = {}\nx['missing']\n")
+    result = run_scripted(fails, "-c", "c", "-c", "p x", "-c", "q")
+    assert "KeyError: 'missing'" in result.stdout
+    assert "Uncaught exception. Entering post mortem debugging" in result.stdout
+    assert "(pkdb) p x\n{}\n" in result.stdout
+    assert result.returncode == 0
+
+    hard_exit = write(tmp_path, "hard.py", "import os\nos._exit(7)\n")
+    assert "The program exited with code 7" in run_scripted(hard_exit, "-c", "c").stdout
+
+
+def test_breakpoint_builtin_and_nested_debugger(tmp_path):
+    program = write(
+        tmp_path,
+        "stops.py",
+        """
+        import pdb
+
+
+        def bump(v):
+            w = v + 1
+            breakpoint()
+            return w
+
+
+        x = bump(1)
+        pdb.set_trace(header="pdb.set_trace here")
+        print("done", x)
+        """,
+    )
+    commands = ["c", "p w", "c", "debug bump(5)", "step", "next", "p v", "quit", "c"]
+    out = run_scripted(program, *(arg for c in commands for arg in ("-c", c))).stdout
+    assert f"(pkdb) c\n> {program}(7)bump()\n-> return w\n(pkdb) p w\n2\n" in out
+    assert f"pdb.set_trace here\n> {program}(12)<module>()\n" in out
+    assert "ENTERING RECURSIVE DEBUGGER" in out
+    assert "((pkdb)) p v\n5\n((pkdb)) quit\nLEAVING RECURSIVE DEBUGGER\n" in out
+    assert "done 2\nThe program exited with code 0\n" in out
+
+
+def test_syntax_error_in_the_program(tmp_path):
+    broken = write(tmp_path, "broken.py", "x = (\n")
+    result = run_scripted(broken, "-c", "p 1")
+    assert "SyntaxError" in result.stdout
+    assert "The program exited with code 1" in result.stdout
+    assert "(pkdb) p 1\n*** The program is not being run." in result.stdout
+
+
+def test_help_option_documents_the_command_line():
+    result = subprocess.run(
+        [sys.executable, "-m", "pkdb", "--help"],
+        env=pkdb_env(os.getcwd()),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0
+    for text in ("-x FILE", "-c CMD", "--debug-all-kernels", "program", "restart"):
+        assert text in result.stdout
+
+
+def test_missing_program_is_an_error(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "pkdb", str(tmp_path / "nope.py")],
+        env=pkdb_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert "nope.py does not exist" in result.stderr
+
+
+def _start_background(tmp_path, program):
+    return subprocess.Popen(
+        [sys.executable, "-m", "pkdb", "-c", "c", str(program)],
+        cwd=tmp_path,
+        env=pkdb_env(tmp_path),
+        stdin=subprocess.PIPE,  # kept open: the session waits for commands
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _debuggee_pid(frontend: subprocess.Popen) -> int:
+    line = ""
+    deadline = time.monotonic() + 10
+    while not line.startswith("pid ") and time.monotonic() < deadline:
+        line = frontend.stdout.readline()
+    return int(line.split()[1])
+
+
+def test_killing_the_front_end_ends_the_debuggee(tmp_path):
+    program = write(
+        tmp_path,
+        "sleeps.py",
+        """
+        import os
+        import time
+        print("pid", os.getpid(), flush=True)
+        time.sleep(60)
+        """,
+    )
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGKILL):
+        frontend = _start_background(tmp_path, program)
+        try:
+            pid = _debuggee_pid(frontend)
+            frontend.send_signal(signum)
+            frontend.wait(timeout=10)
+            assert frontend.returncode in (128 + signum, -signum)
+            # SIGKILL leaves the agent alone with a closed channel: it ends itself.
+            assert wait_until(lambda pid=pid: process_gone(pid)), signum
+        finally:
+            frontend.kill()
+            frontend.wait()
+            frontend.stdout.close()
+            frontend.stdin.close()
+
+
+def test_interrupt_without_a_terminal(tmp_path):
+    program = write(
+        tmp_path,
+        "spin.py",
+        """
+        import os
+        n = 0
+        print("pid", os.getpid(), flush=True)
+        while True:
+            n += 1
+        """,
+    )
+    frontend = _start_background(tmp_path, program)
+    try:
+        _debuggee_pid(frontend)
+        time.sleep(0.2)  # let it spin
+        frontend.send_signal(signal.SIGINT)  # forwarded to the program's group
+        output, _ = frontend.communicate("p n > 0\n", timeout=10)
+    finally:
+        frontend.kill()
+        frontend.wait()
+    assert "Program interrupted. (Use 'cont' to resume)." in output
+    assert "(pkdb) p n > 0\nTrue\n" in output
