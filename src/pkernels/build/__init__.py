@@ -1,0 +1,1 @@
+"""Compiling generated C++ into loadable modules, cached on disk."""

@@ -1,0 +1,78 @@
+"""Compile generated C++ into a shared library, through the on-disk cache."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CompileError
+from .cache import cache_key, entry_dir, write_atomically
+from .toolchain import host_toolchain
+
+GENERATED_PATH = "@PK_GENERATED_PATH@"
+
+
+@dataclass(frozen=True)
+class BuiltModule:
+    """A compiled kernel module on disk."""
+
+    library: Path  # the .so to load
+    source: Path  # the generated C++ (what #line resets point at)
+    key: str
+    debug: bool
+    compile_seconds: float  # 0.0 when it came from the cache
+
+
+_ERROR_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
+
+
+def build(source: str, debug: bool, label: str) -> BuiltModule:
+    """The shared library for ``source`` (compiled now, or found in the cache).
+
+    ``source`` may contain :data:`GENERATED_PATH`, replaced by the path the C++ file is
+    stored at (the key is computed before, so it does not depend on where the cache is).
+    """
+    tool = host_toolchain()
+    flags = tool.flags(debug)
+    key = cache_key(source, tool.path, tool.version, flags)
+    directory = entry_dir(key)
+    library = directory / "kernel.so"
+    cpp = directory / "kernel.cpp"
+    if library.exists():
+        return BuiltModule(library, cpp, key, debug, 0.0)
+    start = time.perf_counter()
+    write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".kernel.", suffix=".so")
+    os.close(fd)
+    try:
+        proc = subprocess.run(
+            [tool.path, *flags, str(cpp), "-o", tmp], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise CompileError(_describe_failure(proc.stderr, label, cpp))
+        os.replace(tmp, library)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return BuiltModule(library, cpp, key, debug, time.perf_counter() - start)
+
+
+def _c_string_body(text: str) -> str:
+    """``text`` escaped for use between the quotes of a C string (a ``#line`` file name)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _describe_failure(stderr: str, label: str, cpp: Path) -> str:
+    """A compiler failure is a pkernels bug: say where it came from, in Python terms."""
+    first = next((m for m in map(_ERROR_LINE.match, stderr.splitlines()) if m), None)
+    where = f" at {first['file']}:{first['line']}" if first else ""
+    detail = first["msg"] if first else stderr.strip()[-2000:]
+    return (
+        f"internal error: the C++ compiler rejected the code generated for {label}{where}: "
+        f"{detail}\nGenerated source: {cpp}\nThis is a bug in pkernels; please report it "
+        f"with the kernel's source.\n--- compiler output ---\n{stderr.strip()[-4000:]}"
+    )

@@ -1,0 +1,44 @@
+"""The host C++ compiler and the flags of each build."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from ..errors import CompileError
+
+# -ffp-contract=off: no fused multiply-adds, so every operation rounds as Python (and the
+# Debug space, and the -O0 debug build) rounds it: a*b + c gives the same bits everywhere.
+RELEASE_FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp")
+DEBUG_FLAGS = ("-O0", "-g3", "-fno-omit-frame-pointer", "-fopenmp", "-DPK_DEBUG=1")
+COMMON_FLAGS = ("-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-w")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A C++ compiler: its path and the version text that goes into cache keys."""
+
+    path: str
+    version: str
+
+    def flags(self, debug: bool) -> tuple[str, ...]:
+        return (DEBUG_FLAGS if debug else RELEASE_FLAGS) + COMMON_FLAGS
+
+
+@functools.cache
+def host_toolchain() -> Toolchain:
+    """The compiler named by ``$PKERNELS_CXX`` or ``$CXX``, else ``g++`` on the PATH."""
+    name = os.environ.get("PKERNELS_CXX") or os.environ.get("CXX") or "g++"
+    path = shutil.which(name)
+    if path is None:
+        raise CompileError(
+            f"C++ compiler {name!r} not found: install g++ (Debian: apt-get install g++) "
+            "or set PKERNELS_CXX"
+        )
+    version = subprocess.run(
+        [path, "--version"], capture_output=True, text=True, check=False
+    ).stdout.split("\n", 1)[0]
+    return Toolchain(path, version)
