@@ -10,6 +10,7 @@ the next prompt -- or until the program ends, which it reports before offering
 from __future__ import annotations
 
 import cmd
+import linecache
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -17,7 +18,9 @@ from typing import Any, TextIO
 
 from .channel import ChannelClosed
 from .commands.registry import split_commands
-from .modes import HostMode, Mode
+from .kernel_protocol import KernelFinished, KernelGo, KernelLaunch, KernelReply, KernelRequest
+from .kernel_session import KernelSession
+from .modes import HostMode, KernelMode, Mode
 from .protocol import (
     ENTRY_QUIET,
     ENTRY_STOP,
@@ -33,11 +36,14 @@ from .protocol import (
 )
 from .session import Debuggee, describe_exit
 from .settings import Settings
+from .targets.base import StopEvent, TargetError
 from .terminal import Terminal
 
 #: While the program runs, how often to check that it is still alive even though the
 #: channel is open (a forked child of the program may hold the agent's socket).
 _POLL_INTERVAL = 0.25
+#: While a kernel runs under gdb, how long to wait for the agent before looking at gdb.
+_KERNEL_POLL_INTERVAL = 0.005
 
 
 class Frontend(cmd.Cmd):
@@ -55,7 +61,10 @@ class Frontend(cmd.Cmd):
         super().__init__(completekey="tab", stdin=stdin, stdout=stdout)
         self.argv = list(argv)
         self.settings = settings if settings is not None else Settings()
-        self.mode: Mode = HostMode()
+        self.host_mode = HostMode()
+        self.mode: Mode = self.host_mode
+        self.kernel = KernelSession()
+        self._kernel_request_ids = 0
         self.debuggee: Debuggee | None = None
         self.agent_prompt: Prompt | None = None  # the agent's pending input request
         self.state: dict[str, Any] = {}  # breakpoints & aliases, for the next run
@@ -74,6 +83,8 @@ class Frontend(cmd.Cmd):
             StateChanged: self._on_state,
             Prompt: self._on_prompt,
             Finished: self._on_finished,
+            KernelLaunch: self._on_kernel_launch,
+            KernelFinished: self._on_kernel_finished,
         }
 
     # -- the REPL --------------------------------------------------------------------
@@ -238,7 +249,7 @@ class Frontend(cmd.Cmd):
         if restart is not None:
             self.start_program(restart.entry, restart.argv)
 
-    def _send_and_wait(self, message: Message) -> Finished | None:
+    def _send_and_wait(self, message: Message | None) -> Finished | None:
         """Let the program run with ``message``: print what the agent sends until it
         prompts or the program ends. Returns the agent's restart request, if the run
         ended with one."""
@@ -247,10 +258,11 @@ class Frontend(cmd.Cmd):
         # The terminal goes first: the program may read it as soon as it runs.
         self.terminal.give_to(debuggee.pgid)
         try:
-            try:
-                debuggee.send(message)
-            except ChannelClosed:
-                pass  # it just died: _pump sees the end of the stream
+            if message is not None:
+                try:
+                    debuggee.send(message)
+                except ChannelClosed:
+                    pass  # it just died: _pump sees the end of the stream
             ended = self._pump(debuggee)
         finally:
             self.terminal.take_back()
@@ -262,8 +274,11 @@ class Frontend(cmd.Cmd):
         """Handle the agent's messages while the program runs. Returns False when a
         handler says the user has the word (a prompt), True when the run is over."""
         while True:
+            if self.kernel.active and self._check_kernel_stop():
+                return False
+            timeout = _KERNEL_POLL_INTERVAL if self.kernel.active else _POLL_INTERVAL
             try:
-                message = debuggee.receive(timeout=_POLL_INTERVAL)
+                message = debuggee.receive(timeout=timeout)
             except KeyboardInterrupt:
                 debuggee.interrupt()  # no terminal job control: pass Ctrl-C on
                 continue
@@ -275,7 +290,7 @@ class Frontend(cmd.Cmd):
             if message is None:
                 if debuggee.poll() is not None:
                     return True
-                if debuggee.resume_if_stopped():
+                if not self.kernel.active and debuggee.resume_if_stopped():
                     self.terminal.give_to(debuggee.pgid)
                 continue
             handler = self.message_handlers.get(type(message))
@@ -286,6 +301,7 @@ class Frontend(cmd.Cmd):
         """The run is over: reap it, then report, quit, or hand back a restart."""
         debuggee, self.debuggee = self.debuggee, None
         self.agent_prompt = None
+        self._leave_kernel(close=True)
         request, self._finished_request = self._finished_request, None
         assert debuggee is not None
         if request is not None:
@@ -298,6 +314,7 @@ class Frontend(cmd.Cmd):
         return None
 
     def _stop_debuggee(self) -> None:
+        self._leave_kernel(close=True)
         if self.debuggee is not None:
             self.debuggee.terminate()
             self.debuggee = None
@@ -319,6 +336,107 @@ class Frontend(cmd.Cmd):
     def _on_finished(self, message: Finished) -> bool:
         self._finished_request = message
         return True
+
+    # -- kernel debugging ------------------------------------------------------------
+
+    def _on_kernel_launch(self, message: KernelLaunch) -> bool:
+        """A debug build is about to run: attach gdb, set breakpoints, then let it go."""
+        try:
+            for problem in self.kernel.begin(message):
+                self.error(problem)
+        except TargetError as exc:
+            self.error(f"cannot debug kernel {message.kernel}: {exc}; it runs undebugged")
+            self.kernel.close()
+        assert self.debuggee is not None
+        self.debuggee.send(KernelGo(reply_to=message.id))
+        return False
+
+    def _on_kernel_finished(self, message: KernelFinished) -> bool:
+        if message.error:
+            self.message(f"Kernel {message.kernel} failed: {message.error}")
+        self._leave_kernel(close=False)
+        return False
+
+    def _leave_kernel(self, *, close: bool) -> None:
+        if close:
+            self.kernel.close()
+        else:
+            self.kernel.end()
+        self.mode = self.host_mode
+
+    def _check_kernel_stop(self) -> bool:
+        """A kernel thread stopped: enter kernel mode and give the user the word."""
+        try:
+            stop = self.kernel.poll_stop(0.0) if self.kernel.stop is None else None
+        except TargetError:
+            return False
+        if stop is None:
+            return False
+        launch = self.kernel.launch
+        assert launch is not None
+        self.mode = KernelMode(launch.space)
+        self.message(self.kernel_stop_text(stop.event))
+        return True
+
+    def kernel_stop_text(self, event: StopEvent) -> str:
+        """``OpenMP kernel breakpoint 1 hit at yax.py:9 (thread 2, j=10)`` and the like."""
+        launch = self.kernel.launch
+        space = {"openmp": "OpenMP", "serial": "Serial"}.get(launch.space, launch.space)
+        frame = event.frame
+        where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
+        detail = f"thread {event.thread_id}"
+        try:
+            index = self.kernel.require_controller().evaluate(launch.index, event.thread_id)
+            detail += f", {launch.index}={index}"
+        except TargetError:
+            pass  # stopped in a helper, where the index is not in scope
+        if event.reason == "signal-received":
+            name = event.signal_name or "a signal"
+            return f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
+        number = next(
+            (n for n, g in self.kernel.gdb_numbers.items() if g == event.breakpoint), None
+        )
+        source = linecache.getline(frame.file, frame.line).strip() if frame and frame.file else ""
+        current = f"\n-> {source}" if source else ""
+        if number is None:  # a step
+            return f"> {where} ({detail}){current}"
+        if event.breakpoint is not None:
+            self._forget_temporary(number)
+        return f"{space} kernel breakpoint {number} hit at {where} ({detail}){current}"
+
+    def _forget_temporary(self, number: int) -> None:
+        for bp in self.state.get("breakpoints", []):
+            if bp.get("number") == number and bp.get("temporary"):
+                self.kernel.gdb_numbers.pop(number, None)
+                self.kernel_request("clear", number=number)
+
+    def resume_kernel(self) -> None:
+        """Let the kernel run until the next stop, its end, or the next host prompt."""
+        self.kernel.stop = None
+        restart = self._send_and_wait(None)
+        if restart is not None:
+            self.start_program(restart.entry, restart.argv)
+
+    def kernel_request(self, action: str, **args: Any) -> KernelReply:
+        """Ask the agent's reader thread; other messages meanwhile are handled as usual."""
+        debuggee = self.debuggee
+        if debuggee is None:
+            raise TargetError("the program is not running")
+        self._kernel_request_ids += 1
+        request_id = self._kernel_request_ids
+        debuggee.send(KernelRequest(id=request_id, action=action, args=args))
+        while True:
+            try:
+                message = debuggee.receive(timeout=10.0)
+            except ChannelClosed:
+                raise TargetError("the program ended") from None
+            if message is None:
+                raise TargetError("the program did not answer")
+            if isinstance(message, KernelReply) and message.reply_to == request_id:
+                return message
+            handler = self.message_handlers.get(type(message))
+            if handler is not None:
+                handler(message)
 
     def _write(self, text: str) -> None:
         self.stdout.write(text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import io
+import re
 
 from .agent.host_debugger import HOST_PROMPT, HostDebugger
 from .commands import help as help_commands
@@ -42,6 +43,12 @@ LOADING_COMMANDS = frozenset(
         "longlist",
     }
 )
+
+
+def gdb_style_condition(arg: str) -> str:
+    """``9 if j == 10`` (gdb's spelling, as in kernel mode) -> ``9, j == 10`` (pdb's)."""
+    match = re.match(r"^(?P<where>\S+)\s+if\s+(?P<cond>.+)$", arg.strip())
+    return f"{match['where']}, {match['cond']}" if match else arg
 
 
 class Mode(abc.ABC):
@@ -93,7 +100,9 @@ class HostMode(Mode):
         self._help_output = io.StringIO()
 
     def default(self, console: Console, line: str) -> None:
-        word, _ = split_command(line)
+        word, arg = split_command(line)
+        if word in ("b", "break", "tbreak"):
+            line = f"{word} {gdb_style_condition(arg)}".rstrip()
         console.to_agent(line, load=word in LOADING_COMMANDS)
 
     def fallback_help(self, topic: str) -> str | None:
@@ -108,3 +117,35 @@ class HostMode(Mode):
     def completion_names(self) -> list[str]:
         pdb_names = {name[3:] for name in dir(HostDebugger) if name.startswith("do_")}
         return sorted(pdb_names.union(self.router.names()) - {"EOF"})
+
+
+class KernelMode(Mode):
+    """The program is stopped inside a kernel: kernel commands, answered by gdb and by
+    the agent's reader thread. The prompt names the space: ``(pkdb-openmp)``."""
+
+    name = "kernel"
+    title = "pkdb kernel"
+
+    def __init__(self, space: str) -> None:
+        from .commands import kernel_breakpoints, kernel_flow, kernel_inspect, kernel_threads
+
+        self.space = space
+        self.prompt = f"(pkdb-{space}) "
+        self.router = CommandRouter(
+            [
+                *kernel_flow.COMMANDS,
+                *kernel_inspect.COMMANDS,
+                *kernel_threads.COMMANDS,
+                *kernel_breakpoints.COMMANDS,
+                *[c for c in program.COMMANDS if c.name == "quit"],
+                *settings_commands.COMMANDS,
+                *help_commands.COMMANDS,
+            ]
+        )
+
+    def default(self, console: Console, line: str) -> None:
+        word, _ = split_command(line)
+        console.error(
+            f"{word or line!r} is not a kernel-mode command (type 'help' for the list; "
+            "'finish' returns to the host code)"
+        )

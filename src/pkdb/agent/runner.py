@@ -30,6 +30,7 @@ from ..protocol import (
 )
 from .channel_io import ChannelInput, ChannelOutput, flush_program_streams
 from .host_debugger import HostDebugger
+from .kernel_observer import KernelObserver
 from .link import AgentLink
 
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     stdin = ChannelInput(link, output, is_main=is_main, before_prompt=reporter.report)
     debugger = HostDebugger(stdin, output, settings=start.settings)
     link.on(SettingsChanged, lambda message: debugger.settings.update(message.values))
+    KernelObserver(debugger, link, reporter.report).install()
     link.start()
 
     for problem in debugger.restore_state(DebuggerState.from_dict(start.state)):

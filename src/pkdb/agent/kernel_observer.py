@@ -1,0 +1,257 @@
+"""The agent's side of kernel debugging: a pkernels dispatch observer.
+
+At each dispatch it decides the build: a kernel with a pdb breakpoint on one of its
+lines (or on a line of a ``@pk.function`` it calls) runs its debug build; any other
+kernel runs the release build and gdb is never involved (breakpoint skipping). Before
+a debug launch it asks the front end to attach gdb and set the breakpoints, and waits.
+While the kernel runs or is held by gdb, the agent's reader thread (not a kernel
+thread, so gdb's non-stop mode leaves it running) answers the front end's requests:
+Python evaluation over the live arrays, breakpoint changes, ``finish``.
+
+Kernel and host breakpoints are the same pdb breakpoints, so they share one numbering.
+"""
+
+from __future__ import annotations
+
+import bdb
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ..kernel_protocol import KernelFinished, KernelLaunch, KernelReply, KernelRequest
+from .link import AgentLink
+
+_AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def function_span(func: Callable[..., Any]) -> tuple[str, int, int]:
+    """(absolute file, first line, last line) of a function's source."""
+    code = func.__code__
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
+    return os.path.abspath(code.co_filename), code.co_firstlineno, max(last, code.co_firstlineno)
+
+
+def kernel_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
+    """Line spans of a workunit and of every ``@pk.function`` it may call (transitively)."""
+    from pkernels.api.decorators import marker_of
+
+    spans, seen, todo = [], set(), [workunit]
+    while todo:
+        func = todo.pop()
+        if func in seen:
+            continue
+        seen.add(func)
+        spans.append(function_span(func))
+        for name in func.__code__.co_names:
+            target = func.__globals__.get(name)
+            marker = marker_of(target)
+            if marker is not None and marker.kind == "function":
+                todo.append(target)
+    return spans
+
+
+class KernelObserver:
+    """Registered with ``pkernels.hooks`` once the program imports pkernels."""
+
+    def __init__(self, debugger: bdb.Bdb, link: AgentLink, report_state: Callable[[], None]):
+        self.debugger = debugger
+        self.link = link
+        self.report_state = report_state
+        self.active: Any = None  # the Dispatch being debugged
+        self.finish_requested = False
+        link.on(KernelRequest, self._on_request)
+
+    # -- installation ----------------------------------------------------------------
+
+    def install(self) -> None:
+        """Observe dispatches as soon as ``pkernels`` is imported (now, if it is)."""
+        if "pkernels" in sys.modules:
+            self._register()
+        else:
+            sys.meta_path.insert(0, _ImportWatcher("pkernels", self._register))
+
+    def _register(self) -> None:
+        from pkernels.runtime import hooks
+
+        hooks.add_observer(self)
+
+    # -- dispatch hooks (main thread) --------------------------------------------------
+
+    def dispatch_started(self, dispatch: Any) -> None:
+        from pkernels.api.spaces import ExecutionSpace
+        from pkernels.runtime.hooks import BuildMode
+
+        if dispatch.space is ExecutionSpace.Debug:
+            return  # plain Python: pdb's own breakpoints already stop in it
+        breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
+        dispatch.extra["pkdb_breakpoints"] = breakpoints
+        if breakpoints or self.debugger.settings.get("debug_all_kernels"):
+            dispatch.build = BuildMode.DEBUG
+
+    def before_launch(self, dispatch: Any, kernel: Any) -> None:
+        if not kernel.debug or not dispatch.extra.get("pkdb_breakpoints"):
+            return
+        workunit = dispatch.workunit
+        views = {
+            name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
+            for name, value in dispatch.kwargs.items()
+            if hasattr(value, "ndim") and hasattr(value, "shape")
+        }
+        _, first, last = function_span(workunit)
+        launch = KernelLaunch(
+            id=self.link.new_id(),
+            pid=os.getpid(),
+            kernel=workunit.__name__,
+            space=dispatch.space.name.lower(),
+            operation=dispatch.operation,
+            filename=os.path.abspath(workunit.__code__.co_filename),
+            first_line=first,
+            last_line=last,
+            library=str(kernel.library),
+            source=str(kernel.source),
+            index=workunit.__code__.co_varnames[0],
+            views=views,
+            breakpoints=dispatch.extra["pkdb_breakpoints"],
+            call_stack=_call_stack(dispatch.frame),
+            agent_tids=[t.native_id for t in threading.enumerate() if t is not _main_thread()],
+            variable_kinds=dict(kernel.entry.variable_kinds),
+        )
+        self.finish_requested = False
+        self.active = dispatch
+        self.link.request(launch, interruptible=False)
+
+    def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
+        if self.active is not dispatch:
+            return
+        self.active = None
+        text = f"{type(error).__name__}: {error}" if error is not None else None
+        self.link.send(KernelFinished(kernel=dispatch.workunit.__name__, error=text))
+        if self.finish_requested and dispatch.frame is not None:
+            self._stop_after_dispatch(dispatch.frame)
+
+    def _stop_after_dispatch(self, frame: types.FrameType) -> None:
+        """Stop at the next line of the call site, as pdb's ``next`` would have."""
+        debugger = self.debugger
+        debugger.set_next(frame)
+        frame.f_trace = debugger.trace_dispatch
+        sys.settrace(debugger.trace_dispatch)
+
+    def _breakpoints_in(self, spans: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        found = []
+        for bp in bdb.Breakpoint.bpbynumber:
+            if bp is None or not bp.enabled:
+                continue
+            file = os.path.abspath(bp.file)
+            if any(file == f and first <= bp.line <= last for f, first, last in spans):
+                found.append(_breakpoint_dict(bp))
+        return found
+
+    # -- requests while the kernel is held (reader thread) -----------------------------
+
+    def _on_request(self, request: KernelRequest) -> None:
+        try:
+            ok, text, data = self._handle(request.action, request.args)
+        except Exception as exc:  # noqa: BLE001 - any failure is reported, never fatal
+            ok, text, data = False, f"{type(exc).__name__}: {exc}", {}
+        self.link.send(KernelReply(reply_to=request.id, ok=ok, text=text, data=data))
+
+    def _handle(self, action: str, args: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+        debugger = self.debugger
+        if action == "eval":
+            return True, repr(self._evaluate(args["expr"], args.get("locals", {}))), {}
+        if action == "break":
+            error = debugger.set_break(
+                args["file"], args["line"], args.get("temporary", False), args.get("condition")
+            )
+            if error:
+                return False, str(error), {}
+            bp = debugger.get_breaks(args["file"], args["line"])[-1]
+            self.report_state()
+            return True, "", _breakpoint_dict(bp)
+        if action == "finish":
+            self.finish_requested = True
+            return True, "", {}
+        bp = debugger.get_bpbynumber(str(args["number"]))
+        if action == "clear":
+            debugger.clear_bpbynumber(str(args["number"]))
+        elif action == "disable":
+            bp.disable()
+        elif action == "enable":
+            bp.enable()
+        elif action == "condition":
+            bp.cond = args.get("condition") or None
+        else:
+            return False, f"unknown kernel request {action!r}", {}
+        self.report_state()
+        return True, "", _breakpoint_dict(bp)
+
+    def _evaluate(self, expr: str, kernel_locals: dict[str, Any]) -> Any:
+        """``expr`` over the kernel's locals, its views (the caller's own arrays), and
+        the call site's locals and globals -- the live program, no copies."""
+        dispatch = self.active
+        if dispatch is None:
+            raise RuntimeError("no kernel is being debugged")
+        frame = dispatch.frame
+        namespace = dict(frame.f_locals) if frame is not None else {}
+        namespace.update(dispatch.kwargs)
+        namespace.update(kernel_locals)
+        globals_ = frame.f_globals if frame is not None else {}
+        return eval(compile(expr, "<pkdb>", "eval"), globals_, namespace)
+
+
+def _breakpoint_dict(bp: bdb.Breakpoint) -> dict[str, Any]:
+    return {
+        "number": bp.number,
+        "file": os.path.abspath(bp.file),
+        "line": bp.line,
+        "condition": bp.cond,
+        "temporary": bool(bp.temporary),
+        "enabled": bool(bp.enabled),
+    }
+
+
+def _call_stack(frame: types.FrameType | None) -> list[list[Any]]:
+    """The program's frames from the outermost to the dispatch call site."""
+    stack = []
+    while frame is not None:
+        raw = frame.f_code.co_filename
+        filename = os.path.abspath(raw)
+        hidden = raw.startswith("<") or filename.startswith(_AGENT_DIR)
+        if not (hidden or filename == os.path.abspath(bdb.__file__)):
+            stack.append([filename, frame.f_lineno, frame.f_code.co_name])
+        frame = frame.f_back
+    return stack[::-1]
+
+
+def _main_thread() -> threading.Thread:
+    return threading.main_thread()
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Calls ``callback`` right after the package ``name`` has been imported."""
+
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        original = spec.loader.exec_module
+        callback = self.callback
+
+        def exec_module(module: types.ModuleType) -> None:
+            original(module)
+            callback()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec

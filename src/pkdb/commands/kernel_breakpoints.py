@@ -1,0 +1,183 @@
+"""Kernel mode: break/tbreak, clear/delete, disable/enable, condition, info breakpoints.
+
+They are pdb's breakpoints (the agent sets them, so numbers are shared with host
+breakpoints) mirrored into gdb for the running kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .kernel_support import KernelConsole, guarded
+from .registry import Command
+
+_LOCATION = re.compile(r"^(?:(?P<file>[^:\s]+):)?(?P<line>\d+)\s*(?:(?:,|\bif\b)\s*(?P<cond>.+))?$")
+
+
+def _set(console: KernelConsole, arg: str, temporary: bool) -> None:
+    kernel = console.kernel
+    if not arg.strip():
+        _list(console)
+        return
+    match = _LOCATION.match(arg.strip())
+    if match is None:
+        console.error("usage: break [FILE:]LINE [if CONDITION]  (or: LINE, CONDITION)")
+        return
+    launch = kernel.launch
+    file = match["file"] or (launch.filename if launch else "")
+    if match["file"] and not os.path.isabs(file):
+        candidates = (
+            [file, os.path.join(os.path.dirname(launch.filename), file)] if launch else [file]
+        )
+        file = next((os.path.abspath(c) for c in candidates if os.path.exists(c)), file)
+    reply = console.kernel_request(
+        "break", file=file, line=int(match["line"]), condition=match["cond"], temporary=temporary
+    )
+    if not reply.ok:
+        console.error(reply.text)
+        return
+    bp = reply.data
+    problem = kernel.insert(bp)
+    kind = "Temporary breakpoint" if temporary else "Breakpoint"
+    console.message(f"{kind} {bp['number']} at {bp['file']}:{bp['line']}")
+    if problem:
+        console.error(problem)
+
+
+def _list(console: KernelConsole) -> None:
+    breakpoints = console.state.get("breakpoints", [])  # type: ignore[attr-defined]
+    if not breakpoints:
+        console.message("No breakpoints.")
+        return
+    console.message("Num Type         Disp Enb   Where")
+    for bp in breakpoints:
+        disp = "del " if bp.get("temporary") else "keep"
+        enabled = "yes" if bp.get("enabled", True) else "no "
+        console.message(
+            f"{bp['number']:<3} breakpoint   {disp} {enabled}   at {bp['file']}:{bp['line']}"
+        )
+        if bp.get("condition"):
+            console.message(f"\tstop only if {bp['condition']}")
+
+
+@guarded
+def do_break(console: KernelConsole, arg: str) -> None:
+    """b(reak) [[FILE:]LINE [if CONDITION]]
+    Set a breakpoint on a kernel line (of this kernel's file unless FILE
+    is given). CONDITION is Python over kernel variables and views, e.g.
+    break 9 if j == 10. Without argument, list all breakpoints.
+    """
+    _set(console, arg, temporary=False)
+
+
+@guarded
+def do_tbreak(console: KernelConsole, arg: str) -> None:
+    """tbreak [FILE:]LINE [if CONDITION]
+    Like break, but the breakpoint is removed when first hit.
+    """
+    _set(console, arg, temporary=True)
+
+
+def _numbers(console: KernelConsole, arg: str) -> list[int] | None:
+    try:
+        numbers = [int(word) for word in arg.split()]
+    except ValueError:
+        console.error(f"breakpoint numbers expected, got {arg!r}")
+        return None
+    if not numbers:
+        console.error("which breakpoint? give its number (see 'break')")
+        return None
+    return numbers
+
+
+def _each(console: KernelConsole, arg: str, action: str, verb: str) -> None:
+    for number in _numbers(console, arg) or []:
+        reply = console.kernel_request(action, number=number)
+        if not reply.ok:
+            console.error(reply.text)
+            continue
+        kernel = console.kernel
+        gdb_number = kernel.gdb_numbers.get(number)
+        if action == "clear":
+            kernel.remove(number)
+        elif gdb_number is not None:
+            controller = kernel.require_controller()
+            (
+                controller.disable_breakpoint
+                if action == "disable"
+                else controller.enable_breakpoint
+            )(gdb_number)
+        console.message(f"{verb} breakpoint {number}")
+
+
+@guarded
+def do_clear(console: KernelConsole, arg: str) -> None:
+    """cl(ear) N [N ...] | delete N [N ...]
+    Delete breakpoints by number (host or kernel breakpoints alike).
+    """
+    _each(console, arg, "clear", "Deleted")
+
+
+@guarded
+def do_disable(console: KernelConsole, arg: str) -> None:
+    """disable N [N ...]
+    Disable breakpoints by number; they stay listed and can be enabled.
+    """
+    _each(console, arg, "disable", "Disabled")
+
+
+@guarded
+def do_enable(console: KernelConsole, arg: str) -> None:
+    """enable N [N ...]
+    Enable breakpoints by number.
+    """
+    _each(console, arg, "enable", "Enabled")
+
+
+@guarded
+def do_condition(console: KernelConsole, arg: str) -> None:
+    """condition N [CONDITION]
+    Stop at breakpoint N only when the Python CONDITION holds (over kernel
+    variables and views); without CONDITION the breakpoint becomes
+    unconditional.
+    """
+    number_text, _, condition = arg.strip().partition(" ")
+    numbers = _numbers(console, number_text)
+    if not numbers:
+        return
+    number = numbers[0]
+    reply = console.kernel_request("condition", number=number, condition=condition.strip() or None)
+    if not reply.ok:
+        console.error(reply.text)
+        return
+    kernel = console.kernel
+    gdb_number = kernel.gdb_numbers.get(number)
+    if gdb_number is not None:
+        kernel.require_controller().set_condition(gdb_number, kernel.c_condition(condition.strip()))
+    if condition.strip():
+        console.message(f"New condition set for breakpoint {number}.")
+    else:
+        console.message(f"Breakpoint {number} is now unconditional.")
+
+
+@guarded
+def do_info(console: KernelConsole, arg: str) -> None:
+    """info breakpoints
+    List the breakpoints (host and kernel).
+    """
+    if arg.strip() in ("b", "break", "breakpoint", "breakpoints"):
+        _list(console)
+    else:
+        console.error("Try: info breakpoints")
+
+
+COMMANDS = [
+    Command("break", do_break, aliases=("b",)),
+    Command("tbreak", do_tbreak),
+    Command("clear", do_clear, aliases=("cl", "delete")),
+    Command("disable", do_disable),
+    Command("enable", do_enable),
+    Command("condition", do_condition),
+    Command("info", do_info),
+]

@@ -1,0 +1,130 @@
+"""Kernel mode: p/print, eval, locals, args, bt/where, l/list."""
+
+from __future__ import annotations
+
+import linecache
+import os
+
+from .kernel_support import KernelConsole, format_value, guarded, kernel_values
+from .registry import Command
+
+
+@guarded
+def do_print(console: KernelConsole, arg: str) -> None:
+    """p(rint) EXPRESSION
+    Evaluate a Python expression at the kernel stop: over the kernel's
+    variables in the current thread (j, temp2, ...), its views (the
+    program's own arrays: y_view[j:j+2], A_view[3][0:4], len(x_view)),
+    and the call site's names. Example: p y_view[j] * 2
+    """
+    expression = arg.strip()
+    if not expression:
+        console.error("print needs an expression, e.g. 'p y_view[j]'")
+        return
+    reply = console.kernel_request("eval", expr=expression, locals=kernel_values(console))
+    if reply.ok:
+        console.message(reply.text)
+    else:
+        console.error(reply.text)
+
+
+@guarded
+def do_locals(console: KernelConsole, arg: str) -> None:
+    """locals
+    Show the local variables of the current kernel frame.
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    level = kernel.frame_level(stop.thread, stop.frame)
+    names = kernel.require_controller().locals(stop.thread, level)
+    values = kernel_values(console)
+    shown = [n for n in names if not n.startswith("pk_")]
+    if not shown:
+        console.message("(no locals)")
+    for name in shown:
+        value = values.get(name)
+        console.message(f"{name} = {format_value(value) if value is not None else names[name]}")
+
+
+@guarded
+def do_args(console: KernelConsole, arg: str) -> None:
+    """a(rgs)
+    Show the arguments of the current kernel frame; views are shown by
+    shape and dtype.
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    level = kernel.frame_level(stop.thread, stop.frame)
+    raw = kernel.require_controller().args(stop.thread, level)
+    values = kernel_values(console)
+    views = kernel.launch.views if kernel.launch else {}
+    for name, text in raw.items():
+        if name in views:
+            info = views[name]
+            console.message(f"{name} = view(shape={tuple(info['shape'])}, dtype={info['dtype']})")
+        else:
+            console.message(f"{name} = {format_value(values.get(name, text))}")
+
+
+@guarded
+def do_where(console: KernelConsole, arg: str) -> None:
+    """w(here) | bt
+    Show the kernel frames of the current thread (Python lines), then the
+    host frames that dispatched the kernel. The current frame is marked >.
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    frames = kernel.python_frames(stop.thread)
+    number = 0
+    for i, frame in enumerate(frames):
+        marker = ">" if i == stop.frame else " "
+        console.message(
+            f"{marker} #{number} {frame.file}:{frame.line} ({_py_name(frame.function)})"
+        )
+        number += 1
+    for file, line, function in reversed(kernel.launch.call_stack if kernel.launch else []):
+        console.message(f"  #{number} {file}:{line} ({function})")
+        number += 1
+
+
+@guarded
+def do_list(console: KernelConsole, arg: str) -> None:
+    """l(ist)
+    List the Python source around the current kernel line (-> marks it,
+    B marks breakpoints).
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    frame = kernel.location(stop.thread, stop.frame)
+    if frame is None or not frame.file:
+        console.error("no Python source for this frame")
+        return
+    first = max(1, frame.line - 5)
+    breakpoint_lines = {
+        bp["line"]
+        for bp in (kernel.launch.breakpoints if kernel.launch else [])
+        if os.path.abspath(bp["file"]) == os.path.abspath(frame.file)
+    }
+    for line in range(first, first + 11):
+        text = linecache.getline(frame.file, line)
+        if not text:
+            break
+        mark = "B" if line in breakpoint_lines else " "
+        arrow = "->" if line == frame.line else "  "
+        console.message(f"{line:4d} {mark}{arrow} {text.rstrip()}")
+
+
+def _py_name(function: str | None) -> str:
+    """``pk_kernel::yAx(long, ...)`` -> ``yAx``."""
+    name = (function or "??").split("(")[0].split("::")[-1]
+    name = name.removeprefix("pk_fn_")  # @pk.function helpers (see translate.lower)
+    return name[:-1] if name.endswith("_") else name
+
+
+COMMANDS = [
+    Command("print", do_print, aliases=("p", "eval")),
+    Command("locals", do_locals),
+    Command("args", do_args, aliases=("a",)),
+    Command("where", do_where, aliases=("w", "bt", "backtrace")),
+    Command("list", do_list, aliases=("l",)),
+]

@@ -1,0 +1,72 @@
+"""What kernel commands share: access to the kernel session and the agent, formatting."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ..gdbexpr import parse_gdb_value
+from ..kernel_protocol import KernelReply
+from ..kernel_session import KernelSession
+from ..targets.base import TargetError
+from .registry import Console
+
+
+class KernelConsole(Console, Protocol):
+    """The front end as kernel commands see it."""
+
+    kernel: KernelSession
+
+    def resume_kernel(self) -> None:
+        """Let the kernel threads run until the next stop, the kernel's end, or a prompt."""
+
+    def kernel_request(self, action: str, **args: Any) -> KernelReply:
+        """Ask the agent (its reader thread) to do ``action`` and wait for the reply."""
+
+
+def kernel_values(console: KernelConsole) -> dict[str, Any]:
+    """The selected kernel frame's scalar arguments and locals as Python values.
+
+    Views are left out: the agent evaluates over the caller's own arrays instead.
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    level = kernel.frame_level(stop.thread, stop.frame)
+    controller = kernel.require_controller()
+    raw = {**controller.args(stop.thread, level), **controller.locals(stop.thread, level)}
+    launch = kernel.launch
+    views = launch.views if launch else {}
+    kinds = launch.variable_kinds if launch else {}
+    values = {}
+    for name, text in raw.items():
+        if name in views or name.startswith("pk_"):
+            continue
+        py_name = name[:-1] if name.endswith("_") else name
+        value = parse_gdb_value(text)
+        if isinstance(value, int | float | bool):
+            kind = kinds.get(py_name)
+            if kind == "float":
+                value = float(value)
+            elif kind == "bool":
+                value = bool(value)
+            values[py_name] = value
+    return values
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return repr(value)
+
+
+def guarded(handler):
+    """Report a target debugger error as a command error; the session goes on."""
+
+    def run(console: KernelConsole, arg: str) -> None:
+        try:
+            handler(console, arg)
+        except TargetError as exc:
+            console.error(str(exc))
+
+    run.__doc__ = handler.__doc__
+    run.__name__ = handler.__name__
+    return run

@@ -1,0 +1,79 @@
+"""Messages of kernel debugging, added to the channel of :mod:`pkdb.protocol`.
+
+Conversation while a kernel is debugged (``←`` agent to front end)::
+
+    ← kernel-launch    request (id): a debug build is loaded and about to run; what
+                       the front end needs to attach gdb and set the breakpoints
+    → kernel-go        reply: gdb is attached, breakpoints are set; launch now
+    → kernel-request   request (id) the agent's reader thread answers while the kernel
+                       runs or is held: evaluate Python, change breakpoints, finish
+    ← kernel-reply     reply to a kernel-request
+    ← kernel-finished  the kernel returned (or failed); host debugging resumes
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .protocol import Message, message_type
+
+
+@message_type("kernel-launch")
+@dataclass
+class KernelLaunch(Message):
+    """A kernel about to run in a debug build, with the breakpoints that concern it.
+
+    ``breakpoints``: dicts with number, file, line, condition, temporary, enabled.
+    ``views``: name -> {"rank", "dtype", "shape"}; ``index``: the index parameter's name.
+    ``call_stack``: the host frames of the dispatch, outermost first (file, line, function).
+    """
+
+    id: int
+    pid: int
+    kernel: str
+    space: str
+    operation: str
+    filename: str
+    first_line: int
+    last_line: int
+    library: str
+    source: str
+    index: str
+    views: dict[str, Any] = field(default_factory=dict)
+    breakpoints: list[dict[str, Any]] = field(default_factory=list)
+    call_stack: list[list[Any]] = field(default_factory=list)
+    agent_tids: list[int] = field(default_factory=list)
+    variable_kinds: dict[str, str] = field(default_factory=dict)  # name -> float|int|bool
+
+
+@message_type("kernel-go")
+@dataclass
+class KernelGo(Message):
+    reply_to: int
+
+
+@message_type("kernel-request")
+@dataclass
+class KernelRequest(Message):
+    """``action``: eval | exec | break | clear | disable | enable | condition | finish."""
+
+    id: int
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@message_type("kernel-reply")
+@dataclass
+class KernelReply(Message):
+    reply_to: int
+    ok: bool = True
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@message_type("kernel-finished")
+@dataclass
+class KernelFinished(Message):
+    kernel: str
+    error: str | None = None

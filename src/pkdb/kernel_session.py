@@ -1,0 +1,186 @@
+"""The front end's side of one debugged kernel: gdb, breakpoints, the current stop.
+
+gdb is started and attached lazily, at the first kernel launch that has a breakpoint,
+then stays attached to that debuggee (a restart is a new process: a new attach). Each
+launch re-synchronises gdb's breakpoints with pdb's kernel breakpoints (the agent sends
+them), so host and kernel breakpoints keep pdb's single numbering.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .gdbexpr import ConditionError, python_to_c
+from .kernel_protocol import KernelLaunch
+from .targets.base import FrameInfo, StopEvent, TargetError, ThreadInfo
+from .targets.gdb import GdbController
+
+#: After the first thread stops, how long to let others arrive before the prompt.
+STOP_SETTLE_SECONDS = 0.02
+#: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
+_SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
+
+
+@dataclass
+class KernelStop:
+    """Where the user is: the thread and frame selected at the current kernel stop."""
+
+    event: StopEvent
+    thread: int
+    frame: int = 0
+    stopped: list[int] = field(default_factory=list)
+
+
+class KernelSession:
+    """gdb and the state of the kernel being debugged, for one front end."""
+
+    def __init__(self) -> None:
+        self.controller: GdbController | None = None
+        self.launch: KernelLaunch | None = None
+        self.stop: KernelStop | None = None
+        self.gdb_numbers: dict[int, int] = {}  # pkdb breakpoint -> gdb breakpoint
+        self._attached_pid: int | None = None
+
+    # -- life cycle --------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """A kernel is running (or held) under gdb."""
+        return self.launch is not None
+
+    def begin(self, launch: KernelLaunch) -> list[str]:
+        """Attach if needed, set the launch's breakpoints, let every thread run.
+
+        Returns problems to show the user (a condition gdb cannot evaluate, ...).
+        """
+        if self.controller is None or not self.controller.alive:
+            self.controller = GdbController(init_commands=(_SKIP_RUNTIME,))
+            self._attached_pid = None
+        if self._attached_pid != launch.pid:
+            if self._attached_pid is not None:
+                self.controller.detach()
+            self.controller.attach(launch.pid)
+            self._attached_pid = launch.pid
+        self.launch = launch
+        self.stop = None
+        problems = self.sync_breakpoints(launch.breakpoints)
+        self.controller.continue_()
+        return problems
+
+    def end(self) -> None:
+        """The kernel returned: forget the stop; gdb stays attached for the next one."""
+        self.launch = None
+        self.stop = None
+
+    def close(self) -> None:
+        """The debuggee is gone or the session ends: detach and stop gdb."""
+        self.end()
+        if self.controller is not None:
+            self.controller.close()
+        self.controller = None
+        self._attached_pid = None
+        self.gdb_numbers.clear()
+
+    # -- breakpoints -------------------------------------------------------------------
+
+    def sync_breakpoints(self, breakpoints: list[dict]) -> list[str]:
+        controller = self.require_controller()
+        for gdb_number in self.gdb_numbers.values():
+            try:
+                controller.delete_breakpoint(gdb_number)
+            except TargetError:
+                pass  # a temporary one gdb already removed
+        self.gdb_numbers.clear()
+        problems = []
+        for bp in breakpoints:
+            problem = self.insert(bp)
+            if problem:
+                problems.append(problem)
+        return problems
+
+    def insert(self, bp: dict) -> str | None:
+        """Set pdb breakpoint ``bp`` in gdb; a problem to report, or None."""
+        controller = self.require_controller()
+        try:
+            condition = self.c_condition(bp.get("condition"))
+        except ConditionError as exc:
+            return f"breakpoint {bp['number']}: {exc}; it stops unconditionally"
+        inserted = controller.insert_breakpoint(
+            bp["file"], bp["line"], condition=condition, temporary=bp.get("temporary", False)
+        )
+        self.gdb_numbers[bp["number"]] = inserted.number
+        if not bp.get("enabled", True):
+            controller.disable_breakpoint(inserted.number)
+        return None
+
+    def c_condition(self, condition: str | None) -> str | None:
+        if not condition:
+            return None
+        views = {
+            name: info["rank"] for name, info in (self.launch.views if self.launch else {}).items()
+        }
+        return python_to_c(condition, views)
+
+    def remove(self, number: int) -> None:
+        gdb_number = self.gdb_numbers.pop(number, None)
+        if gdb_number is not None:
+            try:
+                self.require_controller().delete_breakpoint(gdb_number)
+            except TargetError:
+                pass
+
+    def remove_all(self) -> None:
+        for number in list(self.gdb_numbers):
+            self.remove(number)
+
+    # -- stops -------------------------------------------------------------------------
+
+    def poll_stop(self, timeout: float) -> KernelStop | None:
+        """A new stop of a kernel thread, if one arrives within ``timeout`` seconds."""
+        controller = self.require_controller()
+        event = controller.wait_for_stop(timeout=timeout)
+        if event is None:
+            return None
+        if event.exited:
+            self.stop = None
+            return None
+        others = controller.drain_stops(settle_time=STOP_SETTLE_SECONDS, limit=0.5)
+        self.stop = KernelStop(event, event.thread_id or 0, 0, [event.thread_id or 0])
+        self.stop.stopped += [e.thread_id for e in others if e.thread_id]
+        return self.stop
+
+    def require_controller(self) -> GdbController:
+        if self.controller is None:
+            raise TargetError("gdb is not attached")
+        return self.controller
+
+    def require_stop(self) -> KernelStop:
+        if self.stop is None:
+            raise TargetError("no kernel thread is stopped")
+        return self.stop
+
+    # -- what the commands show --------------------------------------------------------
+
+    def kernel_threads(self) -> list[ThreadInfo]:
+        """The threads of the kernel: every thread of the process but the agent's."""
+        hidden = set(self.launch.agent_tids if self.launch else ())
+        return [t for t in self.require_controller().threads() if t.os_tid not in hidden]
+
+    def python_frames(self, thread: int) -> list[FrameInfo]:
+        """The kernel frames of ``thread`` that map to Python lines (innermost first)."""
+        frames = self.require_controller().stack(thread, max_depth=64)
+        return [f for f in frames if f.file and f.file.endswith(".py")]
+
+    def location(self, thread: int, frame: int = 0) -> FrameInfo | None:
+        frames = self.python_frames(thread)
+        return frames[frame] if frame < len(frames) else None
+
+    def frame_level(self, thread: int, frame: int) -> int:
+        """gdb's level of the ``frame``-th Python frame of ``thread``."""
+        frames = self.python_frames(thread)
+        return frames[frame].level if frame < len(frames) else 0
+
+    def short_path(self, path: str) -> str:
+        cwd = os.getcwd()
+        return os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
