@@ -39,8 +39,7 @@ def _set(console: KernelConsole, arg: str, temporary: bool) -> None:
         return
     bp = reply.data
     problem = kernel.insert(bp)
-    kind = "Temporary breakpoint" if temporary else "Breakpoint"
-    console.message(f"{kind} {bp['number']} at {bp['file']}:{bp['line']}")
+    console.message(f"Breakpoint {bp['number']} at {bp['file']}:{bp['line']}")  # as pdb says
     if problem:
         console.error(problem)
 

@@ -1,0 +1,209 @@
+"""End-to-end kernel debugging: real pkdb on a PTY, real gdb, real OpenMP kernels."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pexpect
+import pytest
+from pkdb_harness import PtySession, write
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
+)
+
+KERNEL_PROMPT = r"\(pkdb-openmp\) "
+
+PROGRAM = """
+import numpy as np
+import pkernels as pk
+import kmod
+
+
+@pk.function
+def weight(v: float) -> float:
+    w = v * 2.0
+    return w
+
+
+@pk.workunit
+def yAx(j, acc, cols, y_view, x_view, A_view):
+    temp2: float = 0
+    for i in range(cols):
+        temp2 += A_view[j][i] * x_view[i]
+    acc += weight(y_view[j]) * temp2
+
+
+def run():
+    N, M = 32, 8
+    y = np.arange(N, dtype=np.float64) / 4
+    x = np.ones(M)
+    A = np.ones((N, M))
+    policy = pk.RangePolicy(pk.ExecutionSpace.OpenMP, 0, N)
+    first = pk.parallel_reduce(policy, yAx, cols=M, y_view=y, x_view=x, A_view=A)
+    second = pk.parallel_reduce(policy, yAx, cols=M, y_view=y, x_view=x, A_view=A)
+    pk.parallel_for(N, kmod.fill, out=y, value=1.5)
+    print("results", first, second, y[0])
+
+
+run()
+"""
+
+MODULE = """
+import pkernels as pk
+
+
+@pk.workunit
+def fill(i, out, value):
+    out[i] = value + i
+"""
+
+# Lines of PROGRAM (1-based, after dedent/lstrip): keep in step with the text above.
+LINE_W = 8  # w = v * 2.0
+LINE_INNER = 16  # temp2 += ...
+LINE_ACC = 17  # acc += weight(...) * temp2
+LINE_SECOND = 27  # second = ...
+LINE_FILL = 6  # kmod: out[i] = value + i
+
+
+@pytest.fixture
+def kernel_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    write(tmp_path, "kmod.py", MODULE)
+    program = write(tmp_path, "prog.py", PROGRAM)
+    assert "temp2 +=" in program.read_text().splitlines()[LINE_INNER - 1]
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    return program
+
+
+@pytest.fixture
+def session(kernel_program: Path):
+    sessions: list[PtySession] = []
+
+    def start(*options: str) -> PtySession:
+        s = PtySession(kernel_program, options=options)
+        s.child.timeout = 60
+        sessions.append(s)
+        return s
+
+    yield start
+    for s in sessions:
+        s.close()
+
+
+def gdb_processes() -> set[int]:
+    out = subprocess.run(["pgrep", "-f", "interpreter=mi3"], capture_output=True, text=True)
+    return {int(p) for p in out.stdout.split()}
+
+
+def test_breakpoint_inspect_step_finish(session) -> None:
+    before = gdb_processes()
+    s = session()
+    assert f"Breakpoint 1 at {s.program}:{LINE_INNER}" in s.cmd(f"break {LINE_INNER}")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    m = re.search(rf"OpenMP kernel breakpoint 1 hit at \S*prog.py:{LINE_INNER} "
+                  rf"\(thread (\d+), j=(\d+)\)", stop)  # fmt: skip
+    assert m, stop
+    j = int(m.group(2))
+    assert "-> temp2 += A_view[j][i] * x_view[i]" in stop
+    assert s.cmd("p j", KERNEL_PROMPT).strip() == str(j)
+    assert s.cmd("p temp2", KERNEL_PROMPT).strip() == "0.0"
+    # views are the program's own arrays: slices, arithmetic, len, strided rows
+    assert s.cmd("p y_view[j] * 4", KERNEL_PROMPT).strip() == f"np.float64({float(j)})"
+    assert s.cmd("p len(x_view)", KERNEL_PROMPT).strip() == "8"
+    assert s.cmd("p A_view[j][0:3].tolist()", KERNEL_PROMPT).strip() == "[1.0, 1.0, 1.0]"
+    assert s.cmd("p A_view[:, 1][j:j+2].tolist()", KERNEL_PROMPT).strip() == "[1.0, 1.0]"
+    where = s.cmd("where", KERNEL_PROMPT)
+    assert re.search(rf"#0 \S*prog.py:{LINE_INNER} \(yAx\)", where), where
+    assert re.search(r"#1 \S*prog.py:26 \(run\)", where), where
+    threads = s.cmd("threads", KERNEL_PROMPT)
+    assert re.search(rf"^\* {m.group(1)} .*prog.py:{LINE_INNER}", threads, re.M), threads
+    assert "i = 0" in s.cmd("locals", KERNEL_PROMPT)
+    args = s.cmd("args", KERNEL_PROMPT)
+    assert "cols = 8" in args and "A_view = view(shape=(32, 8), dtype=float64)" in args
+    listing = s.cmd("list", KERNEL_PROMPT)
+    assert re.search(rf"{LINE_INNER}\s+B->\s+temp2 \+=", listing), listing
+    # next goes back to the loop header, then into the body again (Python lines)
+    assert f"prog.py:{LINE_INNER - 1} " in s.cmd("next", KERNEL_PROMPT)
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "0"
+    assert f"prog.py:{LINE_INNER} " in s.cmd("next", KERNEL_PROMPT)
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "1"
+    assert s.cmd("p temp2", KERNEL_PROMPT).strip() == "1.0"
+    # finish: the kernel runs to its end and the session is back in the host code
+    back = s.cmd("finish")
+    assert f"prog.py({LINE_SECOND})run()" in back, back
+    first = s.cmd("p first").strip()
+    assert float(first) == pytest.approx(2 * 8 * sum(k / 4 for k in range(32)))
+    assert s.quit() == 0
+    assert gdb_processes() <= before, "gdb outlived the session"
+
+
+def test_conditional_breakpoint_and_helper_step(session) -> None:
+    s = session()
+    s.cmd(f"break {LINE_ACC} if j == 10")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"\(thread \d+, j=10\)", stop), stop
+    assert s.cmd("p j", KERNEL_PROMPT).strip() == "10"
+    step = s.cmd("step", KERNEL_PROMPT)
+    assert f"prog.py:{LINE_W} " in step and "-> w = v * 2.0" in step, step
+    assert s.cmd("p v", KERNEL_PROMPT).strip() == "2.5"
+    assert re.search(rf"#0 \S*prog.py:{LINE_W} \(weight\)", s.cmd("bt", KERNEL_PROMPT))
+    # a kernel-mode breakpoint shares pdb's numbering and lists with host ones
+    assert "Breakpoint 2 at" in s.cmd(f"tbreak {LINE_INNER} if j == 11", KERNEL_PROMPT)
+    listing = s.cmd("info breakpoints", KERNEL_PROMPT)
+    assert "stop only if j == 10" in listing and "stop only if j == 11" in listing
+    assert "Deleted breakpoint 1" in s.cmd("clear 1", KERNEL_PROMPT)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(rf"breakpoint 2 hit at \S*prog.py:{LINE_INNER} \(thread \d+, j=11\)", stop)
+    assert "not a kernel-mode command" in s.cmd("bogus", KERNEL_PROMPT)
+    assert "Thread" in s.cmd("send info threads", KERNEL_PROMPT)
+    assert "finish" in s.cmd("help", KERNEL_PROMPT)
+    assert "Python expression" in s.cmd("help p", KERNEL_PROMPT)
+    out = s.cmd("continue")  # the tbreak is gone: runs to the end of the program
+    assert "results 1984.0 1984.0 1.5" in out and "exited with code 0" in out, out
+    s.quit()
+
+
+def test_second_dispatch_and_imported_module(session) -> None:
+    s = session()
+    s.cmd(f"break {LINE_ACC} if j == 3")
+    s.cmd(f"break kmod.py:{LINE_FILL} if i == 5")
+    assert "j=3" in s.cmd("continue", KERNEL_PROMPT)
+    assert f"prog.py({LINE_SECOND})run()" in s.cmd("finish")
+    # the same kernel dispatched again stops again
+    assert "j=3" in s.cmd("continue", KERNEL_PROMPT)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(rf"kmod.py:{LINE_FILL} \(thread \d+, i=5\)", stop), stop
+    assert s.cmd("p value + i", KERNEL_PROMPT).strip() == "6.5"
+    assert "results 1984.0 1984.0 1.5" in s.cmd("continue")
+    s.quit()
+
+
+def test_kernels_without_breakpoints_run_release_builds_without_gdb(session) -> None:
+    before = gdb_processes()
+    s = session()
+    s.cmd("break 29")  # the print: a host line after every dispatch
+    out = s.cmd("continue")
+    assert "prog.py(29)run()" in out and "kernel breakpoint" not in out
+    assert gdb_processes() <= before, "gdb was started for kernels without breakpoints"
+    s.cmd("continue")
+    s.cmd("set debug_all_kernels on")
+    s.cmd("restart")
+    assert "prog.py(29)run()" in s.cmd("continue")  # debug builds, still no breakpoint
+    assert "results 1984.0 1984.0 1.5" in s.cmd("continue")
+    s.quit()
+
+
+def test_quit_in_kernel_mode_leaves_no_process(session) -> None:
+    before = gdb_processes()
+    s = session()
+    s.cmd(f"break {LINE_INNER}")
+    s.cmd("continue", KERNEL_PROMPT)
+    assert gdb_processes() - before, "gdb should be attached now"
+    s.child.sendline("quit")
+    s.child.expect(pexpect.EOF)
+    s.child.close()
+    assert gdb_processes() <= before
