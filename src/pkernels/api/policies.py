@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
+from ..errors import DispatchError
 from .spaces import ExecutionSpace, resolve_space
 
 
@@ -44,7 +45,7 @@ def as_policy(policy: object) -> RangePolicy:
     try:
         n = operator.index(policy)
     except TypeError:
-        raise TypeError(
+        raise DispatchError(
             f"a dispatch policy must be an int or a RangePolicy, got {type(policy).__name__}"
         ) from None
     return RangePolicy(0, n)

@@ -73,6 +73,8 @@ def to_datatype(obj: object) -> DataType:
         return float64
     if obj is bool:
         return bool_
+    if obj is None:  # np.dtype(None) would be float64
+        raise TypeError("None is not a data type")
     return from_numpy(obj)  # numpy dtypes and scalar classes
 
 

@@ -7,13 +7,18 @@ cost nothing when no observer is registered.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..api.decorators import KernelMarker, marker_of
 from ..api.policies import RangePolicy, as_policy
 from ..api.spaces import ExecutionSpace
+from ..api.types import AccAnnotation, DataType, float64, to_datatype
+from ..api.views import View
 from ..build.compiler import build
 from ..errors import DispatchError
 from ..translate.kernel import ROLES, translate_workunit
@@ -161,6 +166,7 @@ def run_in_python(
 ) -> Any:
     """The ``Debug`` space: the body as plain Python, index by index."""
     _check_arguments(workunit, operation, kwargs)
+    kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     indices = range(policy.begin, policy.end)
     if operation == "for":
         for i in indices:
@@ -169,23 +175,55 @@ def run_in_python(
     body = _python_forms.get(workunit)
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
-    acc = [0.0 if _acc_is_float(workunit) else 0]
+    acc_kind = _acc_type(workunit).kind
+    to_python = int if acc_kind in ("int", "uint") else bool if acc_kind == "bool" else float
+    acc = [to_python(0)]
     if operation == "reduce":
         for i in indices:
             body(i, acc, **kwargs)
     else:
         for i in indices:
             body(i, acc, True, **kwargs)
-    return acc[0]
+    # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
+    # scalar picked up from a view element).
+    return to_python(acc[0])
 
 
-def _acc_is_float(workunit: Callable[..., Any]) -> bool:
-    from ..api.types import AccAnnotation, to_datatype
+class _PythonView(View):
+    """How the Debug space shows an array to a kernel body: the same memory (no copy),
+    with ``extent()`` as on a :class:`pk.View`, and elements of int64 and bool arrays
+    read as Python ints and bools. Their arithmetic is what compiled kernels implement
+    (``True + True == 2``, ``n ** -1 == 1 / n``); NumPy's scalars differ there."""
 
-    ann = workunit.__annotations__.get(workunit.__code__.co_varnames[1])
-    if isinstance(ann, AccAnnotation):
-        return ann.dtype.is_float
+    def __getitem__(self, key: Any) -> Any:
+        value = super().__getitem__(key)
+        return value.item() if type(value) in _AS_PYTHON else value
+
+
+_AS_PYTHON = (np.int64, np.bool_)
+
+
+def _as_view(value: Any) -> Any:
+    """A dispatch argument as the Debug space passes it to the kernel body."""
+    if type(value) in (np.ndarray, View):
+        return value.view(_PythonView)
+    return value.item() if type(value) in _AS_PYTHON else value
+
+
+def _acc_type(workunit: Callable[..., Any]) -> DataType:
+    """The accumulator's type, read as the translator reads it (float64 if unannotated).
+
+    Annotations are evaluated, so modules using ``from __future__ import annotations``
+    (where ``__annotations__`` holds strings) get the same type as in compiled spaces.
+    """
+    name = workunit.__code__.co_varnames[1]
     try:
-        return ann is None or to_datatype(ann).is_float
+        ann = inspect.get_annotations(workunit, eval_str=True).get(name)
+    except Exception:  # noqa: BLE001 - an annotation Python cannot evaluate: the default
+        ann = None
+    if isinstance(ann, AccAnnotation):
+        return ann.dtype
+    try:
+        return float64 if ann is None else to_datatype(ann)
     except TypeError:
-        return True
+        return float64

@@ -137,20 +137,37 @@ static inline T mod(T a, T b, const char* file, int line) {
     return r;
 }
 
-static inline double fmod_py(double a, double b) {
-    double r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+// ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32).
+// a // b is not floor(a / b): 1.0 // 0.1 == 9.0, as 0.1 is slightly above one tenth.
+template <typename T>
+static inline T fmod_py(T a, T b) {
+    T r = std::fmod(a, b);
+    if (r != 0) {
+        if ((r < 0) != (b < 0)) r += b;
+    } else {
+        r = std::copysign(T(0), b);
+    }
     return r;
 }
-static inline float fmod_py(float a, float b) { return (float)fmod_py((double)a, (double)b); }
+
+template <typename T>
+static inline T floordiv_py(T a, T b) {
+    T r = std::fmod(a, b);
+    T div = (a - r) / b;
+    if (r != 0 && ((r < 0) != (b < 0))) div -= T(1);
+    if (div == 0) return std::copysign(T(0), a / b);
+    T q = std::floor(div);
+    if (div - q > T(0.5)) q += T(1);
+    return q;
+}
 
 template <typename T>
 static inline T ipow(T base, T exp) {
     T result = 1;
     while (exp > 0) {
         if (exp & 1) result *= base;
-        base *= base;
         exp >>= 1;
+        if (exp > 0) base *= base;  // not after the last bit: it could overflow needlessly
     }
     return result;
 }
@@ -215,16 +232,57 @@ struct Printer {
     void value(double v) { floating(v, false); }
     void value(float v) { floating((double)v, true); }
 
-    // Python's repr(): the shortest digits that round-trip, fixed notation for
-    // exponents in [-4, 16), scientific otherwise.
+    static bool round_trips(const char* text, double v, bool single) {
+        return single ? std::strtof(text, nullptr) == (float)v : std::strtod(text, nullptr) == v;
+    }
+
+    // `sci` ("-d.ddde+XX", `precision` digits) moved by `delta` units in its last digit,
+    // written to `out` in the same form; false when that leaves the digit count.
+    static bool neighbour(const char* sci, int precision, int delta, char* out, int size) {
+        const char* p = sci;
+        bool negative = *p == '-';
+        if (negative) ++p;
+        unsigned long long m = 0, low = 1;
+        for (; *p && *p != 'e'; ++p)
+            if (*p >= '0' && *p <= '9') m = m * 10 + (unsigned long long)(*p - '0');
+        int exponent = std::atoi(p + 1);
+        for (int k = 1; k < precision; ++k) low *= 10;
+        m += delta;
+        if (m >= low * 10) { m = low; ++exponent; }  // 9.99 + 1 unit -> 1.00e+1
+        if (m < low) {  // 1.00 - 1 unit -> 9.99e-1
+            if (precision == 1 || m == 0) return false;
+            m = low * 10 - 1;
+            --exponent;
+        }
+        char digits[24];
+        std::snprintf(digits, sizeof digits, "%llu", m);
+        std::snprintf(out, size, "%s%c%s%s%se%+03d", negative ? "-" : "", digits[0],
+                      precision > 1 ? "." : "", digits + 1, "", exponent);
+        return true;
+    }
+
+    // Python's repr(): the shortest digits that round-trip (the nearest such string when
+    // several do), fixed notation for exponents in [-4, 16), scientific otherwise.
     void floating(double v, bool single) {
         if (std::isnan(v)) { raw("nan"); return; }
         if (std::isinf(v)) { raw(v > 0 ? "inf" : "-inf"); return; }
         char sci[40];
         for (int precision = 1; precision <= 17; ++precision) {
             std::snprintf(sci, sizeof sci, "%.*e", precision - 1, v);
-            if (single ? (std::strtof(sci, nullptr) == (float)v) : (std::strtod(sci, nullptr) == v))
-                break;
+            if (round_trips(sci, v, single)) break;
+            // Next to a power of two the values that read back as v lie unevenly around
+            // it, so the nearest string may miss while its neighbour on the wide side does
+            // not (2**-24 is 5.960464477539063e-08, though ...0625 rounds to ...062).
+            char other[40];
+            bool found = false;
+            for (int delta = -1; delta <= 1 && !found; delta += 2) {
+                if (neighbour(sci, precision, delta, other, sizeof other) &&
+                    round_trips(other, v, single)) {
+                    std::memcpy(sci, other, sizeof sci);
+                    found = true;
+                }
+            }
+            if (found) break;
         }
         char digits[24];
         int nd = 0;

@@ -8,7 +8,7 @@ file itself (its path is substituted for :data:`GENERATED_PATH` once known).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..api import types as t
 from ..api.types import DataType
@@ -73,6 +73,8 @@ class KernelEntry:
     uses_print: bool
     symbols: dict[str, str]  # space name -> exported launch symbol
     kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
+    # Python name -> "float" | "int" | "bool" for the body's scalars (gdb prints 0.0 as 0)
+    variable_kinds: dict[str, str] = field(default_factory=dict)
 
 
 class CppEmitter:
@@ -80,6 +82,7 @@ class CppEmitter:
         self.lines: list[str] = []
         self.indent = 0
         self.uses_print = False
+        self.temps = 0  # numbering of generated temporaries
 
     # ------------------------------------------------------------ output helpers
 
@@ -107,7 +110,10 @@ class CppEmitter:
             if name not in param_names:
                 self.out(f"{dtype.ctype} {cpp_name(name)} = 0;")
         self.block(fn.body, fn.filename)
-        if fn.return_type is not None:
+        # The function's end (and a fallback return) belongs to its last Python line, so
+        # a step past the last statement stops there, not on a blank line below it.
+        self.line_directive(fn.end_lineno, fn.filename)
+        if fn.return_type is not None and not (fn.body and isinstance(fn.body[-1], ir.Return)):
             self.out(f"return {fn.return_type.ctype}(0);  // Python would return None here")
         self.indent -= 1
         self.out("}")
@@ -249,11 +255,13 @@ class CppEmitter:
             text = repr(v)
             return f"{text}f" if to == t.float32 else text
         v = int(value)
-        if to.kind == "uint":
-            return f"{v}ULL"
-        if v == -(2**63):
-            return "(-9223372036854775807LL - 1)"
-        return f"{v}LL" if to.bits == 64 else f"({to.ctype}){v}"
+        # INT64_C/UINT64_C give exactly int64_t/uint64_t (`long` on LP64, not the `long
+        # long` of an LL suffix), so literals deduce the same template type as variables.
+        if to == t.uint64:
+            return f"UINT64_C({v})"
+        if to.bits != 64:
+            return f"({to.ctype}){v}"
+        return "INT64_MIN" if v == -(2**63) else f"INT64_C({v})"
 
     def expr(self, e: ir.Expr) -> str:
         match e:
@@ -274,12 +282,21 @@ class CppEmitter:
             case ir.UnaryOp(op="!", operand=operand):
                 return f"(!({self.truth(operand)}))"
             case ir.UnaryOp(op=op, operand=operand, type=rtype):
-                return f"({op}{self.cast(operand, rtype)})"
+                return _wrap_small(f"({op}{self.cast(operand, rtype)})", rtype)
             case ir.Compare(op=op, left=left, right=right):
                 common = _compare_type(left, right)
                 return f"({self.cast(left, common)} {op} {self.cast(right, common)})"
-            case ir.BoolOp(op=op, values=values):
+            case ir.BoolOp(op=op, values=values, type=t.bool_):
                 return "(" + f" {op} ".join(self.truth(v) for v in values) + ")"
+            case ir.BoolOp(op=op, values=values, type=rtype):
+                # A value (not just a truth): each operand evaluated once, left to right,
+                # stopping at the first falsy one (`and`) or truthy one (`or`).
+                self.temps += 1
+                tmp = f"pk_b{self.temps}"
+                keep_going = tmp if op == "&&" else f"!{tmp}"
+                steps = [f"{rtype.ctype} {tmp} = {self.cast(values[0], rtype)};"]
+                steps += [f"if ({keep_going}) {tmp} = {self.cast(v, rtype)};" for v in values[1:]]
+                return "({ " + " ".join(steps) + f" {tmp}; }})"
             case ir.Select(cond=cond, then=then, other=other, type=rtype):
                 return (
                     f"(({self.truth(cond)}) ? {self.cast(then, rtype)} : {self.cast(other, rtype)})"
@@ -299,7 +316,7 @@ class CppEmitter:
             return f"({self.cast(left, rtype)} / {self.cast(right, rtype)})"
         if op == "//":
             if rtype.is_float:
-                return f"std::floor({self.cast(left, rtype)} / {self.cast(right, rtype)})"
+                return f"pk_rt::floordiv_py({self.cast(left, rtype)}, {self.cast(right, rtype)})"
             return f"pk_rt::floordiv({self.cast(left, rtype)}, {self.cast(right, rtype)}, {_WHERE})"
         if op == "%":
             if rtype.is_float:
@@ -311,7 +328,7 @@ class CppEmitter:
             return f"std::pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
         if rtype == t.bool_:
             return f"({self.expr(left)} {op} {self.expr(right)})"
-        return f"({self.cast(left, rtype)} {op} {self.cast(right, rtype)})"
+        return _wrap_small(f"({self.cast(left, rtype)} {op} {self.cast(right, rtype)})", rtype)
 
     def call(self, e: ir.Call) -> str:
         if e.user:
@@ -356,6 +373,14 @@ class CppEmitter:
 
 
 _WHERE = "__FILE__, __LINE__"  # the Python file and line, thanks to #line
+
+
+def _wrap_small(text: str, rtype: DataType) -> str:
+    """C++ computes 8- and 16-bit integer arithmetic in `int`; the kernel's type (NumPy's
+    rule: uint8 + uint8 is uint8) needs the result converted back, so it wraps."""
+    if rtype.is_integer and rtype.bits < 32:
+        return f"(({rtype.ctype}){text})"
+    return text
 
 
 def _compare_type(left: ir.Expr, right: ir.Expr) -> DataType:
@@ -426,9 +451,18 @@ def emit_module(
         em.lines.append("    pk_fault_clear();")
         em.lines.extend(_launch_body(operation, parallel, kname, idx, args, acc_type))
         em.lines.append("}")
+    scalars: dict[str, DataType] = {}
+    for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
+        scalars.update({p.name: p.type for p in fn.params if not isinstance(p.type, ViewType)})
+        scalars.update(fn.locals)
+    kinds = {name: _kind(dtype) for name, dtype in scalars.items()}
     return KernelEntry(
-        "\n".join(em.lines) + "\n", marshalled, acc_type, em.uses_print, symbols, kname
+        "\n".join(em.lines) + "\n", marshalled, acc_type, em.uses_print, symbols, kname, kinds
     )
+
+
+def _kind(dtype: DataType) -> str:
+    return "float" if dtype.is_float else "bool" if dtype == t.bool_ else "int"
 
 
 def _launch_body(

@@ -21,6 +21,7 @@ from .typing_rules import (
     float_of,
     is_weak,
     promote,
+    promote_types,
 )
 
 _BINOPS = {
@@ -38,6 +39,9 @@ _BINOPS = {
     ast.RShift: ">>",
 }
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+# Annotations are evaluated under another file name: a debugger's breakpoint on the
+# kernel's own line must not fire while the translator reads its annotation.
+_ANNOTATION_FILENAME = "<pkernels annotation>"
 _BIT_OPS = {"&", "|", "^", "<<", ">>"}
 
 _UNSUPPORTED_HINTS: dict[type, str] = {
@@ -100,6 +104,7 @@ class FunctionLowerer:
         self.views: dict[str, ViewType] = {}
         self.return_type: DataType | None = None
         self.return_inferred = False
+        self.bare_returns: list[ast.Return] = []
         self.is_helper = False
         self.loop_depth = 0
         self.counter = 0
@@ -154,6 +159,14 @@ class FunctionLowerer:
             declared = self._annotation(arg.annotation) if arg.annotation else actual
             if not isinstance(declared, DataType):
                 self.src.error(arg, "helper parameters must be scalars (views are not supported)")
+            if actual.is_float and not declared.is_float:
+                # Python would pass the float through; C++ would truncate it silently.
+                self.src.error(
+                    arg,
+                    f"{arg.arg!r} is annotated {declared.name} but the call passes a float "
+                    f"({actual.name})",
+                    hint=f"Convert at the call with int(...), or annotate `{arg.arg}: float`.",
+                )
             params.append(ir.Param(arg.arg, declared))
         if tree.returns is not None:
             ret = self._annotation(tree.returns)
@@ -179,6 +192,11 @@ class FunctionLowerer:
     def lower_body(self) -> None:
         assert self.function is not None
         self.function.body = self._block(self.src.tree.body)
+        if self.return_type is not None and self.bare_returns:
+            # A bare `return` came before the first `return value` fixed the type.
+            self.src.error(
+                self.bare_returns[0], f"this function must return a {self.return_type.name}"
+            )
         self.function.return_type = self.return_type
 
     # ------------------------------------------------------------ parameters
@@ -241,10 +259,12 @@ class FunctionLowerer:
 
     def _annotation(self, node: ast.expr) -> Any:
         try:
-            value = eval(compile(ast.Expression(node), self.src.filename, "eval"), self.src.globals)
+            value = eval(
+                compile(ast.Expression(node), _ANNOTATION_FILENAME, "eval"), self.src.globals
+            )
         except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
             self.src.error(node, f"cannot evaluate this annotation ({exc})")
-        if isinstance(value, AccAnnotation | ViewAnnotation):
+        if isinstance(value, AccAnnotation | ViewAnnotation) or value is None:
             return value
         try:
             return to_datatype(value)
@@ -298,7 +318,7 @@ class FunctionLowerer:
                 return self._for(node)
             case ast.While(test=test, body=body, orelse=orelse):
                 if orelse:
-                    self.src.error(node, "`while ... else` is not supported")
+                    self.src.error(node, "`while ... else` is not supported", hint=_LOOP_ELSE_HINT)
                 self.loop_depth += 1
                 lowered = ir.While(line, self._condition(test), self._block(body))
                 self.loop_depth -= 1
@@ -333,21 +353,26 @@ class FunctionLowerer:
     def _assign(
         self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: DataType | None
     ) -> ir.Stmt:
-        value = self._expr(value_node)
-        if isinstance(target, ast.Name):
-            return ir.Assign(node.lineno, self._bind(target, value, declared), value)
-        if isinstance(target, ast.Subscript):
-            if declared is not None:
-                self.src.error(node, "a view element cannot be annotated")
-            access = self._subscript(target)
-            return ir.Assign(node.lineno, access, value)
-        if isinstance(target, ast.Tuple):
+        # The target is checked first: in `a, b = 1, 2` the error is the tuple target.
+        if isinstance(target, ast.Tuple | ast.List):
             self.src.error(
                 target,
                 "tuple assignment is not supported in kernels",
                 hint="Assign each name in its own statement.",
             )
-        self.src.error(target, f"cannot assign to {type(target).__name__} in a kernel")
+        if not isinstance(target, ast.Name | ast.Subscript):
+            self.src.error(
+                target,
+                f"cannot assign to {type(target).__name__} in a kernel",
+                hint=_ASSIGN_HINT,
+            )
+        value = self._expr(value_node)
+        if isinstance(target, ast.Name):
+            return ir.Assign(node.lineno, self._bind(target, value, declared), value)
+        if declared is not None:
+            self.src.error(node, "a view element cannot be annotated")
+        access = self._subscript(target)
+        return ir.Assign(node.lineno, access, value)
 
     def _bind(self, target: ast.Name, value: Expr, declared: DataType | None) -> ir.Var:
         name = target.id
@@ -372,13 +397,7 @@ class FunctionLowerer:
         if name not in self.locals:
             if name in _RESERVED_NAMES:
                 self.src.error(target, f"{name!r} names a module or function; pick another name")
-            inferred = (
-                t.int64
-                if value.type == t.bool_ and not isinstance(value, ir.Const)
-                else (value.type)
-            )
-            if isinstance(value, ir.Const) and isinstance(value.value, bool):
-                inferred = t.bool_
+            inferred = value.type  # `flag = x > 0` is a bool, as in Python
             self.locals[name] = inferred
             self.first_assign_line[name] = target.lineno
             return ir.Var(inferred, name)
@@ -389,10 +408,19 @@ class FunctionLowerer:
     def _check_narrowing(
         self, node: ast.AST, name: str, target: DataType, value: Expr, declared: bool
     ) -> None:
-        if declared or not value.type.is_float or target.is_float:
+        if declared:
             return
         line = self.first_assign_line.get(name)
         where = f"on line {line}" if line else "as a parameter"
+        if target == t.bool_ and value.type != t.bool_:
+            kind = "a float" if value.type.is_float else "an integer"
+            self.src.error(
+                node,
+                f"{name!r} is a bool (from its first assignment {where}) but is assigned {kind}",
+                hint=f"Declare its type where it starts, e.g. `{name}: int = 0`.",
+            )
+        if not value.type.is_float or target.is_float:
+            return
         self.src.error(
             node,
             f"{name!r} is an integer (from its first assignment {where}) but is assigned a float",
@@ -404,7 +432,7 @@ class FunctionLowerer:
     ) -> ir.Stmt:
         symbol = _BINOPS.get(type(op))
         if symbol is None:
-            self.src.error(node, f"unsupported operator {type(op).__name__}")
+            self.src.error(node, f"unsupported operator {type(op).__name__}", hint=_OPERATOR_HINT)
         value = self._expr(value_node)
         if isinstance(target, ast.Name):
             current = self._load_name(target)
@@ -418,11 +446,13 @@ class FunctionLowerer:
             access = self._subscript(target)
             self._binop(node, symbol, access, value)  # type check only
             return ir.AugAssign(node.lineno, access, symbol, value)
-        self.src.error(target, f"cannot assign to {type(target).__name__} in a kernel")
+        self.src.error(
+            target, f"cannot assign to {type(target).__name__} in a kernel", hint=_ASSIGN_HINT
+        )
 
     def _for(self, node: ast.For) -> ir.Stmt:
         if node.orelse:
-            self.src.error(node, "`for ... else` is not supported")
+            self.src.error(node, "`for ... else` is not supported", hint=_LOOP_ELSE_HINT)
         if not isinstance(node.target, ast.Name):
             self.src.error(node.target, "the loop variable must be a single name")
         it = node.iter
@@ -466,13 +496,22 @@ class FunctionLowerer:
         if value_node is None:
             if self.return_type is not None:
                 self.src.error(node, f"this function must return a {self.return_type.name}")
+            self.bare_returns.append(node)
             return ir.Return(node.lineno, None)
         value = self._expr(value_node)
-        if self.return_type is None:
-            if not self.return_inferred:
-                self.src.error(node, "a function annotated `-> None` cannot return a value")
+        if not self.return_inferred:
+            if self.return_type is None:
+                self.src.error(
+                    node,
+                    "a function annotated `-> None` cannot return a value",
+                    hint="Annotate the type it returns, e.g. `-> float`, or leave it out.",
+                )
+        elif self.return_type is None:
             self.return_type = value.type
-            self.return_inferred = False
+        elif value.type != self.return_type:
+            # Unannotated: the common type of every returned value (`return 1` on one path
+            # and `return 0.5` on another makes a float function, as Python would return).
+            self.return_type = promote_types(self.return_type, value.type)
         return ir.Return(node.lineno, value)
 
     # ------------------------------------------------------------ calls as statements
@@ -538,13 +577,18 @@ class FunctionLowerer:
                 loaded = self._load_name(node)
                 if isinstance(loaded, ir.ViewRef):
                     self.src.error(
-                        node, f"view {node.id!r} must be indexed here, e.g. {node.id}[i]"
+                        node,
+                        f"view {node.id!r} must be indexed here, e.g. {node.id}[i]",
+                        hint="Kernels read and write views one element at a time; whole-view "
+                        "operations belong in the Python code around the dispatch.",
                     )
                 return loaded
             case ast.BinOp(left=left, op=op, right=right):
                 symbol = _BINOPS.get(type(op))
                 if symbol is None:
-                    self.src.error(node, f"unsupported operator {type(op).__name__}")
+                    self.src.error(
+                        node, f"unsupported operator {type(op).__name__}", hint=_OPERATOR_HINT
+                    )
                 return self._binop(node, symbol, self._expr(left), self._expr(right))
             case ast.UnaryOp(op=ast.Not(), operand=operand):
                 return ir.UnaryOp(t.bool_, "!", self._expr(operand))
@@ -560,11 +604,14 @@ class FunctionLowerer:
                     self.src.error(node, "~ needs an integer")
                 return ir.UnaryOp(inner.type, "~", inner)
             case ast.BoolOp(op=op, values=values):
-                return ir.BoolOp(
-                    t.bool_,
-                    "&&" if isinstance(op, ast.And) else "||",
-                    [self._expr(v) for v in values],
-                )
+                operands = [self._expr(v) for v in values]
+                # Python's `and`/`or` give an operand, not a bool: `a or b` is a if a else b.
+                # The result has the operands' common type (bool when all are bools).
+                rtype = operands[0].type
+                for operand in operands[1:]:
+                    if operand.type != rtype:
+                        rtype = promote_types(rtype, operand.type)
+                return ir.BoolOp(rtype, "&&" if isinstance(op, ast.And) else "||", operands)
             case ast.Compare():
                 return self._compare(node)
             case ast.IfExp(test=test, body=body, orelse=orelse):
@@ -660,7 +707,11 @@ class FunctionLowerer:
             index_nodes[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
             base = base.value
         if not isinstance(base, ast.Name) or base.id not in self.views:
-            self.src.error(base, "only views can be indexed in kernels")
+            self.src.error(
+                base,
+                "only views can be indexed in kernels",
+                hint="Index a view passed as a keyword argument of the dispatch, e.g. x[i].",
+            )
         view = self.views[base.id]
         for idx in index_nodes:
             if isinstance(idx, ast.Slice):
@@ -736,14 +787,9 @@ class FunctionLowerer:
             if getattr(target, "__module__", "").startswith("pkernels") and callable(target):
                 return self._module_call(node, target.__name__, pk=True, stmt=statement)
             if target is None:
-                self.src.error(func, f"function {name!r} is not defined")
-            self.src.error(
-                func,
-                f"{name!r} is not a kernel function",
-                hint="Kernels can call @pk.function helpers, math.* / pk.* functions, abs, "
-                "min, max, int, float, bool and len.",
-            )
-        self.src.error(node, f"unsupported call {ast.unparse(func)!r} in a kernel")
+                self.src.error(func, f"function {name!r} is not defined", hint=_CALL_HINT)
+            self.src.error(func, f"{name!r} is not a kernel function", hint=_CALL_HINT)
+        self.src.error(node, f"unsupported call {ast.unparse(func)!r} in a kernel", hint=_CALL_HINT)
 
     def _extent(self, node: ast.expr, view_name: str, args: list[ast.expr]) -> Expr:
         view = self.views[view_name]
@@ -861,6 +907,14 @@ class FunctionLowerer:
 
 
 _PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max"}
+
+_CALL_HINT = (
+    "Kernels can call @pk.function helpers, math.* / pk.* functions, abs, min, max, int, "
+    "float, bool and len, and v.extent(k) on views."
+)
+_LOOP_ELSE_HINT = "Set a flag before `break` and test it after the loop."
+_ASSIGN_HINT = "Assign to a local name or to a view element, e.g. `out[i] = value`."
+_OPERATOR_HINT = "Kernels have + - * / // % ** & | ^ << >> and the unary - + ~ not."
 
 
 def _is_name(node: ast.expr, name: str) -> bool:

@@ -1,0 +1,255 @@
+"""Debug builds (asked for by a dispatch observer): -O0 -g with bounds and integer
+division checks that raise Python exceptions naming the view, index, extent and the
+Python file:line; results equal the release build."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkt_support import ForceDebugBuild, observing
+
+
+@pk.workunit
+def shifted_copy(i, shift, src, dst):
+    dst[i] = src[i + shift]
+
+
+@pk.workunit
+def row_sums(i, cols, m, out):
+    s: float = 0
+    for j in range(cols):
+        s += m[i, j]
+    out[i] = s
+
+
+@pk.workunit
+def int_divide(i, a, b, out):
+    out[i, 0] = a[i] // b[i]
+    out[i, 1] = a[i] % b[i]
+
+
+@pk.workunit
+def guarded_divide(i, a, b, out):
+    if b[i] == 0 or a[i] // b[i] > 2:
+        out[i] = 1
+    out[i] = out[i] + (b[i] != 0 and a[i] % b[i] == 0)
+
+
+@pk.function
+def divide(a: int, b: int) -> int:
+    return a // b
+
+
+@pk.workunit
+def divide_in_helper(i, a, out):
+    out[i] = divide(a[i], i - 3)
+
+
+@pk.workunit
+def mixed_work(i, acc, x, y):
+    t = x[i] * y[i] + x[i] / (1 + i)
+    if i % 3 == 0:
+        t = -t
+    acc += t * t - y[i]
+
+
+def _line_of(func, text: str) -> int:
+    lines, start = inspect.getsourcelines(func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(text)
+
+
+def test_debug_build_is_a_distinct_unoptimised_module(native_space):
+    src = np.arange(8.0)
+    dst = np.zeros(8)
+    with observing(ForceDebugBuild()) as obs:
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 8), shifted_copy, shift=0, src=src, dst=dst)
+    np.testing.assert_array_equal(dst, src)
+    (kernel,) = obs.launched
+    assert kernel.debug
+    assert kernel.library.exists() and kernel.source.exists()
+    release = [k for k in shifted_copy.__pkernels__.specializations.values() if not k.debug]
+    for k in release:
+        assert k.library != kernel.library
+
+
+def test_out_of_bounds_read(native_space):
+    src = np.arange(10.0)
+    dst = np.zeros(10)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError) as info:
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 10), shifted_copy, shift=3, src=src, dst=dst
+            )
+    text = str(info.value)
+    line = _line_of(shifted_copy, "dst[i] = src[i + shift]")
+    assert text.startswith(f"{__file__}:{line}: "), text
+    assert "view 'src'" in text
+    assert "extent 10" in text
+    assert "axis 0" in text
+    # The first failing index reported is one of the out-of-range ones.
+    index = int(re.search(r"index (-?\d+)", text).group(1))
+    assert 10 <= index <= 12
+    assert isinstance(info.value, IndexError)
+    # Iterations that were in range did their work.
+    np.testing.assert_array_equal(dst[:7], src[3:10])
+
+
+def test_negative_index(native_space):
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError, match=r"index -2 is out of range .* view 'src'"):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 1),
+                shifted_copy,
+                shift=-2,
+                src=np.zeros(4),
+                dst=np.zeros(4),
+            )
+
+
+def test_out_of_bounds_on_the_second_axis(native_space):
+    m = np.ones((4, 3))
+    out = np.zeros(4)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError) as info:
+            pk.parallel_for(pk.RangePolicy(native_space, 0, 4), row_sums, cols=5, m=m, out=out)
+    text = str(info.value)
+    line = _line_of(row_sums, "s += m[i, j]")
+    assert text.startswith(f"{__file__}:{line}: ")
+    assert "index 3 is out of range for axis 1 of view 'm' with extent 3" in text
+
+
+def test_out_of_bounds_write(native_space):
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError, match=r"index 5 .* view 'out' with extent 5"):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 6), row_sums, cols=3, m=np.ones((6, 3)),
+                out=np.zeros(5),
+            )  # fmt: skip
+
+
+def test_integer_division_by_zero(native_space):
+    a = np.array([7, 8, 9], np.int64)
+    b = np.array([2, 0, 3], np.int64)
+    out = np.zeros((3, 2), np.int64)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelZeroDivisionError) as info:
+            pk.parallel_for(pk.RangePolicy(native_space, 0, 3), int_divide, a=a, b=b, out=out)
+    text = str(info.value)
+    line = _line_of(int_divide, "a[i] // b[i]")
+    assert text.startswith(f"{__file__}:{line}: ")
+    assert "division or modulo by zero" in text
+    assert isinstance(info.value, ZeroDivisionError)
+
+
+def test_modulo_by_zero(native_space):
+    a = np.array([7], np.int64)
+    b = np.array([0], np.int64)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelZeroDivisionError, match="modulo by zero"):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 1), int_divide, a=a, b=b, out=np.zeros((1, 2), int)
+            )
+
+
+def test_division_by_zero_in_a_helper_names_the_helper_line(native_space):
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelZeroDivisionError) as info:
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 6),
+                divide_in_helper,
+                a=np.arange(6),
+                out=np.zeros(6, np.int64),
+            )
+    assert str(info.value).startswith(f"{__file__}:{_line_of(divide, 'return a // b')}: ")
+
+
+def test_the_debug_space_raises_python_errors_too():
+    with pytest.raises(ZeroDivisionError):
+        pk.parallel_for(
+            pk.RangePolicy(pk.Debug, 0, 2),
+            int_divide,
+            a=np.array([1, 2]),
+            b=np.array([1, 0]),
+            out=np.zeros((2, 2), np.int64),
+        )
+    with pytest.raises(IndexError):
+        pk.parallel_for(
+            pk.RangePolicy(pk.Debug, 0, 2), shifted_copy, shift=1, src=np.zeros(2), dst=np.zeros(2)
+        )
+
+
+def test_short_circuit_guards_are_not_faults(native_space):
+    a = np.array([5, 0, 9, 4], np.int64)
+    b = np.array([0, 0, 3, 2], np.int64)
+    out = np.zeros(4, np.int64)
+    with observing(ForceDebugBuild()):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), guarded_divide, a=a, b=b, out=out)
+    assert out.tolist() == [1, 1, 2, 1]
+
+
+def test_a_fault_does_not_leak_into_the_next_launch(native_space):
+    src = np.arange(4.0)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 4), shifted_copy, shift=1, src=src, dst=np.zeros(4)
+            )
+        dst = np.zeros(3)
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 3), shifted_copy, shift=1, src=src, dst=dst)
+    np.testing.assert_array_equal(dst, [1, 2, 3])
+
+
+def test_many_threads_faulting_report_one_error():
+    src = np.zeros(10)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError) as info:
+            pk.parallel_for(
+                pk.RangePolicy(pk.OpenMP, 0, 1000), shifted_copy, shift=0, src=src, dst=np.zeros(1000)
+            )
+    assert len(re.findall("out of range", str(info.value))) == 1
+
+
+@pytest.mark.parametrize("build", ["release", "debug"])
+def test_results_equal_release_builds(native_space, build):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(500)
+    y = rng.standard_normal(500)
+    m = rng.standard_normal((50, 7))
+    a = rng.integers(-100, 100, 50)
+    b = rng.integers(1, 9, 50) * rng.choice([-1, 1], 50)
+
+    def run_all():
+        out_rows = np.zeros(50)
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 50), row_sums, cols=7, m=m, out=out_rows)
+        out_div = np.zeros((50, 2), np.int64)
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 50), int_divide, a=a, b=b, out=out_div)
+        total = pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 500), mixed_work, x=x, y=y)
+        return out_rows, out_div, total
+
+    if build == "debug":
+        with observing(ForceDebugBuild()) as obs:
+            results = run_all()
+        assert all(k.debug for k in obs.launched) and len(obs.launched) == 3
+    else:
+        results = run_all()
+    rows, div, total = results
+    # Against NumPy / Python, exactly: the same operations in the same order.
+    expected_rows = np.zeros(50)
+    for j in range(7):
+        expected_rows += m[:, j]
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(div, np.stack([a // b, a % b], axis=1))
+    expected_total = 0.0
+    for i in range(500):
+        t = float(x[i]) * float(y[i]) + float(x[i]) / (1 + i)
+        t = -t if i % 3 == 0 else t
+        expected_total += t * t - float(y[i])
+    assert total == expected_total

@@ -1,0 +1,287 @@
+"""The dispatch forms: parallel_for / parallel_reduce / parallel_scan, labels, policies,
+default space, totals, empty ranges, and the errors of a bad call."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkt_support import ALL_SPACES
+
+
+@pk.workunit
+def axpy(i, a, x, y):
+    y[i] = a * x[i] + y[i]
+
+
+@pk.workunit
+def square_into(i, x, out):
+    out[i] = x[i] * x[i]
+
+
+@pk.workunit
+def sum_of(i, acc, x):
+    acc += x[i]
+
+
+@pk.workunit
+def count_positive(i, acc: pk.Acc[pk.int64], x):
+    if x[i] > 0:
+        acc += 1
+
+
+@pk.workunit
+def inclusive_scan(i, acc, last_pass, x, out):
+    acc += x[i]
+    if last_pass:
+        out[i] = acc
+
+
+@pk.workunit
+def exclusive_scan(i, acc, last_pass, x, out):
+    if last_pass:
+        out[i] = acc
+    acc += x[i]
+
+
+@pk.workunit
+def int_exclusive_scan(i, acc: pk.Acc[pk.int64], last_pass, x, out):
+    if last_pass:
+        out[i] = acc
+    acc += x[i]
+
+
+@pk.workunit
+def mark(i, out):
+    out[i] = i + 1
+
+
+def test_parallel_for_without_label(space):
+    x = np.arange(10, dtype=np.float64)
+    y = np.ones(10)
+    result = pk.parallel_for(pk.RangePolicy(space, 0, 10), axpy, a=2.0, x=x, y=y)
+    assert result is None
+    np.testing.assert_array_equal(y, 2.0 * np.arange(10) + 1.0)
+
+
+def test_parallel_for_with_label(space):
+    x = np.linspace(-1, 1, 7)
+    out = np.zeros(7)
+    pk.parallel_for("squares", pk.RangePolicy(space, 0, 7), square_into, x=x, out=out)
+    np.testing.assert_array_equal(out, x * x)
+
+
+def test_parallel_reduce_returns_the_total(space):
+    x = np.arange(1000, dtype=np.float64)
+    total = pk.parallel_reduce(pk.RangePolicy(space, 0, 1000), sum_of, x=x)
+    assert total == pytest.approx(x.sum())
+    labelled = pk.parallel_reduce("sum", pk.RangePolicy(space, 0, 1000), sum_of, x=x)
+    assert labelled == pytest.approx(x.sum())
+    assert isinstance(total, float)
+
+
+def test_reduce_over_a_sub_range(space):
+    x = np.arange(100, dtype=np.float64)
+    assert pk.parallel_reduce(pk.RangePolicy(space, 10, 20), sum_of, x=x) == sum(range(10, 20))
+
+
+def test_int_accumulator_gives_an_int(space):
+    x = np.array([1.0, -2.0, 3.0, 0.0, 5.0, -1.0, 7.0])
+    count = pk.parallel_reduce(pk.RangePolicy(space, 0, len(x)), count_positive, x=x)
+    assert count == 4
+    assert type(count) is int
+
+
+def test_inclusive_scan(space):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 10, 1001).astype(np.float64)
+    out = np.zeros_like(x)
+    total = pk.parallel_scan(pk.RangePolicy(space, 0, len(x)), inclusive_scan, x=x, out=out)
+    np.testing.assert_array_equal(out, np.cumsum(x))
+    assert total == x.sum()
+
+
+def test_exclusive_scan(space):
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 10, 777).astype(np.float64)
+    out = np.full_like(x, -1.0)
+    total = pk.parallel_scan("excl", pk.RangePolicy(space, 0, len(x)), exclusive_scan, x=x, out=out)
+    expected = np.concatenate([[0.0], np.cumsum(x)[:-1]])
+    np.testing.assert_array_equal(out, expected)
+    assert total == x.sum()
+
+
+def test_int_scan_gives_an_int_total(space):
+    x = np.arange(1, 51, dtype=np.int64)
+    out = np.zeros_like(x)
+    total = pk.parallel_scan(pk.RangePolicy(space, 0, 50), int_exclusive_scan, x=x, out=out)
+    assert total == 50 * 51 // 2
+    assert type(total) is int
+    np.testing.assert_array_equal(out, np.concatenate([[0], np.cumsum(x)[:-1]]))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 17])
+def test_scan_of_short_ranges(native_space, n):
+    # Fewer iterations than, or not a multiple of, the number of threads.
+    x = np.arange(1, n + 1, dtype=np.float64)
+    out = np.zeros(n)
+    total = pk.parallel_scan(pk.RangePolicy(native_space, 0, n), inclusive_scan, x=x, out=out)
+    np.testing.assert_array_equal(out, np.cumsum(x))
+    assert total == x.sum()
+
+
+def test_scan_over_a_sub_range(space):
+    x = np.arange(20, dtype=np.float64)
+    out = np.zeros(20)
+    total = pk.parallel_scan(pk.RangePolicy(space, 5, 15), inclusive_scan, x=x, out=out)
+    assert total == sum(range(5, 15))
+    np.testing.assert_array_equal(out[5:15], np.cumsum(x[5:15]))
+    assert not out[:5].any() and not out[15:].any()
+
+
+@pytest.mark.parametrize("begin, end", [(0, 0), (5, 5), (7, 3)])
+def test_empty_ranges(space, begin, end):
+    x = np.ones(10)
+    out = np.zeros(10)
+    pk.parallel_for(pk.RangePolicy(space, begin, end), mark, out=out)
+    assert not out.any()
+    assert pk.parallel_reduce(pk.RangePolicy(space, begin, end), sum_of, x=x) == 0
+    assert pk.parallel_reduce(pk.RangePolicy(space, begin, end), count_positive, x=x) == 0
+    assert pk.parallel_scan(pk.RangePolicy(space, begin, end), inclusive_scan, x=x, out=out) == 0
+    assert not out.any()
+
+
+def test_int_policy_runs_zero_to_n_on_the_default_space(space):
+    pk.set_default_space(space)
+    assert pk.get_default_space() is space
+    out = np.zeros(6)
+    pk.parallel_for(4, mark, out=out)
+    np.testing.assert_array_equal(out, [1, 2, 3, 4, 0, 0])
+    out[:] = 0
+    pk.parallel_for("labelled", 3, mark, out=out)
+    np.testing.assert_array_equal(out, [1, 2, 3, 0, 0, 0])
+    assert pk.parallel_reduce(6, sum_of, x=np.arange(6.0)) == 15.0
+    assert pk.parallel_reduce("r", 6, sum_of, x=np.arange(6.0)) == 15.0
+    scanned = np.zeros(6)
+    assert pk.parallel_scan(6, inclusive_scan, x=np.ones(6), out=scanned) == 6.0
+    np.testing.assert_array_equal(scanned, np.arange(1.0, 7.0))
+    assert pk.parallel_scan("s", 0, inclusive_scan, x=np.ones(6), out=scanned) == 0.0
+
+
+def test_range_policy_without_space_uses_the_default(space):
+    pk.set_default_space(space)
+    policy = pk.RangePolicy(2, 5)
+    assert policy.space is space
+    assert (policy.begin, policy.end) == (2, 5)
+    out = np.zeros(6)
+    pk.parallel_for(policy, mark, out=out)
+    np.testing.assert_array_equal(out, [0, 0, 3, 4, 5, 0])
+
+
+def test_default_space_is_openmp_and_observable():
+    assert pk.get_default_space() is pk.OpenMP
+    assert pk.RangePolicy(0, 3).space is pk.OpenMP
+    assert pk.RangePolicy(pk.Default, 0, 3).space is pk.OpenMP
+    assert pk.ExecutionSpace.Default is pk.Default
+
+
+def test_debug_default_space_really_runs_python():
+    # With Debug as the default the kernel body runs as Python: a Python-level spy sees it.
+    pk.set_default_space(pk.Debug)
+    seen = []
+    out = np.zeros(3)
+
+    class Spy(np.ndarray):
+        def __setitem__(self, key, value):
+            seen.append(key)
+            super().__setitem__(key, value)
+
+    pk.parallel_for(3, mark, out=out.view(Spy))
+    assert sorted(seen) == [0, 1, 2]
+    np.testing.assert_array_equal(out, [1, 2, 3])
+
+
+def test_set_default_space_rejects_non_spaces():
+    with pytest.raises(ValueError):
+        pk.set_default_space(pk.Default)
+    with pytest.raises(ValueError):
+        pk.set_default_space("OpenMP")  # type: ignore[arg-type]
+
+
+def test_range_policy_rejects_bad_bounds():
+    with pytest.raises(TypeError):
+        pk.RangePolicy(0.0, 5)
+    with pytest.raises(TypeError):
+        pk.RangePolicy(pk.OpenMP, 5)
+    assert pk.RangePolicy(np.int32(1), np.int64(4)).end == 4
+
+
+def test_policy_with_numpy_integers(space):
+    out = np.zeros(4)
+    pk.parallel_for(pk.RangePolicy(space, np.int64(0), np.int32(4)), mark, out=out)
+    np.testing.assert_array_equal(out, [1, 2, 3, 4])
+
+
+# ------------------------------------------------------------------ dispatch errors
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=lambda s: s.name)
+def test_missing_keyword_argument(space):
+    with pytest.raises(pk.DispatchError, match=r"missing y"):
+        pk.parallel_for(pk.RangePolicy(space, 0, 3), axpy, a=1.0, x=np.zeros(3))
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=lambda s: s.name)
+def test_extra_keyword_argument(space):
+    with pytest.raises(pk.DispatchError, match=r"unexpected z"):
+        pk.parallel_for(
+            pk.RangePolicy(space, 0, 3), axpy, a=1.0, x=np.zeros(3), y=np.zeros(3), z=1
+        )
+
+
+def test_dispatch_error_is_a_type_error():
+    assert issubclass(pk.DispatchError, TypeError)
+    assert issubclass(pk.DispatchError, pk.PkernelsError)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[1.0, 2.0, 3.0], "abc", np.zeros(3, dtype=np.complex128), np.zeros((1, 1, 1, 1, 1)), None],
+    ids=["list", "str", "complex", "rank5", "None"],
+)
+def test_unsupported_argument_types(native_space, bad):
+    with pytest.raises(pk.DispatchError, match="x"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 3), square_into, x=bad, out=np.zeros(3))
+
+
+def test_not_a_workunit(space):
+    def plain(i, out):
+        out[i] = 1
+
+    with pytest.raises(pk.DispatchError, match="workunit"):
+        pk.parallel_for(pk.RangePolicy(space, 0, 3), plain, out=np.zeros(3))
+
+
+def test_wrong_number_of_positional_arguments():
+    with pytest.raises(pk.DispatchError):
+        pk.parallel_for(3, mark)  # type: ignore[call-arg]
+    with pytest.raises(pk.DispatchError):
+        pk.parallel_for("label", 3, mark, np.zeros(3))
+
+
+@pytest.mark.parametrize("policy", [3.0, "3", None])
+def test_bad_policy_is_a_dispatch_error(policy):
+    with pytest.raises(pk.DispatchError, match="policy"):
+        pk.parallel_for(policy, mark, out=np.zeros(3))
+
+
+def test_cuda_space_is_reported_unavailable():
+    with pytest.raises(pk.DispatchError, match="Cuda"):
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 3), mark, out=np.zeros(3))
+
+
+def test_reduce_and_scan_workunits_need_their_parameters(native_space):
+    # A for-style workunit dispatched as a reduce lacks the accumulator.
+    with pytest.raises(pk.DispatchError, match="unexpected out"):
+        pk.parallel_reduce(pk.RangePolicy(native_space, 0, 3), mark, out=np.zeros(3))

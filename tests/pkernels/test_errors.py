@@ -1,0 +1,323 @@
+"""Errors: unsupported constructs raise TranslationError at the first dispatch, pointing
+at the file, line and column with the source line, a caret and a hint; compiler failures
+name the generated source."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkernels.build.compiler import build
+
+BAD_KERNELS = '''\
+import math
+
+import pkernels as pk
+
+SCALE = 3
+
+
+@pk.workunit
+def good(i, out):
+    out[i] = i
+
+
+@pk.workunit
+def list_comprehension(i, x, out):
+    vals = [x[j] for j in range(3)]
+    out[i] = 0
+
+
+@pk.workunit
+def try_statement(i, out):
+    try:
+        out[i] = 1
+    except Exception:
+        pass
+
+
+@pk.workunit
+def uses_lambda(i, out):
+    f = lambda v: v + 1
+    out[i] = 0
+
+
+@pk.workunit
+def reads_global(i, out):
+    out[i] = SCALE * i
+
+
+@pk.workunit
+def slices_view(i, x, out):
+    out[i] = x[1:3]
+
+
+@pk.workunit
+def wrong_rank(i, m, out):
+    out[i] = m[i]
+
+
+@pk.workunit
+def float_index(i, x, out):
+    out[i] = x[i * 0.5]
+
+
+@pk.workunit
+def unknown_function(i, out):
+    out[i] = frobnicate(i)
+
+
+@pk.workunit
+def float_into_int_local(i, x, out):
+    k = 0
+    k = x[i]
+    out[i] = k
+
+
+@pk.workunit
+def float_augassign_into_int_local(i, x, out):
+    total = 0
+    total += x[i] / 2
+    out[i] = total
+
+
+@pk.workunit
+def returns_value(i, out):
+    return i
+
+
+@pk.workunit
+def while_else(i, out):
+    while i > 0:
+        i -= 1
+    else:
+        out[i] = 1
+
+
+@pk.workunit
+def nested_def(i, out):
+    def inner(v):
+        return v
+    out[i] = 1
+
+
+@pk.workunit
+def imports_inside(i, out):
+    import os
+    out[i] = 1
+
+
+@pk.workunit
+def method_call(i, x, out):
+    out[i] = x.sum()
+
+
+@pk.workunit
+def tuple_assign(i, out):
+    a, b = 1, 2
+    out[i] = a
+
+
+@pk.workunit
+def in_operator(i, out):
+    if i in out:
+        out[i] = 1
+
+
+@pk.workunit
+def loop_over_view(i, x, out):
+    for v in x:
+        out[i] = v
+
+
+@pk.workunit
+def unknown_math(i, out):
+    out[i] = math.factorial(i)
+
+
+@pk.workunit
+def undefined_name(i, out):
+    out[i] = nothing_here
+
+
+@pk.workunit
+def view_in_arithmetic(i, x, out):
+    out[i] = x + 1
+
+
+@pk.workunit
+def bool_local_gets_int(i, out):
+    flag = i > 2
+    flag = 5
+    out[i] = flag
+
+
+@pk.function
+def twice_int(n: int) -> int:
+    return n * 2
+
+
+@pk.workunit
+def float_to_int_helper(i, x, out):
+    out[i] = twice_int(x[i])
+
+
+@pk.function
+def returns_none(value) -> None:
+    return value
+
+
+@pk.workunit
+def calls_none_helper(i, out):
+    returns_none(i)
+
+
+def make_indented():
+    @pk.workunit
+    def indented(i, out):
+        out[i] = {1: 2}[1]
+
+    return indented
+'''
+
+# name, kwargs maker, text on the offending line, text the caret points at, message regex
+CASES = [
+    ("list_comprehension", "x", "vals = [x[j]", "[x[j]", r"ListComp"),
+    ("try_statement", "", "try:", "try:", r"Try"),
+    ("uses_lambda", "", "f = lambda", "lambda", r"Lambda"),
+    ("reads_global", "", "out[i] = SCALE", "SCALE", r"global variable 'SCALE'"),
+    ("slices_view", "x", "x[1:3]", "1:3", r"slices of views"),
+    ("wrong_rank", "m", "out[i] = m[i]", "m[i]", r"rank 2 .* 1 indices"),
+    ("float_index", "x", "x[i * 0.5]", "i * 0.5", r"indices must be integers"),
+    ("unknown_function", "", "frobnicate(i)", "frobnicate", r"'frobnicate' is not defined"),
+    ("float_into_int_local", "x", "k = x[i]", "k = x[i]", r"'k' is an integer"),
+    ("float_augassign_into_int_local", "x", "total += x", "total +=", r"'total' is an integer"),
+    ("returns_value", "", "return i", "return i", r"returns nothing"),
+    ("while_else", "", "while i > 0", "while", r"while \.\.\. else"),
+    ("nested_def", "", "def inner", "def inner", r"nested functions"),
+    ("imports_inside", "", "import os", "import os", r"Import"),
+    ("method_call", "x", "x.sum()", "x.sum()", r"unsupported call"),
+    ("tuple_assign", "", "a, b = 1, 2", "a, b", r"tuple assignment"),
+    ("in_operator", "", "if i in out", "i in out", r"comparison In"),
+    ("loop_over_view", "x", "for v in x", "x:", r"only loop over range"),
+    ("unknown_math", "", "math.factorial", "math.factorial", r"math\.factorial"),
+    ("undefined_name", "", "nothing_here", "nothing_here", r"'nothing_here' is not defined"),
+    ("view_in_arithmetic", "x", "out[i] = x + 1", "x + 1", r"index"),
+    ("bool_local_gets_int", "", "flag = 5", "flag = 5", r"'flag' is a bool"),
+    ("float_to_int_helper", "x", "def twice_int", "n: int", r"'n' is annotated int64"),
+    ("calls_none_helper", "", "return value", "return value", r"annotated `-> None`"),
+]
+
+ARGS = {
+    "": lambda: {},
+    "x": lambda: {"x": np.zeros(4)},
+    "m": lambda: {"m": np.zeros((4, 4))},
+}
+
+
+@pytest.fixture(scope="module")
+def bad_module(tmp_path_factory):
+    from pkt_support import load_module
+
+    directory = tmp_path_factory.mktemp("bad_kernels")
+    # Importing a module of bad kernels is fine: nothing is translated before dispatch.
+    return load_module(directory, BAD_KERNELS)
+
+
+def _line_of(text: str, needle: str) -> tuple[int, str]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return number, line
+    raise AssertionError(f"{needle!r} not in the module")
+
+
+@pytest.mark.parametrize("name, args, line_text, caret_text, message", CASES, ids=[c[0] for c in CASES])
+def test_unsupported_construct(bad_module, name, args, line_text, caret_text, message):
+    kernel = getattr(bad_module, name)
+    kwargs = {**ARGS[args](), "out": np.zeros(4)}
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), kernel, **kwargs)
+    err = info.value
+    lineno, source_line = _line_of(BAD_KERNELS, line_text)
+    col = source_line.index(caret_text)
+    path = bad_module.__file__
+    text = str(err)
+    assert text.startswith(f"{path}:{lineno}:{col + 1}: "), text
+    assert re.search(message, text.splitlines()[0]), text
+    lines = text.splitlines()
+    assert lines[1] == "    " + source_line
+    assert lines[2] == "    " + " " * col + "^"
+    assert (err.filename, err.lineno, err.col) == (path, lineno, col)
+    assert err.hint and text.endswith(err.hint), f"no hint in:\n{text}"
+
+
+def test_indented_kernel_caret(bad_module):
+    kernel = bad_module.make_indented()
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), kernel, out=np.zeros(2))
+    lineno, source_line = _line_of(BAD_KERNELS, "{1: 2}")
+    col = source_line.index("{1: 2}")
+    text = str(info.value)
+    assert text.startswith(f"{bad_module.__file__}:{lineno}:{col + 1}: ")
+    assert text.splitlines()[2] == "    " + " " * col + "^"
+
+
+def test_error_is_raised_at_every_dispatch_and_good_kernels_still_run(bad_module):
+    for _ in range(2):
+        with pytest.raises(pk.TranslationError):
+            pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), bad_module.try_statement, out=np.zeros(2))
+    out = np.zeros(3)
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 3), bad_module.good, out=out)
+    assert out.tolist() == [0, 1, 2]
+
+
+def test_translation_error_is_not_system_exit(bad_module):
+    try:
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 2), bad_module.uses_lambda, out=np.zeros(2))
+    except SystemExit:  # pragma: no cover - the failure this test exists for
+        pytest.fail("a translation error must not exit the interpreter")
+    except pk.TranslationError:
+        pass
+    else:  # pragma: no cover
+        pytest.fail("no TranslationError")
+
+
+def test_kernel_without_source_file():
+    namespace: dict = {}
+    exec("def k(i, out):\n    out[i] = 1\n", {"pk": pk}, namespace)  # noqa: S102
+    kernel = pk.workunit(namespace["k"])
+    with pytest.raises(pk.TranslationError, match="cannot read the source") as info:
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), kernel, out=np.zeros(2))
+    assert info.value.hint
+
+
+def test_compile_error_names_the_generated_source():
+    source = textwrap.dedent(
+        """\
+        #line 12 "/somewhere/kernel_file.py"
+        static int broken( {
+        """
+    )
+    with pytest.raises(pk.CompileError) as info:
+        build(source, False, "workunit broken_kernel")
+    text = str(info.value)
+    assert "workunit broken_kernel" in text
+    assert "/somewhere/kernel_file.py:12" in text  # the Python line, thanks to #line
+    match = re.search(r"Generated source: (\S+)", text)
+    assert match, text
+    generated = match.group(1)
+    assert generated.endswith(".cpp")
+    with open(generated) as f:
+        assert "static int broken(" in f.read()
+    assert "bug in pkernels" in text
+
+
+def test_compile_error_is_not_cached():
+    source = "#error first attempt fails\n"
+    for _ in range(2):
+        with pytest.raises(pk.CompileError, match="first attempt fails"):
+            build(source, True, "workunit again")

@@ -1,0 +1,340 @@
+"""Kernels compute what Python computes: integer and float arithmetic (``//``, ``%`` with
+negative operands, ``**``, ``/`` on ints), comparisons, boolean logic, conversions, and
+math functions. The oracle is the kernel body run as plain Python on Python numbers
+(:func:`pkt_support.run_python`), compared bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkt_support import run_python
+
+# ------------------------------------------------------------------ kernels
+
+
+@pk.workunit
+def int_arith(i, a, b, out):
+    x = a[i]
+    y = b[i]
+    out[i, 0] = x // y
+    out[i, 1] = x % y
+    out[i, 2] = x * y - x + y
+    out[i, 3] = -x
+    out[i, 4] = abs(x)
+    out[i, 5] = min(x, y)
+    out[i, 6] = max(x, y, 3)
+    out[i, 7] = x**2
+    out[i, 8] = y**3
+    out[i, 9] = 7 // y
+    out[i, 10] = -7 % y
+    out[i, 11] = x // -3
+    out[i, 12] = x % -3
+    out[i, 13] = (x & 12) | (y ^ 5)
+    out[i, 14] = (x << 2) >> 1
+    out[i, 15] = ~x
+    out[i, 16] = 2**10 + 0**0
+    out[i, 17] = x**0
+    out[i, 18] = (y // 2) * 2 + y % 2
+    out[i, 19] = -x // y
+    out[i, 20] = x - -y
+
+
+@pk.workunit
+def int_true_division(i, a, b, out):
+    out[i, 0] = a[i] / b[i]
+    out[i, 1] = a[i] / 4
+    out[i, 2] = 2**-1 * a[i]
+    q = a[i] / b[i]
+    out[i, 3] = q * 2
+    out[i, 4] = b[i] ** -2
+    out[i, 5] = 7 / 2
+
+
+@pk.workunit
+def float_arith(i, x, y, out):
+    a = x[i]
+    b = y[i]
+    out[i, 0] = a // b
+    out[i, 1] = a % b
+    out[i, 2] = a / b
+    out[i, 3] = a * b + a
+    out[i, 4] = a - b * 0.5
+    out[i, 5] = a**2
+    out[i, 6] = abs(a) ** 0.5
+    out[i, 7] = abs(b) ** 1.5
+    out[i, 8] = -a
+    out[i, 9] = abs(a)
+    out[i, 10] = min(a, b)
+    out[i, 11] = max(a, b)
+    out[i, 12] = int(a)
+    out[i, 13] = float(int(b) // 3)
+    out[i, 14] = a // 0.1
+    out[i, 15] = a % 0.1
+    out[i, 16] = 1.0 // b
+    out[i, 17] = a + 1
+    out[i, 18] = 3 / 2 + a
+    out[i, 19] = a * b - b * a + a * a * b
+    out[i, 20] = -a % b
+
+
+@pk.workunit
+def mixed_arith(i, n, x, out):
+    out[i, 0] = n[i] + x[i]
+    out[i, 1] = n[i] * 0.5
+    out[i, 2] = n[i] // x[i]
+    out[i, 3] = n[i] % x[i]
+    out[i, 4] = x[i] ** n[i]
+    out[i, 5] = n[i] ** 2.0
+    out[i, 6] = n[i] - x[i] * n[i]
+
+
+@pk.workunit
+def logic(i, a, b, c, out):
+    out[i, 0] = a[i] < b[i] < c[i]
+    out[i, 1] = a[i] <= b[i] != c[i]
+    out[i, 2] = a[i] > 0 and b[i] > 0
+    out[i, 3] = a[i] > 0 or b[i] > 0 and c[i] > 0
+    out[i, 4] = not a[i] > b[i]
+    out[i, 5] = not a[i]
+    out[i, 6] = a[i] != b[i]
+    out[i, 7] = 1 if a[i] else 2
+    out[i, 8] = (a[i] > b[i]) + (b[i] > c[i])
+    out[i, 9] = a[i] == 0 or b[i] // a[i] > 1
+    out[i, 10] = a[i] != 0 and b[i] % a[i] == 0
+    out[i, 11] = a[i] == b[i] == c[i]
+    out[i, 12] = -5 < a[i] <= 0 < c[i]
+
+
+@pk.workunit
+def bool_values(i, a, b, out):
+    x = a[i] or b[i]
+    y = a[i] and b[i]
+    z = a[i] > b[i]
+    out[i, 0] = x
+    out[i, 1] = y
+    out[i, 2] = z + z
+    out[i, 3] = (a[i] or 7) * 2
+
+
+@pk.workunit
+def math_funcs(i, x, out):
+    v = x[i]
+    out[i, 0] = math.sqrt(v)
+    out[i, 1] = math.exp(v)
+    out[i, 2] = math.log(v)
+    out[i, 3] = math.pow(v, 1.7)
+    out[i, 4] = math.sin(v)
+    out[i, 5] = math.cos(v)
+    out[i, 6] = math.tan(v)
+    out[i, 7] = math.fabs(-v)
+    out[i, 8] = math.floor(v * 3)
+    out[i, 9] = math.ceil(v * 3)
+    out[i, 10] = math.atan2(v, 2.0)
+    out[i, 11] = math.hypot(v, 2.0)
+    out[i, 12] = math.log10(v) + math.log2(v)
+    out[i, 13] = math.pi * v + math.e
+    out[i, 14] = math.fmod(v * 10, 3.0)
+    out[i, 15] = math.tanh(v) + math.asin(v / 4) + math.acos(v / 4) + math.atan(v)
+    out[i, 16] = math.sinh(v) - math.cosh(v)
+    out[i, 17] = math.floor(-v) + math.ceil(-v)
+    out[i, 18] = math.trunc(-v * 2)
+    out[i, 19] = math.copysign(v, -1.0) + math.expm1(v) + math.log1p(v)
+    out[i, 20] = math.erf(v) + math.erfc(v)
+    out[i, 21] = math.gamma(v)
+    out[i, 22] = math.lgamma(v)
+
+
+@pk.workunit
+def pk_math_funcs(i, x, out):
+    v = x[i]
+    out[i, 0] = pk.sqrt(v)
+    out[i, 1] = pk.exp(v)
+    out[i, 2] = pk.log(v)
+    out[i, 3] = pk.pow(v, 2.5)
+    out[i, 4] = pk.sin(v)
+    out[i, 5] = pk.cos(v)
+    out[i, 6] = pk.tan(v)
+    out[i, 7] = pk.fabs(-v)
+    out[i, 8] = pk.floor(v * 3)
+    out[i, 9] = pk.ceil(v * 3)
+    out[i, 10] = pk.fmin(v, 1.0)
+    out[i, 11] = pk.fmax(v, 1.0)
+    out[i, 12] = pk.pi * v + pk.e
+    out[i, 13] = pk.cbrt(v) + pk.exp2(v) + pk.log10(v)
+    out[i, 14] = pk.trunc(v * 2) + pk.fmod(v, 0.3)
+    out[i, 15] = pk.isnan(v) + pk.isinf(v) * 2 + pk.isfinite(v) * 4
+
+
+@pk.workunit
+def float32_arith(i, x, y, out):
+    out[i] = x[i] * 0.1 + y[i] / 3 - x[i] * y[i]
+
+
+@pk.workunit
+def print_types(i, a, x):
+    print(7 // 2, 7 / 2, 2**-1, 2**3, int(2.7), int(-2.7), float(3))
+    print(math.floor(2.5), pk.floor(2.5), math.ceil(x[0]), pk.ceil(x[0]), math.trunc(-x[0]))
+    print(i > 2, a[0] > 0, not a[0], abs(-3), abs(-3.5), math.sqrt(4), math.pow(2, 3))
+    print(-7 // 2, -7 % 2, 7 % -2, -7.5 // 2, -7.5 % 2, a[0] / a[0], x[0] * 2, 1e300 * 1e10)
+
+
+@pk.workunit
+def print_floats(i, x):
+    print(x[i])
+
+
+# ------------------------------------------------------------------ data
+
+INTS_A = np.array([-17, -7, -6, -3, -1, 0, 1, 2, 3, 7, 13, 100, -100, 12345, -99999], np.int64)
+INTS_B = np.array([5, 2, -4, 3, -2, 7, -1, 3, -3, 2, -5, 7, 9, -11, 13], np.int64)
+
+
+def _check(space, kernel, n, /, **arrays):
+    expected = run_python(kernel, n, **arrays)
+    pk.parallel_for(pk.RangePolicy(space, 0, n), kernel, **arrays)
+    for name, value in arrays.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(value, expected[name], err_msg=f"view {name}")
+
+
+def test_integer_arithmetic(space):
+    out = np.zeros((len(INTS_A), 21), dtype=np.int64)
+    _check(space, int_arith, len(INTS_A), a=INTS_A, b=INTS_B, out=out)
+    # Spot checks of Python's floor semantics, so the oracle is not trusted blindly.
+    row = list(INTS_A).index(-7)
+    assert out[row, 0] == -4 and out[row, 1] == 1  # -7 // 2, -7 % 2
+    row = list(INTS_A).index(-6)
+    assert out[row, 0] == 1 and out[row, 1] == -2  # -6 // -4, -6 % -4
+
+
+def test_true_division_of_ints_is_float(space):
+    out = np.zeros((len(INTS_A), 6))
+    _check(space, int_true_division, len(INTS_A), a=INTS_A, b=INTS_B, out=out)
+    assert out[0, 5] == 3.5
+    assert out[list(INTS_A).index(-7), 0] == -3.5
+
+
+FLOATS_X = np.array(
+    [1.0, -1.0, 0.5, -0.5, 2.75, -3.25, 7.0, 1e-3, -1e-3, 123.456, -98.7, 0.3, 0.7, 5.5, 0.0]
+)
+FLOATS_Y = np.array(
+    [0.1, 0.1, -0.3, 0.3, 1.5, -2.0, 2.0, 3.0, -7.0, 0.25, 3.3, -0.1, 0.1, -1.5, 2.5]
+)
+
+
+def test_float_arithmetic(space):
+    out = np.zeros((len(FLOATS_X), 21))
+    _check(space, float_arith, len(FLOATS_X), x=FLOATS_X, y=FLOATS_Y, out=out)
+    assert out[0, 14] == 9.0  # 1.0 // 0.1 == 9.0 in Python (not floor(1.0 / 0.1) == 10)
+    assert out[0, 0] == 9.0
+
+
+def test_mixed_int_float_arithmetic(space):
+    n = np.array([-3, -1, 0, 1, 2, 5, 9, 4], np.int64)
+    x = np.array([0.5, -1.5, 2.0, -0.25, 3.0, 0.1, -7.5, 1.25])
+    out = np.zeros((len(n), 7))
+    _check(space, mixed_arith, len(n), n=n, x=x, out=out)
+
+
+def test_comparisons_and_boolean_logic(space):
+    rng = np.random.default_rng(4)
+    a, b, c = (rng.integers(-3, 4, 60) for _ in range(3))
+    out = np.zeros((60, 13), dtype=np.int64)
+    _check(space, logic, 60, a=a, b=b, c=c, out=out)
+
+
+def test_and_or_return_an_operand_as_in_python(space):
+    a = np.array([0, 3, 0, -2, 5], np.int64)
+    b = np.array([4, 0, 0, 6, 7], np.int64)
+    out = np.zeros((5, 4), dtype=np.int64)
+    _check(space, bool_values, 5, a=a, b=b, out=out)
+    assert out[:, 0].tolist() == [4, 3, 0, -2, 5]
+    assert out[:, 1].tolist() == [0, 0, 0, 6, 7]
+
+
+def test_math_module_functions(space):
+    x = np.linspace(0.1, 3.9, 23)
+    out = np.zeros((len(x), 23))
+    expected = run_python(math_funcs, len(x), x=x, out=out.copy())["out"]
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), math_funcs, x=x, out=out)
+    np.testing.assert_array_equal(out[:, :21], expected[:, :21])
+    # CPython computes gamma and lgamma itself; C's tgamma/lgamma differ in the last bit.
+    np.testing.assert_allclose(out[:, 21:], expected[:, 21:], rtol=4e-15, atol=1e-15)
+    assert out[3, 8] == math.floor(x[3] * 3)
+
+
+def test_pk_math_functions(space):
+    x = np.linspace(0.05, 3.2, 17)
+    out = np.zeros((len(x), 16))
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), pk_math_funcs, x=x, out=out)
+    expected = np.stack(
+        [
+            np.sqrt(x),
+            np.exp(x),
+            np.log(x),
+            np.power(x, 2.5),
+            np.sin(x),
+            np.cos(x),
+            np.tan(x),
+            np.abs(x),
+            np.floor(x * 3),
+            np.ceil(x * 3),
+            np.fmin(x, 1.0),
+            np.fmax(x, 1.0),
+            math.pi * x + math.e,
+            np.cbrt(x) + np.exp2(x) + np.log10(x),
+            np.trunc(x * 2) + np.fmod(x, 0.3),
+            np.full_like(x, 4.0),
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(out, expected, rtol=1e-15, atol=0)
+
+
+def test_float32_arithmetic_stays_single_precision(space):
+    rng = np.random.default_rng(5)
+    x = rng.random(50, dtype=np.float32)
+    y = rng.random(50, dtype=np.float32)
+    out = np.zeros(50, dtype=np.float32)
+    pk.parallel_for(pk.RangePolicy(space, 0, 50), float32_arith, x=x, y=y, out=out)
+    # NumPy 2 semantics: Python scalars do not widen float32 operands.
+    expected = x * 0.1 + y / 3 - x * y
+    assert expected.dtype == np.float32
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_printed_values_show_python_types(space, capfd):
+    a = np.array([3], np.int64)
+    x = np.array([2.25])
+    print_types(0, a, x)  # plain Python: the reference output
+    expected = capfd.readouterr().out
+    assert expected.splitlines()[1] == "2 2.0 3 3.0 -2"
+    pk.parallel_for(pk.RangePolicy(space, 0, 1), print_types, a=a, x=x)
+    assert capfd.readouterr().out == expected
+
+
+SPECIAL_FLOATS = [
+    0.1, 1e-05, 100000.0, 1e16, 1e15, 1.5e-07, 123456789.123, -0.0, 0.0, 1 / 3, 2.5e300,
+    5e-324, 1.7976931348623157e308, 0.0001, 0.00012345, 9999999999999998.0, 1e22, -2.5,
+    float("inf"), float("-inf"), float("nan"), 3.0, 1e-320, 2.0**-1022, 12.0, 1e100,
+    2.0**-24, 2.0**-44, 2.0**70, -(2.0**-24),  # powers of two: lopsided rounding intervals
+]  # fmt: skip
+
+
+def test_print_of_floats_matches_python_repr(space, capfd):
+    # One index per dispatch keeps the lines in order on OpenMP too.
+    for value in SPECIAL_FLOATS:
+        pk.parallel_for(pk.RangePolicy(space, 0, 1), print_floats, x=np.array([value]))
+    lines = capfd.readouterr().out.splitlines()
+    assert lines == [repr(v) for v in SPECIAL_FLOATS]
+    assert lines[:4] == ["0.1", "1e-05", "100000.0", "1e+16"]
+
+
+def test_print_of_float32_is_the_shortest_single_precision_repr(capfd):
+    x = np.array([0.1, 1e-5, 3.0, 100000.0, 1e16], dtype=np.float32)
+    pk.parallel_for(pk.RangePolicy(pk.Serial, 0, len(x)), print_floats, x=x)
+    assert capfd.readouterr().out.split() == ["0.1", "1e-05", "3.0", "100000.0", "1e+16"]

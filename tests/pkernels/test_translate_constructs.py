@@ -1,0 +1,483 @@
+"""The kernel language: locals, control flow, loops, helpers, atomics, printf/print.
+
+Each kernel is checked on every space against the same body run as plain Python
+(:func:`pkt_support.run_python`), plus explicit values where the oracle alone could hide
+a shared mistake."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkernels.translate.ir import ViewType
+from pkernels.translate.kernel import translate_workunit
+from pkt_support import run_python
+
+# ------------------------------------------------------------------ helpers (@pk.function)
+
+
+@pk.function
+def hypot2(x: float, y: float) -> float:
+    return x * x + y * y
+
+
+@pk.function
+def clamp(v, lo, hi):
+    if v < lo:
+        return lo
+    if v > hi:
+        return hi
+    return v
+
+
+@pk.function
+def norm(x: float, y: float) -> float:
+    return math.sqrt(hypot2(x, y))
+
+
+@pk.function
+def collatz_steps(n: int) -> int:
+    steps: int = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+@pk.function
+def fact(n: int) -> int:
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+@pk.function
+def sign_of(x):
+    if x > 0:
+        return 1.0
+    if x < 0:
+        return -1.5
+    return 0
+
+
+@pk.function
+def int_first(x):
+    if x > 0:
+        return 1
+    return 0.5
+
+
+# ------------------------------------------------------------------ kernels
+
+
+@pk.workunit
+def locals_kernel(i, x, out):
+    a: float = 0
+    b: int = 7
+    c = i * 2
+    d = x[i] * 0.5
+    e: pk.int32 = 3
+    f = c > 4
+    a += d
+    a = a * b
+    b = b // 2
+    b += 1.0  # declared int: converts like an assignment to an int variable in C
+    out[i, 0] = a
+    out[i, 1] = b
+    out[i, 2] = c
+    out[i, 3] = d + e
+    out[i, 4] = f
+
+
+@pk.workunit
+def branches(i, x, out):
+    v = x[i]
+    if v < -1:
+        out[i] = -2
+    elif v < 0:
+        out[i] = -1
+    elif v == 0:
+        out[i] = 0
+    else:
+        if v > 10:
+            out[i] = 2
+        else:
+            out[i] = 1
+
+
+@pk.workunit
+def loops(i, n, k, out):
+    s: int = 0
+    for j in range(5):
+        s += j
+    out[i, 0] = s
+    s = 0
+    for j in range(i, 10):
+        s += j
+    out[i, 1] = s
+    s = 0
+    for j in range(10, i, -3):
+        s = s * 3 + j
+    out[i, 2] = s
+    s = 0
+    for j in range(-i, n, k):
+        s = s * 2 + j
+    out[i, 3] = s
+    s = 0
+    for j in range(n, -i - 1, -k):
+        s += j * j
+    out[i, 4] = s
+    s = 0
+    for j in range(3):
+        j = j * 10  # rebinding the loop variable does not change the iteration
+        s += j
+    out[i, 5] = s
+    last = -1
+    for j in range(i):
+        last = j
+    out[i, 6] = last
+    m = 100
+    for m in range(i, i + 3):
+        pass
+    out[i, 7] = m  # the loop variable keeps its last value after the loop
+    s = 0
+    for j in range(0, 0):
+        s += 1
+    for j in range(5, 1):
+        s += 1
+    for j in range(1, 5, -1):
+        s += 1
+    out[i, 8] = s
+
+
+@pk.workunit
+def control(i, x, out):
+    # while, break, continue, early return
+    n = 0
+    total = 0
+    while True:
+        n += 1
+        if n % 3 == 0:
+            continue
+        if n > 10 + i:
+            break
+        total += n
+    out[i, 0] = total
+    found = -1
+    for j in range(20):
+        if j * j > x[i]:
+            found = j
+            break
+    out[i, 1] = found
+    count = 0
+    for j in range(4):
+        for k in range(4):
+            if k > j:
+                break
+            if (j + k) % 2 == 1:
+                continue
+            count += 1
+    out[i, 2] = count
+    w = i
+    while w > 0 and w % 7 != 0:
+        w -= 1
+    out[i, 3] = w
+    if x[i] < 0:
+        out[i, 4] = -1
+        return
+    out[i, 4] = 1
+    out[i, 5] = 99
+
+
+@pk.workunit
+def use_helpers(i, x, y, out):
+    out[i, 0] = hypot2(x[i], y[i])
+    out[i, 1] = clamp(x[i], -1.0, 1.0)
+    out[i, 2] = clamp(i, 2, 5)
+    out[i, 3] = norm(x[i], y[i])
+    out[i, 4] = collatz_steps(i + 1)
+    out[i, 5] = fact(i % 8)
+    out[i, 6] = sign_of(x[i])
+    out[i, 7] = int_first(x[i])
+
+
+@pk.workunit
+def atomic_counts(i, bins, hist, total):
+    pk.atomic_add(hist, [bins[i]], 1)
+    pk.atomic_add(total, [0], 0.5)
+
+
+@pk.workunit
+def atomic_fetch_ops(i, counter, slots, lo, hi, bits_and, bits_or, flips):
+    old = pk.atomic_fetch_add(counter, [0], 1)
+    slots[old] = i
+    pk.atomic_fetch_sub(counter, [1], 2)
+    pk.atomic_fetch_max(hi, [0], i * 3 % 101)
+    pk.atomic_fetch_min(lo, [0], (i * 7) % 103 - 50)
+    pk.atomic_fetch_and(bits_and, [0], ~(1 << (i % 40)))
+    pk.atomic_fetch_or(bits_or, [0], 1 << (i % 50))
+    pk.atomic_xor(flips, [i % 3], 1)
+
+
+@pk.workunit
+def atomic_cas_claim(i, owner, claims):
+    # Exactly one iteration wins each slot: the one that sees -1 as the old value.
+    slot = i % 4
+    old = pk.atomic_compare_exchange(owner, [slot], -1, i)
+    if old == -1:
+        pk.atomic_add(claims, [slot], 1)
+
+
+@pk.workunit
+def atomic_2d(i, grid, top):
+    pk.atomic_add(grid, [i % 3, i % 2], 1.0)
+    pk.atomic_max(top, [1, 0], 1000.0 + i)
+
+
+@pk.workunit
+def atomic_misc(i, v, out):
+    out[i, 0] = pk.atomic_fetch_add(v, [0], 0)
+    pk.atomic_increment(v, [1])
+    pk.atomic_decrement(v, [2])
+    pk.atomic_sub(v, [3], 2)
+    pk.atomic_max(v, [4], i)
+    pk.atomic_min(v, [5], -i)
+    out[i, 1] = pk.atomic_exchange(v, [6], i) >= 0
+
+
+@pk.workunit
+def printf_plain(i, x, n):
+    pk.printf("i=%d x=%.3f n=%5d hex=%x pct=%%\n", i, x[i], n, 255)
+
+
+@pk.workunit
+def print_kernel(i, x, b):
+    print("i", i, "x", x[i], b[i], i > 0)
+    print(i, x[i], sep=", ", end=";\n")
+    print()
+
+
+@pk.workunit
+def docstring_and_pass(i, out):
+    """A docstring is not a statement of the kernel."""
+    "a bare string is a comment"
+    pass
+    out[i] = 1
+
+
+# ------------------------------------------------------------------ tests
+
+
+def _check(space, kernel, n, /, **arrays):
+    expected = run_python(kernel, n, **arrays)
+    pk.parallel_for(pk.RangePolicy(space, 0, n), kernel, **arrays)
+    for name, value in arrays.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(value, expected[name], err_msg=f"view {name}")
+    return expected
+
+
+def test_annotated_and_inferred_locals(space):
+    x = np.linspace(-2, 2, 9)
+    out = np.zeros((9, 5))
+    _check(space, locals_kernel, 9, x=x, out=out)
+    np.testing.assert_array_equal(out[:, 1], 4.0)
+    np.testing.assert_array_equal(out[:, 4], np.arange(9) * 2 > 4)
+
+
+def test_if_elif_else(space):
+    x = np.array([-5.0, -1.0, -0.5, 0.0, 0.5, 10.0, 11.0])
+    out = np.zeros(7, dtype=np.int64)
+    _check(space, branches, 7, x=x, out=out)
+    assert out.tolist() == [-2, -1, -1, 0, 1, 1, 2]
+
+
+@pytest.mark.parametrize("n, k", [(7, 2), (4, 3)])
+def test_for_range_forms(space, n, k):
+    out = np.zeros((8, 9), dtype=np.int64)
+    _check(space, loops, 8, n=n, k=k, out=out)
+    assert out[0, 0] == 10 and out[3, 1] == sum(range(3, 10))
+    assert out[:, 5].tolist() == [30] * 8
+    assert out[0, 6] == -1 and out[5, 6] == 4
+    assert out[2, 7] == 4 and out[:, 8].tolist() == [0] * 8
+
+
+def test_variable_negative_step(space):
+    # k negative through a variable: the loop counts down.
+    out = np.zeros((8, 9), dtype=np.int64)
+    _check(space, loops, 8, n=3, k=-2, out=out)
+
+
+def test_while_break_continue_return(space):
+    x = np.array([-1.0, 0.0, 2.0, 17.0, 50.0, -3.0, 9.0, 8.5])
+    out = np.full((8, 6), -7, dtype=np.int64)
+    _check(space, control, 8, x=x, out=out)
+    assert out[0, 4] == -1 and out[0, 5] == -7  # returned early
+    assert out[2, 4] == 1 and out[2, 5] == 99
+
+
+def test_function_helpers(space):
+    x = np.array([-2.5, -0.5, 0.0, 0.25, 3.0, 1.5, -1.0, 2.0, 0.75, -3.5])
+    y = np.linspace(-1, 1, 10)
+    out = np.zeros((10, 8))
+    _check(space, use_helpers, 10, x=x, y=y, out=out)
+    assert out[6, 4] == 16  # collatz(7)
+    assert out[5, 5] == 120  # 5!
+    assert out[:3, 6].tolist() == [-1.5, -1.5, 0.0]
+    # Unannotated helpers return the common type of all their returns, as Python would.
+    assert out[:4, 7].tolist() == [0.5, 0.5, 0.5, 1.0]
+
+
+def test_helpers_are_callable_from_python():
+    assert hypot2(3.0, 4.0) == 25.0
+    assert fact(5) == 120
+    assert clamp(5, 0, 3) == 3
+
+
+def test_atomic_add_with_contention(space):
+    n = 20000 if space is not pk.Debug else 2000
+    bins = (np.arange(n) * 7919) % 5
+    hist = np.zeros(5, dtype=np.int64)
+    total = np.zeros(1)
+    pk.parallel_for(pk.RangePolicy(space, 0, n), atomic_counts, bins=bins, hist=hist, total=total)
+    np.testing.assert_array_equal(hist, np.bincount(bins, minlength=5))
+    assert total[0] == n * 0.5
+
+
+def test_atomic_fetch_operations(space):
+    n = 5000 if space is not pk.Debug else 500
+    counter = np.array([0, 0], dtype=np.int64)
+    slots = np.full(n, -1, dtype=np.int64)
+    lo = np.array([1000], dtype=np.int32)
+    hi = np.array([-1000], dtype=np.int32)
+    bits_and = np.array([-1], dtype=np.int64)
+    bits_or = np.array([0], dtype=np.int64)
+    flips = np.zeros(3, dtype=np.int8)
+    pk.parallel_for(
+        pk.RangePolicy(space, 0, n),
+        atomic_fetch_ops,
+        counter=counter,
+        slots=slots,
+        lo=lo,
+        hi=hi,
+        bits_and=bits_and,
+        bits_or=bits_or,
+        flips=flips,
+    )
+    # Every fetch_add returned a distinct old value: slots is a permutation of the indices.
+    assert counter.tolist() == [n, -2 * n]
+    assert sorted(slots.tolist()) == list(range(n))
+    assert hi[0] == max(i * 3 % 101 for i in range(n))
+    assert lo[0] == min((i * 7) % 103 - 50 for i in range(n))
+    assert bits_and[0] == -1 & ~((1 << 40) - 1)
+    assert bits_or[0] == (1 << 50) - 1
+    assert flips.tolist() == [len(range(r, n, 3)) % 2 for r in range(3)]
+
+
+def test_atomic_compare_exchange(space):
+    n = 4000 if space is not pk.Debug else 400
+    owner = np.full(4, -1, dtype=np.int64)
+    claims = np.zeros(4, dtype=np.int64)
+    pk.parallel_for(pk.RangePolicy(space, 0, n), atomic_cas_claim, owner=owner, claims=claims)
+    assert claims.tolist() == [1, 1, 1, 1]
+    assert all(owner[s] % 4 == s for s in range(4))
+
+
+def test_atomics_on_rank2_views(space):
+    grid = np.zeros((3, 2))
+    top = np.zeros((2, 2))
+    pk.parallel_for(pk.RangePolicy(space, 0, 600), atomic_2d, grid=grid, top=top)
+    np.testing.assert_array_equal(grid, np.full((3, 2), 100.0))
+    np.testing.assert_array_equal(top, [[0, 0], [1599.0, 0]])
+
+
+def test_other_atomics(space):
+    v = np.array([5, 0, 0, 10, -100, 100, 0], dtype=np.int64)
+    out = np.zeros((50, 2), dtype=np.int64)
+    pk.parallel_for(pk.RangePolicy(space, 0, 50), atomic_misc, v=v, out=out)
+    assert v[:6].tolist() == [5, 50, -50, 10 - 100, 49, -49]
+    assert 0 <= v[6] < 50
+    np.testing.assert_array_equal(out, [[5, 1]] * 50)
+
+
+ORDERED = pytest.mark.parametrize("space", [pk.Serial, pk.Debug], ids=["Serial", "Debug"])
+
+
+@ORDERED
+def test_printf(space, capfd):
+    x = np.array([0.5, 1.25, -2.0])
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), printf_plain, x=x, n=42)
+    assert capfd.readouterr().out.splitlines() == [
+        f"i={i} x={x[i]:.3f} n={42:5d} hex=ff pct=%" for i in range(3)
+    ]
+
+
+def test_printf_from_openmp_threads(capfd):
+    x = np.arange(64.0)
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 64), printf_plain, x=x, n=7)
+    lines = capfd.readouterr().out.splitlines()
+    assert sorted(lines) == sorted(f"i={i} x={i:.3f} n=    7 hex=ff pct=%" for i in range(64))
+
+
+@ORDERED
+def test_print(space, capfd):
+    x = np.array([0.1, 2.0])
+    b = np.array([True, False])
+    print_kernel(0, x, b)  # plain Python for the expected text
+    print_kernel(1, x, b)
+    expected = capfd.readouterr().out
+    assert expected.startswith("i 0 x 0.1 True False\n0, 0.1;\n\n")
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), print_kernel, x=x, b=b)
+    assert capfd.readouterr().out == expected
+
+
+def test_print_from_openmp_threads_keeps_lines_whole(capfd):
+    n = 200
+    x = np.arange(n) / 8
+    b = np.arange(n) % 2 == 0
+    xs = x.tolist()
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, n), print_kernel, x=x, b=b)
+    lines = capfd.readouterr().out.splitlines()
+    expected = []
+    for i in range(n):
+        expected += [f"i {i} x {xs[i]!r} {b[i]} {i > 0}", f"{i}, {xs[i]!r};", ""]
+    assert sorted(lines) == sorted(expected)
+
+
+def test_python_output_before_a_kernel_print_comes_first(native_space, capfd):
+    print("before", end=" ")
+    x, b = np.ones(1), np.ones(1, bool)
+    pk.parallel_for(pk.RangePolicy(native_space, 0, 1), print_kernel, x=x, b=b)
+    print("after")
+    out = capfd.readouterr().out
+    assert out.startswith("before i 0 x 1.0 True False\n")
+    assert out.endswith("after\n")
+
+
+def test_docstrings_and_pass(space):
+    out = np.zeros(3)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), docstring_and_pass, out=out)
+    assert out.tolist() == [1, 1, 1]
+
+
+def test_generated_source_has_a_line_directive_for_each_statement():
+    entry = translate_workunit(
+        control, "for", {"x": ViewType(pk.float64, 1, True), "out": ViewType(pk.int64, 2, True)}
+    )
+    here = re.escape(__file__)
+    directives = {int(n) for n in re.findall(rf'#line (\d+) "{here}"', entry.source)}
+    source, start = inspect.getsourcelines(control)
+    code_lines = {
+        start + k
+        for k, text in enumerate(source)
+        if text.strip() and not text.strip().startswith(("#", "@", "else"))
+    }
+    assert directives == code_lines
