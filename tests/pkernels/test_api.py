@@ -401,3 +401,23 @@ def test_strided_rank3(space):
 def test_math_constant_precision():
     # pk.pi and pk.e are the exact Python values.
     assert pk.pi == math.pi and pk.e == math.e
+
+
+STAR_IMPORT_MODULE = """\
+from pkernels import *
+
+
+@workunit
+def starred(i, x, out):
+    out[i] = abs(x[i]) + min(x[i], 0.0) + max(x[i], 1.0) + sqrt(4.0) + floor(x[i])
+"""
+
+
+def test_star_import_of_pkernels(space, make_module):
+    module = make_module(STAR_IMPORT_MODULE)
+    x = np.array([-2.5, 0.5, 3.0])
+    out = np.zeros(3)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), module.starred, x=x, out=out)
+    np.testing.assert_array_equal(
+        out, np.abs(x) + np.minimum(x, 0.0) + np.maximum(x, 1.0) + 2.0 + np.floor(x)
+    )

@@ -57,6 +57,11 @@ def mark(i, out):
     out[i] = i + 1
 
 
+@pk.workunit
+def atomic_count(i, hits):
+    pk.atomic_add(hits, [0], 1.0)
+
+
 def test_parallel_for_without_label(space):
     x = np.arange(10, dtype=np.float64)
     y = np.ones(10)
@@ -285,3 +290,37 @@ def test_reduce_and_scan_workunits_need_their_parameters(native_space):
     # A for-style workunit dispatched as a reduce lacks the accumulator.
     with pytest.raises(pk.DispatchError, match="unexpected out"):
         pk.parallel_reduce(pk.RangePolicy(native_space, 0, 3), mark, out=np.zeros(3))
+
+
+def test_read_only_arrays_that_the_kernel_writes_are_refused(native_space):
+    frozen = np.frombuffer(bytes(8 * 4), dtype=np.float64)  # memory of an immutable bytes
+    with pytest.raises(pk.DispatchError, match="out.*read-only"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), mark, out=frozen)
+    assert not frozen.any()
+    broadcast = np.broadcast_to(np.zeros(1), (4,))
+    with pytest.raises(pk.DispatchError, match="read-only"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), mark, out=broadcast)
+    # Atomics write too.
+    with pytest.raises(pk.DispatchError, match="read-only"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), atomic_count, hits=broadcast)
+
+
+def test_read_only_arrays_that_the_kernel_only_reads_are_fine(space):
+    x = np.broadcast_to(np.array([2.0]), (5,))  # read-only, stride 0
+    out = np.zeros(5)
+    pk.parallel_for(pk.RangePolicy(space, 0, 5), square_into, x=x, out=out)
+    np.testing.assert_array_equal(out, np.full(5, 4.0))
+
+
+def test_the_debug_space_refuses_read_only_writes_as_numpy_does():
+    with pytest.raises(ValueError, match="read-only"):
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 2), mark, out=np.broadcast_to(0.0, (2,)))
+
+
+def test_arrays_kernels_cannot_address(native_space):
+    records = np.zeros(4, dtype=[("a", np.float64), ("b", np.int32)])
+    with pytest.raises(pk.DispatchError, match="strides"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), mark, out=records["a"])
+    swapped = np.zeros(4, dtype=">f8")
+    with pytest.raises(pk.DispatchError, match="out"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), mark, out=swapped)

@@ -176,6 +176,12 @@ def calls_none_helper(i, out):
     returns_none(i)
 
 
+@pk.workunit
+def greek_letters(i, x, out):
+    α = 0.5
+    out[i] = α * frob(x[i])
+
+
 def make_indented():
     @pk.workunit
     def indented(i, out):
@@ -210,6 +216,8 @@ CASES = [
     ("bool_local_gets_int", "", "flag = 5", "flag = 5", r"'flag' is a bool"),
     ("float_to_int_helper", "x", "def twice_int", "n: int", r"'n' is annotated int64"),
     ("calls_none_helper", "", "return value", "return value", r"annotated `-> None`"),
+    # Columns count characters, not UTF-8 bytes.
+    ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]
 
 ARGS = {

@@ -167,6 +167,7 @@ def pk_math_funcs(i, x, out):
     out[i, 13] = pk.cbrt(v) + pk.exp2(v) + pk.log10(v)
     out[i, 14] = pk.trunc(v * 2) + pk.fmod(v, 0.3)
     out[i, 15] = pk.isnan(v) + pk.isinf(v) * 2 + pk.isfinite(v) * 4
+    out[i, 16] = pk.abs(-v) + pk.min(v, 1.0) + pk.max(v, 2.0)
 
 
 @pk.workunit
@@ -269,7 +270,7 @@ def test_math_module_functions(space):
 
 def test_pk_math_functions(space):
     x = np.linspace(0.05, 3.2, 17)
-    out = np.zeros((len(x), 16))
+    out = np.zeros((len(x), 17))
     pk.parallel_for(pk.RangePolicy(space, 0, len(x)), pk_math_funcs, x=x, out=out)
     expected = np.stack(
         [
@@ -289,6 +290,7 @@ def test_pk_math_functions(space):
             np.cbrt(x) + np.exp2(x) + np.log10(x),
             np.trunc(x * 2) + np.fmod(x, 0.3),
             np.full_like(x, 4.0),
+            x + np.minimum(x, 1.0) + np.maximum(x, 2.0),
         ],
         axis=1,
     )

@@ -98,6 +98,13 @@ def locals_kernel(i, x, out):
 
 
 @pk.workunit
+def unicode_names(i, x, out):
+    α = 0.5
+    β_2 = α * x[i]
+    out[i] = β_2 + α
+
+
+@pk.workunit
 def branches(i, x, out):
     v = x[i]
     if v < -1:
@@ -291,6 +298,12 @@ def test_annotated_and_inferred_locals(space):
     _check(space, locals_kernel, 9, x=x, out=out)
     np.testing.assert_array_equal(out[:, 1], 4.0)
     np.testing.assert_array_equal(out[:, 4], np.arange(9) * 2 > 4)
+
+
+def test_non_ascii_names(space):
+    out = np.zeros(3)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), unicode_names, x=np.arange(3.0), out=out)
+    assert out.tolist() == [0.5, 1.0, 1.5]
 
 
 def test_if_elif_else(space):

@@ -6,6 +6,7 @@ are what the ``Debug`` space (and any host code) runs.
 
 from __future__ import annotations
 
+import builtins
 import math
 import sys
 from typing import Any
@@ -25,7 +26,14 @@ sinh, cosh, tanh, asinh, acosh, atanh = (
 )  # fmt: skip
 pow, fabs, fmod, hypot, copysign = math.pow, math.fabs, math.fmod, math.hypot, math.copysign
 cbrt, erf, erfc, tgamma, lgamma = math.cbrt, math.erf, math.erfc, math.gamma, math.lgamma
-isnan, isinf, isfinite, trunc = math.isnan, math.isinf, math.isfinite, math.trunc
+isnan, isinf, isfinite = math.isnan, math.isinf, math.isfinite
+# Kernels may spell these pk.abs / pk.min / pk.max; they are Python's own.
+abs, min, max = builtins.abs, builtins.min, builtins.max  # noqa: A001
+
+
+def trunc(x: float) -> float:
+    """``x`` rounded toward zero, as a float (Kokkos semantics; math.trunc gives an int)."""
+    return float(math.trunc(x))
 
 
 def floor(x: float) -> float:
@@ -187,5 +195,6 @@ def atomic_compare_exchange(view: Any, indices: Any, expected: Any, desired: Any
 __all__ = sorted(
     name
     for name, value in list(globals().items())
-    if not name.startswith("_") and name not in ("annotations", "math", "np", "sys", "Any")
+    if not name.startswith("_")
+    and name not in ("annotations", "builtins", "math", "np", "sys", "Any")
 )

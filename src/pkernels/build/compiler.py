@@ -28,7 +28,9 @@ class BuiltModule:
     compile_seconds: float  # 0.0 when it came from the cache
 
 
-_ERROR_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
+_ERROR_LINE = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$"
+)
 
 
 def build(source: str, debug: bool, label: str) -> BuiltModule:

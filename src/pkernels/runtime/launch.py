@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api.spaces import ExecutionSpace
 from ..build.compiler import BuiltModule
-from ..errors import KernelError, KernelIndexError, KernelZeroDivisionError
+from ..errors import DispatchError, KernelError, KernelIndexError, KernelZeroDivisionError
 from ..translate.emit_cpp import KernelEntry
 from .marshal import c_argtypes, c_arguments, result_buffer
 
@@ -67,6 +67,11 @@ class CompiledKernel:
 
     def launch(self, space: ExecutionSpace, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``begin <= i < end``; return the total for reduce/scan."""
+        for name in self.entry.written_views:
+            if not kwargs[name].flags.writeable:
+                # NumPy refuses such writes too; native code would just do them (into a
+                # broadcast array's one element, or into the bytes an array was made from).
+                raise DispatchError(f"{name}: the kernel writes to this array, but it is read-only")
         args = c_arguments(self.entry.params, kwargs)
         acc_type = self.entry.acc_type
         result = result_buffer(acc_type) if acc_type is not None else None

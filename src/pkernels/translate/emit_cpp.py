@@ -75,6 +75,7 @@ class KernelEntry:
     kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
     # Python name -> "float" | "int" | "bool" for the body's scalars (gdb prints 0.0 as 0)
     variable_kinds: dict[str, str] = field(default_factory=dict)
+    written_views: frozenset[str] = frozenset()  # view parameters the kernel stores into
 
 
 class CppEmitter:
@@ -457,7 +458,14 @@ def emit_module(
         scalars.update(fn.locals)
     kinds = {name: _kind(dtype) for name, dtype in scalars.items()}
     return KernelEntry(
-        "\n".join(em.lines) + "\n", marshalled, acc_type, em.uses_print, symbols, kname, kinds
+        "\n".join(em.lines) + "\n",
+        marshalled,
+        acc_type,
+        em.uses_print,
+        symbols,
+        kname,
+        kinds,
+        frozenset(kernel.written_views),
     )
 
 

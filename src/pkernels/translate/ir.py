@@ -226,3 +226,5 @@ class Function:
     body: list[Stmt]
     end_lineno: int = 0
     helpers_called: list[str] = field(default_factory=list)
+    # Views the body stores into (assignments, augmented assignments, atomics).
+    written_views: set[str] = field(default_factory=set)

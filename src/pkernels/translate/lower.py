@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -372,7 +373,13 @@ class FunctionLowerer:
         if declared is not None:
             self.src.error(node, "a view element cannot be annotated")
         access = self._subscript(target)
+        self._written(access)
         return ir.Assign(node.lineno, access, value)
+
+    def _written(self, access: ir.ViewAccess) -> None:
+        """Record that the body stores into ``access``'s view (read-only arrays are refused)."""
+        assert self.function is not None
+        self.function.written_views.add(access.view.name)
 
     def _bind(self, target: ast.Name, value: Expr, declared: DataType | None) -> ir.Var:
         name = target.id
@@ -444,6 +451,7 @@ class FunctionLowerer:
             return ir.AugAssign(node.lineno, current, symbol, value)
         if isinstance(target, ast.Subscript):
             access = self._subscript(target)
+            self._written(access)
             self._binop(node, symbol, access, value)  # type check only
             return ir.AugAssign(node.lineno, access, symbol, value)
         self.src.error(
@@ -780,7 +788,8 @@ class FunctionLowerer:
             target = self.src.globals.get(name)
             if marker_of(target) is not None:
                 return self._helper_call(node, target, statement)
-            if target is None and name in _PY_BUILTINS:
+            # Python's own (also when `from pkernels import *` brought pk.abs/min/max).
+            if name in _PY_BUILTINS and (target is None or target is getattr(builtins, name)):
                 return self._builtin(node, name)
             if callable(target) and getattr(target, "__module__", "") == "math":
                 return self._module_call(node, target.__name__, pk=False, stmt=statement)
@@ -880,6 +889,7 @@ class FunctionLowerer:
         operands = [self._expr(r) for r in rest]
         if op in ("and", "or", "xor") and access.type.is_float:
             self.src.error(node, f"pk.{name} needs an integer view")
+        self._written(access)
         return ir.AtomicOp(access.type, op, access, operands, fetch)
 
     def _helper_call(self, node: ast.Call, target: Callable[..., Any], statement: bool) -> Expr:

@@ -63,5 +63,9 @@ class KernelSource:
     def error(self, node: ast.AST | None, message: str, hint: str = "") -> NoReturn:
         """Raise a TranslationError pointing at ``node``."""
         lineno = getattr(node, "lineno", None) or self.tree.lineno
-        col = getattr(node, "col_offset", 0) + self.indent
-        raise TranslationError(message, self.filename, lineno, col, self.line_text(lineno), hint)
+        line = self.line_text(lineno)
+        # ast columns count UTF-8 bytes; the caret and the reported column count characters
+        # (a kernel may well name a local `α`).
+        offset = getattr(node, "col_offset", 0) + self.indent
+        col = len(line.encode()[:offset].decode(errors="replace"))
+        raise TranslationError(message, self.filename, lineno, col, line, hint)
