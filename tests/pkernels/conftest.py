@@ -11,9 +11,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from pkt_support import ALL_SPACES, NATIVE_SPACES, load_module
 
 import pkernels as pk
-from pkt_support import ALL_SPACES, NATIVE_SPACES, load_module
 
 
 @pytest.fixture(scope="session", autouse=True)

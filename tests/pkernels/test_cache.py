@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pkt_support import load_module
 
 import pkernels as pk
 from pkernels.build import cache
 from pkernels.build.compiler import build
-from pkt_support import load_module
 
 KERNEL_MODULE = """\
 import pkernels as pk

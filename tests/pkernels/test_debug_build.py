@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 import pytest
+from pkt_support import ForceDebugBuild, observing
 
 import pkernels as pk
-from pkt_support import ForceDebugBuild, observing
 
 
 @pk.workunit
@@ -212,7 +212,11 @@ def test_many_threads_faulting_report_one_error():
     with observing(ForceDebugBuild()):
         with pytest.raises(pk.KernelIndexError) as info:
             pk.parallel_for(
-                pk.RangePolicy(pk.OpenMP, 0, 1000), shifted_copy, shift=0, src=src, dst=np.zeros(1000)
+                pk.RangePolicy(pk.OpenMP, 0, 1000),
+                shifted_copy,
+                shift=0,
+                src=src,
+                dst=np.zeros(1000),
             )
     assert len(re.findall("out of range", str(info.value))) == 1
 

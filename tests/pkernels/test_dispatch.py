@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pkt_support import ALL_SPACES
 
 import pkernels as pk
-from pkt_support import ALL_SPACES
 
 
 @pk.workunit
@@ -240,9 +240,7 @@ def test_missing_keyword_argument(space):
 @pytest.mark.parametrize("space", ALL_SPACES, ids=lambda s: s.name)
 def test_extra_keyword_argument(space):
     with pytest.raises(pk.DispatchError, match=r"unexpected z"):
-        pk.parallel_for(
-            pk.RangePolicy(space, 0, 3), axpy, a=1.0, x=np.zeros(3), y=np.zeros(3), z=1
-        )
+        pk.parallel_for(pk.RangePolicy(space, 0, 3), axpy, a=1.0, x=np.zeros(3), y=np.zeros(3), z=1)
 
 
 def test_dispatch_error_is_a_type_error():
@@ -324,3 +322,30 @@ def test_arrays_kernels_cannot_address(native_space):
     swapped = np.zeros(4, dtype=">f8")
     with pytest.raises(pk.DispatchError, match="out"):
         pk.parallel_for(pk.RangePolicy(native_space, 0, 4), mark, out=swapped)
+
+
+@pk.workunit
+def store_scalar(i, n, out):
+    out[i] = n
+
+
+@pk.workunit
+def store_int32(i, n: pk.int32, out):
+    out[i] = n
+
+
+@pytest.mark.parametrize("value", [2**63, 2**70, -(2**63) - 1])
+def test_python_ints_beyond_int64_are_refused(native_space, value):
+    out = np.zeros(2)
+    pk.parallel_for(pk.RangePolicy(native_space, 0, 2), store_scalar, n=2**62, out=out)
+    assert out[0] == 2.0**62
+    with pytest.raises(pk.DispatchError, match=f"n: {value} does not fit in int64"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 2), store_scalar, n=value, out=out)
+
+
+def test_ints_beyond_an_annotated_width_are_refused(native_space):
+    out = np.zeros(2)
+    pk.parallel_for(pk.RangePolicy(native_space, 0, 2), store_int32, n=-(2**31), out=out)
+    assert out.tolist() == [-(2.0**31)] * 2
+    with pytest.raises(pk.DispatchError, match="does not fit in int32"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 2), store_int32, n=2**31, out=out)

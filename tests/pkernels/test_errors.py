@@ -13,7 +13,7 @@ import pytest
 import pkernels as pk
 from pkernels.build.compiler import build
 
-BAD_KERNELS = '''\
+BAD_KERNELS = """\
 import math
 
 import pkernels as pk
@@ -188,7 +188,7 @@ def make_indented():
         out[i] = {1: 2}[1]
 
     return indented
-'''
+"""
 
 # name, kwargs maker, text on the offending line, text the caret points at, message regex
 CASES = [
@@ -243,7 +243,9 @@ def _line_of(text: str, needle: str) -> tuple[int, str]:
     raise AssertionError(f"{needle!r} not in the module")
 
 
-@pytest.mark.parametrize("name, args, line_text, caret_text, message", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "name, args, line_text, caret_text, message", CASES, ids=[c[0] for c in CASES]
+)
 def test_unsupported_construct(bad_module, name, args, line_text, caret_text, message):
     kernel = getattr(bad_module, name)
     kwargs = {**ARGS[args](), "out": np.zeros(4)}
@@ -277,7 +279,9 @@ def test_indented_kernel_caret(bad_module):
 def test_error_is_raised_at_every_dispatch_and_good_kernels_still_run(bad_module):
     for _ in range(2):
         with pytest.raises(pk.TranslationError):
-            pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), bad_module.try_statement, out=np.zeros(2))
+            pk.parallel_for(
+                pk.RangePolicy(pk.OpenMP, 0, 2), bad_module.try_statement, out=np.zeros(2)
+            )
     out = np.zeros(3)
     pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 3), bad_module.good, out=out)
     assert out.tolist() == [0, 1, 2]

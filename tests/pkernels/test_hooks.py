@@ -9,12 +9,12 @@ import sys
 
 import numpy as np
 import pytest
+from pkt_support import observing
 
 import pkernels as pk
 from pkernels import hooks
 from pkernels.runtime.hooks import BuildMode, Dispatch
 from pkernels.runtime.launch import CompiledKernel
-from pkt_support import observing
 
 
 @pk.workunit
@@ -70,7 +70,9 @@ def test_observer_sees_the_dispatch(space):
         line = sys._getframe().f_lineno + 1
         pk.parallel_for("fill label", policy, fill, value=2.5, out=out)
     np.testing.assert_array_equal(out, [0, 2.5, 2.5, 2.5, 0])
-    expected = ["started", "launch", "finished"] if space is not pk.Debug else ["started", "finished"]
+    expected = (
+        ["started", "launch", "finished"] if space is not pk.Debug else ["started", "finished"]
+    )
     assert rec.kinds() == expected
     _, dispatch, f_lineno, filename = rec.events[0]
     assert dispatch.operation == "for"

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from pkt_support import load_module
 
 import pkernels as pk
-from pkt_support import load_module
 
 # Intermediate integers stay within 2**53 so Python's exact int -> float conversions and
 # the kernel's double arithmetic agree; floats stay finite.
@@ -181,9 +181,7 @@ def expressions(depth: int = 3) -> st.SearchStrategy[Node]:
         comparison = st.tuples(children, st.sampled_from(["<", "<=", "==", "!="]), children)
         return st.one_of(
             st.builds(binary, st.sampled_from(sorted(BINARY)), children, children),
-            st.builds(
-                power, children, st.sampled_from([0, 1, 2, 3, -1, -2, 0.5, 1.5])
-            ),
+            st.builds(power, children, st.sampled_from([0, 1, 2, 3, -1, -2, 0.5, 1.5])),
             st.builds(
                 unary,
                 st.sampled_from(
@@ -350,7 +348,9 @@ def test_float_floor_division_and_modulo_match_python(x, y):
             assert got == want or (got != got and want != want), (p, q, got, want)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(x=hnp.arrays(np.float64, st.integers(1, 40), elements=st.floats(width=64)))
 def test_printed_floats_are_python_reprs(capfd, x):
     capfd.readouterr()
@@ -358,7 +358,9 @@ def test_printed_floats_are_python_reprs(capfd, x):
     assert capfd.readouterr().out.splitlines() == [repr(v) for v in x.tolist()]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(x=hnp.arrays(np.float32, st.integers(1, 40), elements=st.floats(width=32)))
 def test_printed_float32_values_are_shortest_single_precision(capfd, x):
     capfd.readouterr()

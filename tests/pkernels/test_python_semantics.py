@@ -8,10 +8,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
+from pkt_support import run_python
 
 import pkernels as pk
-from pkt_support import run_python
 
 # ------------------------------------------------------------------ kernels
 

@@ -12,11 +12,11 @@ import re
 
 import numpy as np
 import pytest
+from pkt_support import run_python
 
 import pkernels as pk
 from pkernels.translate.ir import ViewType
 from pkernels.translate.kernel import translate_workunit
-from pkt_support import run_python
 
 # ------------------------------------------------------------------ helpers (@pk.function)
 

@@ -86,8 +86,19 @@ def c_arguments(params: list[Param], kwargs: dict[str, Any]) -> list[Any]:
         elif p.type == t.bool_:
             out.append(bool(value))
         else:
-            out.append(int(value))
+            number = int(value)
+            low, high = _INT_RANGES[p.type.name]
+            if not low <= number <= high:
+                # ctypes would silently keep the low bits: 2**64 would arrive as 0.
+                raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")
+            out.append(number)
     return out
+
+
+_INT_RANGES = {
+    name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
+    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+}
 
 
 def result_buffer(dtype: t.DataType) -> Any:
