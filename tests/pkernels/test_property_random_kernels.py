@@ -91,6 +91,37 @@ def binary(op: str, left: Node, right: Node) -> Node:
     )
 
 
+def as_int(e: Node) -> Node:
+    return unary("int", e) if e.is_float else e
+
+
+def bitwise(op: str, left: Node, right: Node) -> Node:
+    """& | ^ on integers (floats are converted with int() first)."""
+    f = {"&": operator.and_, "|": operator.or_, "^": operator.xor}[op]
+    left, right = as_int(left), as_int(right)
+    return Node(
+        f"({left.text} {op} {right.text})", False, lambda env: f(left.eval(env), right.eval(env))
+    )
+
+
+def shift(op: str, e: Node, amount: int) -> Node:
+    f = operator.lshift if op == "<<" else operator.rshift
+    e = as_int(e)
+    return Node(f"({e.text} {op} {amount})", False, lambda env: f(e.eval(env), amount))
+
+
+def compare(op: str, left: Node, right: Node) -> Node:
+    """A comparison as a value: a bool, which arithmetic treats as 0 or 1."""
+    f = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne}[op]
+    return Node(
+        f"({left.text} {op} {right.text})", False, lambda env: f(left.eval(env), right.eval(env))
+    )
+
+
+def negate(e: Node) -> Node:
+    return Node(f"(not {e.text})", False, lambda env: not e.eval(env))
+
+
 def power(base: Node, exponent) -> Node:
     is_float = base.is_float or isinstance(exponent, float) or exponent < 0
     if isinstance(exponent, float):  # fractional powers of a non-negative base only
@@ -196,6 +227,10 @@ def expressions(depth: int = 3) -> st.SearchStrategy[Node]:
                 children,
                 comparison,
             ),
+            st.builds(bitwise, st.sampled_from(["&", "|", "^"]), children, children),
+            st.builds(shift, st.sampled_from(["<<", ">>"]), children, st.integers(0, 5)),
+            st.builds(compare, st.sampled_from(["<", "<=", "==", "!="]), children, children),
+            st.builds(negate, children),
         )
 
     return st.recursive(leaves, extend, max_leaves=2**depth)
