@@ -61,7 +61,15 @@ print(kernel.library)
 
 
 def _child(directory: Path, name: str, cache_dir: Path, start_flag: str = "") -> subprocess.Popen:
-    env = dict(os.environ, PKERNELS_CACHE_DIR=str(cache_dir), PYTHONDONTWRITEBYTECODE="1")
+    # The child imports the same pkernels as this process, whatever is installed.
+    src = str(Path(pk.__file__).resolve().parents[1])
+    pythonpath = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
+    env = dict(
+        os.environ,
+        PKERNELS_CACHE_DIR=str(cache_dir),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=pythonpath,
+    )
     script = CHILD.format(directory=str(directory), name=name, start_flag=start_flag)
     return subprocess.Popen(
         [sys.executable, "-c", script],

@@ -349,3 +349,18 @@ def test_ints_beyond_an_annotated_width_are_refused(native_space):
     assert out.tolist() == [-(2.0**31)] * 2
     with pytest.raises(pk.DispatchError, match="does not fit in int32"):
         pk.parallel_for(pk.RangePolicy(native_space, 0, 2), store_int32, n=2**31, out=out)
+
+
+def test_yax_example_runs(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "yax.py"
+    spec = importlib.util.spec_from_file_location("yax_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.run(16, 40)
+    rng = np.random.default_rng(0)
+    y, x, a = rng.random(16), rng.random(40), rng.random((16, 40))
+    assert result == pytest.approx(y @ a @ x, rel=1e-12)
+    assert "yAx = " in capsys.readouterr().out

@@ -276,6 +276,16 @@ def test_indented_kernel_caret(bad_module):
     assert text.splitlines()[2] == "    " + " " * col + "^"
 
 
+def test_bad_kernels_do_not_raise_until_dispatched(tmp_path):
+    from pkt_support import load_module
+
+    module = load_module(tmp_path, BAD_KERNELS)  # defining them is fine
+    assert module.try_statement.__pkernels__.kind == "workunit"
+    module.make_indented()  # decorating one at run time too
+    with pytest.raises(pk.TranslationError):
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 1), module.try_statement, out=np.zeros(1))
+
+
 def test_error_is_raised_at_every_dispatch_and_good_kernels_still_run(bad_module):
     for _ in range(2):
         with pytest.raises(pk.TranslationError):

@@ -256,8 +256,8 @@ struct Printer {
         }
         char digits[24];
         std::snprintf(digits, sizeof digits, "%llu", m);
-        std::snprintf(out, size, "%s%c%s%s%se%+03d", negative ? "-" : "", digits[0],
-                      precision > 1 ? "." : "", digits + 1, "", exponent);
+        std::snprintf(out, size, "%s%c%s%se%+03d", negative ? "-" : "", digits[0],
+                      precision > 1 ? "." : "", digits + 1, exponent);
         return true;
     }
 
