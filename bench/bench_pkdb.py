@@ -1,12 +1,16 @@
-"""pkdb overhead (the PKDB paper's Table V metric), measured side by side in one run.
+"""pkdb overhead and latency, measured side by side in one run.
 
-Wall time of a whole debugging session on a program: plain ``python -m pdb`` with one
-host breakpoint vs ``pkdb`` with the same breakpoint (kernels run release builds:
-breakpoint skipping) vs ``pkdb --debug-all-kernels`` (every kernel in a debug build); and
-the time from ``continue`` to the first kernel prompt (debug compile and gdb attach
-included). Each session is a fresh process run from a script (``-c``), median of N runs.
+1. Session wall time (the PKDB paper's Table V metric): a scripted session with one host
+   breakpoint (set, continue to it, continue to the end) under plain ``python -m pdb``,
+   under ``pkdb`` (kernels without breakpoints run release builds: breakpoint skipping),
+   and under ``pkdb --debug-all-kernels``; on examples/yax.py (a 0.3 s program) and on
+   examples/heat.py (a larger one: 1500 dispatches). Median of N fresh sessions each,
+   interleaved so that load drift hits every variant alike.
+2. Latency at a kernel stop, through a real terminal (pexpect): ``continue`` from the
+   host prompt to the first kernel prompt (cold: debug compile and gdb attach included;
+   and warm: gdb attached, build cached), then ``p``, ``next``, ``threads``, ``where``.
 
-    python bench/bench_pkdb.py [--repeats 5]
+    python bench/bench_pkdb.py [--repeats 5] [--quick]
 """
 
 from __future__ import annotations
@@ -22,52 +26,118 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 YAX = ROOT / "examples" / "yax.py"
-HOST_LINE = 31  # `expected = y @ A @ x`, after the dispatch
-KERNEL_LINE = 18  # `temp2 += ...` inside the workunit
+HEAT = ROOT / "examples" / "heat.py"
+PROGRAMS = {
+    # name: (program, its args, host line after every dispatch)
+    "yax.py (256x1024, 1 dispatch)": (YAX, [], 31),
+    "heat.py (512^2, 1500 dispatches)": (HEAT, ["512", "1500"], 35),
+}
+YAX_KERNEL_LINE = 18  # temp2 += A_view[j][i] * x_view[i]
 
 
-def session(argv: list[str], env: dict[str, str]) -> float:
+def run_session(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=True, timeout=300)  # fmt: skip
+                   stderr=subprocess.DEVNULL, check=True, timeout=600)  # fmt: skip
     return time.perf_counter() - start
+
+
+def session_table(repeats: int, env: dict[str, str], quick: bool) -> None:
+    print("1. Session wall time: one host breakpoint, continue to it, continue to the end")
+    print(f"{'program':<34} {'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7}")
+    verdicts = []
+    for name, (program, args, line) in PROGRAMS.items():
+        if quick:
+            args = args[:1] + ["100"] if args else args
+        script = ["-c", f"break {line}", "-c", "continue", "-c", "continue"]
+        variants = {
+            "python -m pdb": [sys.executable, "-m", "pdb", *script, str(program), *args],
+            "pkdb (breakpoint skipping)": [
+                sys.executable, "-m", "pkdb", *script, str(program), *args
+            ],
+            "pkdb --debug-all-kernels": [
+                sys.executable, "-m", "pkdb", "--debug-all-kernels", *script, str(program), *args
+            ],
+        }  # fmt: skip
+        for argv in variants.values():  # warm the compile cache and the OS caches
+            run_session(argv, env)
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        for _ in range(repeats):
+            for variant, argv in variants.items():
+                times[variant].append(run_session(argv, env))
+        base = statistics.median(times["python -m pdb"])
+        for variant, values in times.items():
+            median = statistics.median(values)
+            ratio = median / base
+            print(f"{name:<34} {variant:<30} {median:8.3f}s {min(values):8.3f}s {ratio:6.2f}x")
+            if variant != "python -m pdb":
+                target = 1.05 if "skipping" in variant else 1.25
+                verdicts.append((f"{name}, {variant}", ratio, target))
+    print()
+    for what, ratio, target in verdicts:
+        verdict = "PASS" if ratio <= target else "MISS"
+        print(f"  target <= {target:.2f}x  {what}: {ratio:.2f}x {verdict}")
+    print()
+
+
+def latency_table(repeats: int, cache_dir: str) -> None:
+    try:
+        import pexpect
+    except ImportError:
+        print("2. Latency: skipped (pexpect not installed: pip install -e '.[test]')")
+        return
+    print("2. Latency at a kernel stop (examples/yax.py, through a pseudo-terminal)")
+    host, kernel = r"\(pkdb\) ", r"\(pkdb-openmp\) "
+    samples: dict[str, list[float]] = {}
+
+    def timed(child, line: str, prompt: str, label: str) -> None:
+        start = time.perf_counter()
+        child.sendline(line)
+        child.expect(prompt)
+        samples.setdefault(label, []).append(time.perf_counter() - start)
+
+    for attempt in range(repeats):
+        env = dict(os.environ, TERM="dumb", OMP_NUM_THREADS="2")
+        # the first session of the run starts from an empty cache: a cold debug compile
+        env["PKERNELS_CACHE_DIR"] = tempfile.mkdtemp(dir=cache_dir) if attempt == 0 else cache_dir
+        child = pexpect.spawn(sys.executable, ["-m", "pkdb", str(YAX)], env=env,
+                              encoding="utf-8", timeout=120)  # fmt: skip
+        child.delaybeforesend = None  # pexpect otherwise sleeps 50 ms before each line
+        child.expect(host)
+        child.sendline(f"break {YAX_KERNEL_LINE}")
+        child.expect(host)
+        label = "continue -> first kernel prompt" + (" (cold)" if attempt == 0 else " (warm)")
+        timed(child, "continue", kernel, label)
+        for _ in range(20):
+            timed(child, "p y_view[j] * temp2", kernel, "p EXPR")
+            timed(child, "next", kernel, "next")
+            timed(child, "threads", kernel, "threads")
+            timed(child, "where", kernel, "where")
+        timed(child, "continue", kernel, "continue -> next kernel stop (attached)")
+        child.sendline("quit")
+        child.expect(pexpect.EOF)
+    print(f"{'operation':<42} {'median':>10} {'best':>10} {'n':>4}")
+    for label, values in samples.items():
+        median = statistics.median(values)
+        print(f"{label:<42} {median * 1e3:8.2f}ms {min(values) * 1e3:8.2f}ms {len(values):4d}")
+    print()
+    commands = [statistics.median(samples[k]) for k in ("p EXPR", "next", "threads", "where")]
+    first = samples["continue -> first kernel prompt (cold)"][0]
+    print(f"  target <= 10 ms a command at a kernel stop: worst median {max(commands) * 1e3:.1f} ms"
+          f" {'PASS' if max(commands) <= 0.010 else 'MISS'}")  # fmt: skip
+    print(f"  target first kernel stop <= 1.5 s incl. debug compile: {first:.2f} s"
+          f" {'PASS' if first <= 1.5 else 'MISS'}")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="fewer steps of heat.py")
     options = parser.parse_args()
-    env = dict(os.environ, PKERNELS_CACHE_DIR=tempfile.mkdtemp(prefix="pkdb-bench-"))
-    host = ["-c", f"break {HOST_LINE}", "-c", "continue", "-c", "continue"]
-    kernel = ["-c", f"break {KERNEL_LINE}", "-c", "continue", "-c", "finish", "-c", "continue"]
-    variants = {
-        "python -m pdb (host breakpoint)": [sys.executable, "-m", "pdb", *host, str(YAX)],
-        "pkdb, breakpoint skipping": [sys.executable, "-m", "pkdb", *host, str(YAX)],
-        "pkdb --debug-all-kernels": [
-            sys.executable,
-            "-m",
-            "pkdb",
-            "--debug-all-kernels",
-            *host,
-            str(YAX),
-        ],  # fmt: skip
-        "pkdb, stop in the kernel + finish": [sys.executable, "-m", "pkdb", *kernel, str(YAX)],
-    }
-    for argv in variants.values():  # warm the compile cache and the OS caches
-        session(argv, env)
-    times = {name: [] for name in variants}
-    for _ in range(options.repeats):
-        for name, argv in variants.items():  # interleaved, so drift hits all alike
-            times[name].append(session(argv, env))
-    base = statistics.median(times["python -m pdb (host breakpoint)"])
-    print(f"{'session on examples/yax.py':<38} {'median':>9} {'best':>9} {'vs pdb':>8}")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"{name:<38} {median:8.3f}s {min(values):8.3f}s {median / base:7.2f}x")
-    skip = statistics.median(times["pkdb, breakpoint skipping"]) / base
-    debug = statistics.median(times["pkdb --debug-all-kernels"]) / base
-    print(f"\ntargets: skipping <= 1.05x: {skip:.2f}x {'PASS' if skip <= 1.05 else 'MISS'}; "
-          f"debug builds <= 1.25x: {debug:.2f}x {'PASS' if debug <= 1.25 else 'MISS'}")  # fmt: skip
+    cache_dir = tempfile.mkdtemp(prefix="pkdb-bench-")
+    env = dict(os.environ, PKERNELS_CACHE_DIR=cache_dir)
+    session_table(options.repeats, env, options.quick)
+    latency_table(min(options.repeats, 3), cache_dir)
 
 
 if __name__ == "__main__":

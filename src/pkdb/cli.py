@@ -8,8 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from .frontend import Frontend
-from .settings import Settings
+from .session import Debuggee
 
 DESCRIPTION = """\
 Debug a Python program that runs pkernels (PyKokkos-style) kernels: pdb for the
@@ -140,11 +139,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         parser.exit(1, f"pkdb: error: cannot read commands: {exc}\n")
 
+    # Start the program's process first: its interpreter start-up and imports overlap
+    # the front end's own imports below (they are most of pkdb's start-up cost).
+    debuggee = Debuggee.spawn()
+    from .frontend import Frontend
+    from .settings import Settings
+
     settings = Settings()
     if options.debug_all_kernels:
         settings.set_value("debug_all_kernels", True)
 
-    frontend = Frontend([options.program, *options.args], settings=settings, script=script)
+    frontend = Frontend(
+        [options.program, *options.args], settings=settings, script=script, debuggee=debuggee
+    )
     # Being killed must still end the debuggee: unwind through the `finally` below.
     previous = {
         signum: signal.signal(signum, _raise_killed) for signum in (signal.SIGTERM, signal.SIGHUP)

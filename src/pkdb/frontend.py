@@ -57,8 +57,12 @@ class Frontend(cmd.Cmd):
         script: Iterable[str] = (),
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
+        debuggee: Debuggee | None = None,
     ) -> None:
+        """``debuggee``: an agent process already started (pkdb starts it first, so that
+        its start-up overlaps the front end's); it is used for the first run."""
         super().__init__(completekey="tab", stdin=stdin, stdout=stdout)
+        self._spare_debuggee = debuggee
         self.argv = list(argv)
         self.settings = settings if settings is not None else Settings()
         self.host_mode = HostMode()
@@ -212,7 +216,7 @@ class Frontend(cmd.Cmd):
                 argv=self.argv, entry=entry, state=self.state, settings=self.settings.as_dict()
             )
             try:
-                self.debuggee = Debuggee.spawn()
+                self.debuggee = self._new_debuggee()
             except OSError as exc:
                 self.error(f"cannot start the program: {exc}")
                 return
@@ -222,6 +226,12 @@ class Frontend(cmd.Cmd):
             entry = restart.entry
             if restart.argv is not None:
                 self.argv = list(restart.argv)
+
+    def _new_debuggee(self) -> Debuggee:
+        spare, self._spare_debuggee = self._spare_debuggee, None
+        if spare is not None and spare.poll() is None:
+            return spare
+        return Debuggee.spawn()
 
     def end_session(self) -> None:
         self._stop_debuggee()
@@ -237,6 +247,9 @@ class Frontend(cmd.Cmd):
     def close(self) -> None:
         """Kill the debuggee if there is one (the session is over, however)."""
         self._stop_debuggee()
+        if self._spare_debuggee is not None:
+            self._spare_debuggee.terminate()
+            self._spare_debuggee = None
         self.terminal.take_back()
 
     # -- talking to the agent --------------------------------------------------------

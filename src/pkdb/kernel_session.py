@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .gdbexpr import ConditionError, python_to_c
 from .kernel_protocol import KernelLaunch
 from .targets.base import FrameInfo, StopEvent, TargetError, ThreadInfo
-from .targets.gdb import GdbController
+
+if TYPE_CHECKING:
+    from .targets.gdb import GdbController
 
 #: After the first thread stops, how long to let others arrive before the prompt.
 STOP_SETTLE_SECONDS = 0.02
@@ -55,6 +58,8 @@ class KernelSession:
         Returns problems to show the user (a condition gdb cannot evaluate, ...).
         """
         if self.controller is None or not self.controller.alive:
+            from .targets.gdb import GdbController  # only sessions that debug kernels
+
             self.controller = GdbController(init_commands=(_SKIP_RUNTIME,))
             self._attached_pid = None
         if self._attached_pid != launch.pid:

@@ -36,8 +36,23 @@ def function_span(func: Callable[..., Any]) -> tuple[str, int, int]:
     return os.path.abspath(code.co_filename), code.co_firstlineno, max(last, code.co_firstlineno)
 
 
+_spans_cache: dict[Any, list[tuple[str, int, int]]] = {}
+
+
 def kernel_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
-    """Line spans of a workunit and of every ``@pk.function`` it may call (transitively)."""
+    """Line spans of a workunit and of every ``@pk.function`` it may call (transitively).
+
+    Memoised per code object: this runs at every dispatch, and a function's code (hence
+    its lines) never changes; a redefined function is a new code object.
+    """
+    key = (workunit.__code__, id(workunit.__globals__))
+    spans = _spans_cache.get(key)
+    if spans is None:
+        spans = _spans_cache[key] = _collect_spans(workunit)
+    return spans
+
+
+def _collect_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
     from pkernels.api.decorators import marker_of
 
     spans, seen, todo = [], set(), [workunit]
@@ -143,6 +158,8 @@ class KernelObserver:
 
     def _breakpoints_in(self, spans: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
         found = []
+        if not bdb.Breakpoint.bplist:
+            return found
         for bp in bdb.Breakpoint.bpbynumber:
             if bp is None or not bp.enabled:
                 continue

@@ -1,8 +1,23 @@
-"""Target debuggers: one :class:`Controller` per platform (gdb now; cuda-gdb, rocgdb later)."""
+"""Target debuggers: one :class:`Controller` per platform (gdb now; cuda-gdb, rocgdb later).
+
+The gdb controller and the MI session are imported on first use (PEP 562): a pkdb session
+that never debugs a kernel never pays for loading them.
+"""
+
+from typing import Any
 
 from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
-from .gdb import GdbController
-from .mi import MiResult, MiSession
+
+_LAZY = {"GdbController": ".gdb", "MiResult": ".mi", "MiSession": ".mi"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Breakpoint",
