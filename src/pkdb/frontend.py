@@ -327,10 +327,11 @@ class Frontend(cmd.Cmd):
         return None
 
     def _stop_debuggee(self) -> None:
-        self._leave_kernel(close=True)
+        # Kill first, then let gdb go: detaching first would let a held kernel run on.
         if self.debuggee is not None:
             self.debuggee.terminate()
             self.debuggee = None
+        self._leave_kernel(close=True)
         self.agent_prompt = None
         self._finished_request = None
 
@@ -396,21 +397,34 @@ class Frontend(cmd.Cmd):
         launch = self.kernel.launch
         space = {"openmp": "OpenMP", "serial": "Serial"}.get(launch.space, launch.space)
         frame = event.frame
+        if frame is None or not (frame.file or "").endswith(".py"):
+            # a fault or signal inside runtime code: show the Python line that caused it
+            frame = self.kernel.location(event.thread_id) or frame
         where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
         detail = f"thread {event.thread_id}"
         try:
-            index = self.kernel.require_controller().evaluate(launch.index, event.thread_id)
+            level = self.kernel.frame_level(event.thread_id, 0)
+            index = self.kernel.require_controller().evaluate(launch.index, event.thread_id, level)
             detail += f", {launch.index}={index}"
         except TargetError:
             pass  # stopped in a helper, where the index is not in scope
+        source = linecache.getline(frame.file, frame.line).strip() if frame and frame.file else ""
+        current = f"\n-> {source}" if source else ""
+        fault = self.kernel.fault_message(event)
+        if fault is not None:
+            return (
+                f"{space} kernel thread {event.thread_id} stopped by a failed check at {where} "
+                f"({detail}):\n    {fault}{current}"
+            )
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"
-            return f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
+            return (
+                f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
+                f"{current}"
+            )
         number = next(
             (n for n, g in self.kernel.gdb_numbers.items() if g == event.breakpoint), None
         )
-        source = linecache.getline(frame.file, frame.line).strip() if frame and frame.file else ""
-        current = f"\n-> {source}" if source else ""
         if number is None:  # a step
             return f"> {where} ({detail}){current}"
         if event.breakpoint is not None:

@@ -43,6 +43,7 @@ class KernelSession:
         self.launch: KernelLaunch | None = None
         self.stop: KernelStop | None = None
         self.gdb_numbers: dict[int, int] = {}  # pkdb breakpoint -> gdb breakpoint
+        self.fault_breakpoint: int | None = None  # gdb's, on pk_fault_hook (debug builds)
         self._attached_pid: int | None = None
 
     # -- life cycle --------------------------------------------------------------------
@@ -67,6 +68,11 @@ class KernelSession:
                 self.controller.detach()
             self.controller.attach(launch.pid)
             self._attached_pid = launch.pid
+            # Debug builds call pk_fault_hook in the faulting thread (out-of-range index,
+            # division by zero): stop there, at the Python line, before the kernel goes on.
+            self.fault_breakpoint = self.controller.set_breakpoint_on_function(
+                "pk_fault_hook"
+            ).number
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
@@ -85,6 +91,7 @@ class KernelSession:
             self.controller.close()
         self.controller = None
         self._attached_pid = None
+        self.fault_breakpoint = None
         self.gdb_numbers.clear()
 
     # -- breakpoints -------------------------------------------------------------------
@@ -171,6 +178,17 @@ class KernelSession:
         """The threads of the kernel: every thread of the process but the agent's."""
         hidden = set(self.launch.agent_tids if self.launch else ())
         return [t for t in self.require_controller().threads() if t.os_tid not in hidden]
+
+    def fault_message(self, event: StopEvent) -> str | None:
+        """The debug build's fault text when ``event`` is a stop in pk_fault_hook."""
+        if self.fault_breakpoint is None or event.breakpoint != self.fault_breakpoint:
+            return None
+        try:
+            raw = self.require_controller().evaluate("message", event.thread_id, 0)
+        except TargetError:
+            return "a check of the debug build failed"
+        start, end = raw.find('"'), raw.rfind('"')
+        return raw[start + 1 : end] if 0 <= start < end else raw
 
     def python_frames(self, thread: int) -> list[FrameInfo]:
         """The kernel frames of ``thread`` that map to Python lines (innermost first)."""

@@ -24,7 +24,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..kernel_protocol import KernelFinished, KernelLaunch, KernelReply, KernelRequest
+from . import live_commands
+from .hotswap import rules_of
 from .link import AgentLink
+from .parallel_launch import in_clause
 
 _AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -101,6 +104,10 @@ class KernelObserver:
         from pkernels.api.spaces import ExecutionSpace
         from pkernels.runtime.hooks import BuildMode
 
+        if in_clause():
+            return  # a parallel_launch clause: release build, no hotswap, no stop
+        # hotswap first: the build and the breakpoints are those of the kernel that runs.
+        rules_of(self.debugger).apply(dispatch, self.debugger.message)
         if dispatch.space is ExecutionSpace.Debug:
             return  # plain Python: pdb's own breakpoints already stop in it
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
@@ -109,7 +116,11 @@ class KernelObserver:
             dispatch.build = BuildMode.DEBUG
 
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
-        if not kernel.debug or not dispatch.extra.get("pkdb_breakpoints"):
+        if not kernel.debug:
+            return
+        if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
+            "debug_all_kernels"
+        ):
             return
         workunit = dispatch.workunit
         views = {
@@ -193,6 +204,8 @@ class KernelObserver:
         if action == "finish":
             self.finish_requested = True
             return True, "", {}
+        if action in live_commands.ACTIONS:
+            return (*live_commands.handle_kernel_request(self, action, args), {})
         bp = debugger.get_bpbynumber(str(args["number"]))
         if action == "clear":
             debugger.clear_bpbynumber(str(args["number"]))

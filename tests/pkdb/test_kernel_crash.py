@@ -1,0 +1,97 @@
+"""Crash stops: a failed bounds check or a segfault in a kernel stops the session at the
+kernel's Python line, in the faulting thread, with its variables available."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from pkdb_harness import PtySession, write
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
+)
+
+KERNEL_PROMPT = r"\(pkdb-openmp\) "
+
+# The bug of the paper's Ewald code: a particle exactly on the box boundary gets cell
+# index ncells, one past the end of `counter`.
+EWALD = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def bin_particles(p, pos, box, ncells, counter):
+    cell = int(pos[p] / box * ncells)
+    pk.atomic_add(counter, [cell], 1)
+
+
+pos = np.linspace(0.0, 1.0, 33)
+counter = np.zeros(8, dtype=np.int64)
+pk.parallel_for(len(pos), bin_particles, pos=pos, box=1.0, ncells=8, counter=counter)
+print("counts", counter)
+"""
+
+SEGFAULT = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.function
+def depth(n: int) -> int:
+    return depth(n + 1) + 1
+
+
+@pk.workunit
+def deep(i, out):
+    out[i] = depth(i)
+
+
+out = np.zeros(4, dtype=np.int64)
+pk.parallel_for(4, deep, out=out)
+print(out)
+"""
+
+
+@pytest.fixture
+def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    sessions: list[PtySession] = []
+
+    def run(name: str, source: str, *options: str) -> PtySession:
+        session = PtySession(write(tmp_path, name, source), options=options)
+        session.child.timeout = 60
+        sessions.append(session)
+        return session
+
+    yield run
+    for session in sessions:
+        session.close()
+
+
+def test_out_of_bounds_stops_at_the_python_line_in_the_faulting_thread(start) -> None:
+    s = start("ewald.py", EWALD, "--debug-all-kernels")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"stopped by a failed check at \S*ewald.py:8 \(thread \d+, p=32\)", stop)
+    assert "index 8 is out of range for axis 0 of view 'counter' with extent 8" in stop
+    assert "-> pk.atomic_add(counter, [cell], 1)" in stop
+    assert s.cmd("p p, cell, pos[p]", KERNEL_PROMPT).strip() == "(32, 8, np.float64(1.0))"
+    assert re.search(r"#0 \S*ewald.py:8 \(bin_particles\)", s.cmd("where", KERNEL_PROMPT))
+    # continuing lets the kernel finish; the program then gets the error, post-mortem
+    out = s.cmd("continue")
+    assert "KernelIndexError" in out and "Entering post mortem debugging" in out
+    s.quit()
+
+
+def test_segfault_in_a_kernel_stops_the_session_not_kills_it(start) -> None:
+    s = start("crash.py", SEGFAULT, "--debug-all-kernels")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"received SIGSEGV at \S*crash.py:\d+ \(thread \d+", stop), stop
+    assert "(depth)" in s.cmd("where", KERNEL_PROMPT)
+    out = s.cmd("continue")
+    assert "killed by signal SIGSEGV" in out
+    assert s.quit() == 0
