@@ -8,6 +8,8 @@ Conversation while a kernel is debugged (``←`` agent to front end)::
     → kernel-request   request (id) the agent's reader thread answers while the kernel
                        runs or is held: evaluate Python, change breakpoints, finish
     ← kernel-reply     reply to a kernel-request
+    ← kernel-busy      a long request (parallel_launch) is still running: the front end
+                       keeps waiting for its reply
     ← kernel-finished  the kernel returned (or failed); host debugging resumes
 """
 
@@ -56,7 +58,8 @@ class KernelGo(Message):
 @message_type("kernel-request")
 @dataclass
 class KernelRequest(Message):
-    """``action``: eval | exec | break | clear | disable | enable | condition | finish."""
+    """``action``: eval | exec | break | clear | disable | enable | condition | finish |
+    hotswap | parallel_launch."""
 
     id: int
     action: str
@@ -70,6 +73,15 @@ class KernelReply(Message):
     ok: bool = True
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+
+
+@message_type("kernel-busy")
+@dataclass
+class KernelBusy(Message):
+    """Sent every few seconds while the agent works on a long kernel-request; the front
+    end needs no handler: any message restarts its wait for the reply."""
+
+    action: str = ""
 
 
 @message_type("kernel-finished")

@@ -127,7 +127,9 @@ class KernelMode(Mode):
     title = "pkdb kernel"
 
     def __init__(self, space: str) -> None:
+        from .commands import hotswap as hotswap_commands
         from .commands import kernel_breakpoints, kernel_flow, kernel_inspect, kernel_threads
+        from .commands import parallel_launch as parallel_launch_commands
 
         self.space = space
         self.prompt = f"(pkdb-{space}) "
@@ -137,6 +139,8 @@ class KernelMode(Mode):
                 *kernel_inspect.COMMANDS,
                 *kernel_threads.COMMANDS,
                 *kernel_breakpoints.COMMANDS,
+                *hotswap_commands.COMMANDS,
+                *parallel_launch_commands.COMMANDS,
                 *[c for c in program.COMMANDS if c.name == "quit"],
                 *settings_commands.COMMANDS,
                 *help_commands.COMMANDS,

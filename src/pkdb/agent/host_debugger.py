@@ -28,6 +28,7 @@ from typing import Any
 
 from ..protocol import ENTRY_QUIET, ENTRY_RUN, ENTRY_STOP, BreakpointState, DebuggerState
 from .channel_io import ChannelConsole
+from .live_commands import LiveKernelCommands
 
 HOST_PROMPT = "(pkdb) "
 
@@ -42,8 +43,9 @@ class RestartRequest:
         self.entry = entry
 
 
-class HostDebugger(pdb.Pdb):
-    """A :class:`pdb.Pdb` that talks through the channel and survives restarts."""
+class HostDebugger(LiveKernelCommands, pdb.Pdb):
+    """A :class:`pdb.Pdb` that talks through the channel and survives restarts
+    (plus ``hotswap`` and ``parallel_launch``, see :mod:`pkdb.agent.live_commands`)."""
 
     def __init__(
         self,

@@ -1,0 +1,62 @@
+"""``hotswap`` and ``parallel_launch`` in the agent: as pdb commands (host mode) and as
+kernel requests answered by the reader thread (kernel mode).
+
+Host mode: :class:`LiveKernelCommands` is mixed into the host debugger, so pdb itself
+parses the command (``help hotswap`` works, aliases too) and evaluates names in its
+current frame. Kernel mode: the front end sends a ``kernel-request`` with action
+``hotswap`` or ``parallel_launch``; :func:`handle_kernel_request` evaluates in the scope
+of the dispatch call site (see :func:`pkdb.agent.live_scope.call_site_scope`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import hotswap, parallel_launch
+from .live_scope import LiveScope, call_site_scope
+
+#: Kernel-request actions served here.
+ACTIONS = ("hotswap", "parallel_launch")
+
+
+class LiveKernelCommands:
+    """pdb commands on the live program's kernels (mixed into ``HostDebugger``)."""
+
+    def _live_scope(self) -> LiveScope:
+        frame = self.curframe  # type: ignore[attr-defined]
+        return LiveScope(
+            globals=frame.f_globals if frame is not None else {},
+            locals=self.curframe_locals if frame is not None else {},  # type: ignore[attr-defined]
+            main_file=getattr(self, "mainpyfile", None) or None,
+            lookup_file=self.lookupmodule,  # type: ignore[attr-defined]
+        )
+
+    def _show(self, ok: bool, text: str) -> None:
+        if ok:
+            self.message(text)  # type: ignore[attr-defined]
+        else:
+            self.error(text)  # type: ignore[attr-defined]
+
+    def do_hotswap(self, arg: str) -> None:
+        self._show(*hotswap.run_command(hotswap.rules_of(self), arg, self._live_scope()))
+
+    def do_parallel_launch(self, arg: str) -> None:
+        self._show(*parallel_launch.run_command(arg, self._live_scope()))
+
+    do_hotswap.__doc__ = hotswap.HELP
+    do_parallel_launch.__doc__ = parallel_launch.HELP
+
+
+def handle_kernel_request(observer: Any, action: str, args: dict[str, Any]) -> tuple[bool, str]:
+    """Answer a kernel-mode ``hotswap`` / ``parallel_launch`` request (reader thread)."""
+    from ..kernel_protocol import KernelBusy
+
+    scope = call_site_scope(observer.active, args.get("locals", {}), observer.debugger)
+    arg = args.get("arg", "")
+    if action == "hotswap":
+        return hotswap.run_command(hotswap.rules_of(observer.debugger), arg, scope)
+
+    def keepalive() -> None:
+        observer.link.send(KernelBusy(action=action))
+
+    return parallel_launch.run_command(arg, scope, keepalive=keepalive)
