@@ -128,7 +128,13 @@ class KernelMode(Mode):
 
     def __init__(self, space: str) -> None:
         from .commands import hotswap as hotswap_commands
-        from .commands import kernel_breakpoints, kernel_flow, kernel_inspect, kernel_threads
+        from .commands import (
+            kernel_breakpoints,
+            kernel_eval,
+            kernel_flow,
+            kernel_inspect,
+            kernel_threads,
+        )
         from .commands import parallel_launch as parallel_launch_commands
 
         self.space = space
@@ -137,6 +143,7 @@ class KernelMode(Mode):
             [
                 *kernel_flow.COMMANDS,
                 *kernel_inspect.COMMANDS,
+                *kernel_eval.COMMANDS,
                 *kernel_threads.COMMANDS,
                 *kernel_breakpoints.COMMANDS,
                 *hotswap_commands.COMMANDS,

@@ -207,3 +207,54 @@ def test_quit_in_kernel_mode_leaves_no_process(session) -> None:
     s.child.expect(pexpect.EOF)
     s.child.close()
     assert gdb_processes() <= before
+
+
+EVAL_PROGRAM = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def scale(i, out, x, factor):
+    y: float = x[i] * factor
+    out[i] = y
+
+
+@pk.workunit
+def total(i, acc, x):
+    acc += x[i]
+
+
+def main():
+    x = np.arange(8, dtype=np.float64)
+    out = np.zeros(8)
+    limit = 1
+    pk.parallel_for(8, scale, out=out, x=x, factor=2.0)
+    print("out", out.tolist(), "limit", limit)
+
+
+main()
+"""
+
+
+def test_eval_and_parallel_print_at_a_kernel_stop(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    s = PtySession(write(tmp_path, "ev.py", EVAL_PROGRAM))
+    s.child.timeout = 60
+    try:
+        s.cmd("break 8 if i == 0")  # out[i] = y, in the first iteration of thread 0's chunk
+        assert "i=0" in s.cmd("continue", KERNEL_PROMPT)
+        table = s.cmd("parallel_print i * 10", KERNEL_PROMPT)
+        assert re.search(r"^\s+\d+\s+0\s+0$", table, re.M), table
+        assert "threads" in table
+        # a kernel variable is stored into the held thread; an array write lands in the
+        # program's array; a call-site local survives continue; a second kernel runs
+        assert "y = 100.0 (stored in thread" in s.cmd("eval y = 100.0", KERNEL_PROMPT)
+        s.cmd("eval x[3] = -1.0", KERNEL_PROMPT)  # thread 0's chunk (static schedule): 0..3
+        s.cmd("eval limit = 42", KERNEL_PROMPT)
+        assert s.cmd("eval pk.parallel_reduce(8, total, x=x)", KERNEL_PROMPT).strip() == "24.0"
+        out = s.cmd("continue")
+        assert "out [100.0, 2.0, 4.0, -2.0, 8.0, 10.0, 12.0, 14.0] limit 42" in out, out
+    finally:
+        s.close()

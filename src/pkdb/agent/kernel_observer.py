@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..kernel_protocol import KernelFinished, KernelLaunch, KernelReply, KernelRequest
-from . import live_commands
+from . import live_commands, live_eval
 from .hotswap import rules_of
 from .link import AgentLink
 from .parallel_launch import in_clause
@@ -110,6 +110,10 @@ class KernelObserver:
         rules_of(self.debugger).apply(dispatch, self.debugger.message)
         if dispatch.space is ExecutionSpace.Debug:
             return  # plain Python: pdb's own breakpoints already stop in it
+        if threading.current_thread() is not threading.main_thread():
+            # A kernel dispatched by `eval` at a kernel stop runs on the agent's reader
+            # thread, which must keep answering: it runs to completion, undebugged.
+            return
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
         dispatch.extra["pkdb_breakpoints"] = breakpoints
         if breakpoints or self.debugger.settings.get("debug_all_kernels"):
@@ -204,6 +208,15 @@ class KernelObserver:
         if action == "finish":
             self.finish_requested = True
             return True, "", {}
+        if action == "exec":
+            text, writes = live_eval.execute(self.active, args["source"], args.get("locals", {}))
+            return True, text, {"kernel_writes": writes}
+        if action == "eval_many":
+            return (
+                True,
+                "",
+                {"values": live_eval.evaluate_many(self.active, args["expr"], args["per_thread"])},
+            )
         if action in live_commands.ACTIONS:
             return (*live_commands.handle_kernel_request(self, action, args), {})
         bp = debugger.get_bpbynumber(str(args["number"]))

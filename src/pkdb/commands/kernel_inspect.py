@@ -122,7 +122,7 @@ def _py_name(function: str | None) -> str:
 
 
 COMMANDS = [
-    Command("print", do_print, aliases=("p", "eval")),
+    Command("print", do_print, aliases=("p",)),
     Command("locals", do_locals),
     Command("args", do_args, aliases=("a",)),
     Command("where", do_where, aliases=("w", "bt", "backtrace")),

@@ -23,16 +23,21 @@ class KernelConsole(Console, Protocol):
         """Ask the agent (its reader thread) to do ``action`` and wait for the reply."""
 
 
-def kernel_values(console: KernelConsole) -> dict[str, Any]:
-    """The selected kernel frame's scalar arguments and locals as Python values.
+def kernel_values(
+    console: KernelConsole, thread: int | None = None, frame: int | None = None
+) -> dict[str, Any]:
+    """Scalar arguments and locals of a kernel frame (the selected one by default) as
+    Python values.
 
     Views are left out: the agent evaluates over the caller's own arrays instead.
     """
     kernel = console.kernel
     stop = kernel.require_stop()
-    level = kernel.frame_level(stop.thread, stop.frame)
+    thread = stop.thread if thread is None else thread
+    frame = stop.frame if frame is None else frame
+    level = kernel.frame_level(thread, frame)
     controller = kernel.require_controller()
-    raw = {**controller.args(stop.thread, level), **controller.locals(stop.thread, level)}
+    raw = {**controller.args(thread, level), **controller.locals(thread, level)}
     launch = kernel.launch
     views = launch.views if launch else {}
     kinds = launch.variable_kinds if launch else {}

@@ -1,0 +1,83 @@
+"""``eval`` and ``parallel_print`` at a kernel stop: Python over the live program.
+
+The namespace is the dispatch call site's locals and globals, the kernel's views (the
+caller's own arrays, under the kernel's parameter names) and the kernel's scalar
+variables in the selected thread. Array writes land in the arrays themselves. After a
+statement, what changed is written back where it lives: call-site locals into their
+frame (so the host code sees them after ``continue``), globals in place, and kernel
+scalars are returned so the front end can store them into the held thread with gdb.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import types
+from typing import Any
+
+_MISSING = object()
+
+
+def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict]:
+    frame = dispatch.frame
+    namespace: dict[str, Any] = dict(frame.f_locals) if frame is not None else {}
+    namespace.update(dispatch.kwargs)
+    namespace.update(kernel_locals)
+    return (frame.f_globals if frame is not None else {}), namespace
+
+
+def evaluate(dispatch: Any, expr: str, kernel_locals: dict[str, Any]) -> Any:
+    """The value of the expression ``expr``."""
+    globals_, namespace = _namespace(dispatch, kernel_locals)
+    return eval(compile(expr, "<pkdb>", "eval"), globals_, namespace)
+
+
+def evaluate_many(dispatch: Any, expr: str, per_thread: list[dict[str, Any]]) -> list[str]:
+    """``repr`` of ``expr`` for each thread's kernel variables (an error's text instead)."""
+    code = compile(expr, "<pkdb>", "eval")
+    results = []
+    for kernel_locals in per_thread:
+        globals_, namespace = _namespace(dispatch, kernel_locals)
+        try:
+            results.append(repr(eval(code, globals_, namespace)))
+        except Exception as exc:  # noqa: BLE001 - shown in that thread's row
+            results.append(f"<{type(exc).__name__}: {exc}>")
+    return results
+
+
+def execute(dispatch: Any, source: str, kernel_locals: dict[str, Any]) -> tuple[str, dict]:
+    """Run ``source`` (an expression: its repr is returned; else statements).
+
+    Returns ``(text, kernel_writes)``: kernel scalars the statements changed.
+    """
+    try:
+        code = compile(source, "<pkdb>", "eval")
+    except SyntaxError:
+        code = None
+    if code is not None:
+        return repr(evaluate(dispatch, source, kernel_locals)), {}
+    globals_, namespace = _namespace(dispatch, kernel_locals)
+    before = dict(namespace)
+    exec(compile(source, "<pkdb>", "exec"), globals_, namespace)
+    changed = {
+        name: value for name, value in namespace.items() if before.get(name, _MISSING) is not value
+    }
+    kernel_writes = {n: v for n, v in changed.items() if n in kernel_locals}
+    frame = dispatch.frame
+    host_writes = {
+        n: v for n, v in changed.items() if n not in kernel_locals and n not in dispatch.kwargs
+    }
+    if frame is not None and host_writes:
+        _store_in_frame(frame, host_writes)
+    return "", kernel_writes
+
+
+def _store_in_frame(frame: types.FrameType, values: dict[str, Any]) -> None:
+    """Assign call-site variables so the frame itself sees them after ``continue``."""
+    if frame.f_locals is frame.f_globals:  # module level: the dict *is* the namespace
+        frame.f_globals.update(values)
+        return
+    frame.f_locals.update(values)
+    if sys.version_info < (3, 13):
+        # Before PEP 667, f_locals is a snapshot: copy it back into the fast locals.
+        ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
