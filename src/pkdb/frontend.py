@@ -390,6 +390,15 @@ class Frontend(cmd.Cmd):
         assert launch is not None
         self.mode = KernelMode(launch.space)
         self.message(self.kernel_stop_text(stop.event))
+        others = [t for t in stop.stopped if t != stop.thread]
+        if others or stop.held:
+            parts = []
+            if others:
+                parts.append(f"also at a breakpoint: thread{'s' * (len(others) > 1)} "
+                             + ", ".join(map(str, others)))  # fmt: skip
+            if stop.held:
+                parts.append(f"{len(stop.held)} other thread{'s' * (len(stop.held) > 1)} held")
+            self.message(f"({'; '.join(parts)})")
         return True
 
     def kernel_stop_text(self, event: StopEvent) -> str:

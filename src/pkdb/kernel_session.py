@@ -19,7 +19,10 @@ from .targets.base import FrameInfo, StopEvent, TargetError, ThreadInfo
 if TYPE_CHECKING:
     from .targets.gdb import GdbController
 
-#: After the first thread stops, how long to let others arrive before the prompt.
+#: After the first thread stops, the others may still reach a breakpoint: the prompt
+#: waits until none has arrived for this long, then holds the rest where they are.
+ARRIVAL_SETTLE_SECONDS = 0.05
+#: How long to wait for the stops that interrupts cause.
 STOP_SETTLE_SECONDS = 0.02
 #: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
 _SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
@@ -32,7 +35,8 @@ class KernelStop:
     event: StopEvent
     thread: int
     frame: int = 0
-    stopped: list[int] = field(default_factory=list)
+    stopped: list[int] = field(default_factory=list)  # threads that reached a breakpoint
+    held: list[int] = field(default_factory=list)  # threads interrupted elsewhere
 
 
 class KernelSession:
@@ -149,7 +153,13 @@ class KernelSession:
     # -- stops -------------------------------------------------------------------------
 
     def poll_stop(self, timeout: float) -> KernelStop | None:
-        """A new stop of a kernel thread, if one arrives within ``timeout`` seconds."""
+        """A new stop of a kernel thread, if one arrives within ``timeout`` seconds.
+
+        Thread-aware: after the first thread stops, the others get until no new one has
+        arrived for :data:`ARRIVAL_SETTLE_SECONDS` to reach a breakpoint too; then every
+        thread still running is interrupted, so the prompt always comes back with the
+        whole kernel held in a known state (and a step moves one thread only).
+        """
         controller = self.require_controller()
         event = controller.wait_for_stop(timeout=timeout)
         if event is None:
@@ -157,10 +167,28 @@ class KernelSession:
         if event.exited:
             self.stop = None
             return None
-        others = controller.drain_stops(settle_time=STOP_SETTLE_SECONDS, limit=0.5)
-        self.stop = KernelStop(event, event.thread_id or 0, 0, [event.thread_id or 0])
-        self.stop.stopped += [e.thread_id for e in others if e.thread_id]
+        arrived = [event, *controller.drain_stops(ARRIVAL_SETTLE_SECONDS, limit=2.0)]
+        if any(e.exited for e in arrived):
+            self.stop = None
+            return None
+        held = self.hold_running_threads()
+        self.stop = KernelStop(event, event.thread_id or 0, 0)
+        self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
+        self.stop.held = held
         return self.stop
+
+    def hold_running_threads(self) -> list[int]:
+        """Interrupt every kernel thread still running; their ids."""
+        controller = self.require_controller()
+        running = [t.id for t in self.kernel_threads() if not t.stopped]
+        if not running:
+            return []
+        try:
+            controller.interrupt(running)
+        except TargetError:
+            pass  # a thread that just exited
+        controller.drain_stops(STOP_SETTLE_SECONDS, limit=1.0)
+        return running
 
     def require_controller(self) -> GdbController:
         if self.controller is None:

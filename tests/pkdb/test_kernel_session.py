@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pexpect
@@ -94,13 +93,34 @@ def session(kernel_program: Path):
         s.close()
 
 
-def gdb_processes() -> set[int]:
-    out = subprocess.run(["pgrep", "-f", "interpreter=mi3"], capture_output=True, text=True)
-    return {int(p) for p in out.stdout.split()}
+def gdb_children(pid: int) -> set[int]:
+    """gdb processes started by the pkdb front end ``pid`` (alive, not zombies)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        state, ppid = fields[0], int(fields[1])
+        if ppid == pid and state != "Z" and b"interpreter=mi3" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie counts as gone: this container's init may not reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def test_breakpoint_inspect_step_finish(session) -> None:
-    before = gdb_processes()
     s = session()
     assert f"Breakpoint 1 at {s.program}:{LINE_INNER}" in s.cmd(f"break {LINE_INNER}")
     stop = s.cmd("continue", KERNEL_PROMPT)
@@ -137,8 +157,10 @@ def test_breakpoint_inspect_step_finish(session) -> None:
     assert f"prog.py({LINE_SECOND})run()" in back, back
     first = s.cmd("p first").strip()
     assert float(first) == pytest.approx(2 * 8 * sum(k / 4 for k in range(32)))
+    gdb = gdb_children(s.child.pid)
+    assert gdb, "gdb should be attached now"
     assert s.quit() == 0
-    assert gdb_processes() <= before, "gdb outlived the session"
+    assert not [p for p in gdb if _alive(p)], "gdb outlived the session"
 
 
 def test_conditional_breakpoint_and_helper_step(session) -> None:
@@ -183,12 +205,11 @@ def test_second_dispatch_and_imported_module(session) -> None:
 
 
 def test_kernels_without_breakpoints_run_release_builds_without_gdb(session) -> None:
-    before = gdb_processes()
     s = session()
     s.cmd("break 29")  # the print: a host line after every dispatch
     out = s.cmd("continue")
     assert "prog.py(29)run()" in out and "kernel breakpoint" not in out
-    assert gdb_processes() <= before, "gdb was started for kernels without breakpoints"
+    assert not gdb_children(s.child.pid), "gdb was started for kernels without breakpoints"
     s.cmd("continue")
     s.cmd("set debug_all_kernels on")
     s.cmd("restart")
@@ -198,15 +219,15 @@ def test_kernels_without_breakpoints_run_release_builds_without_gdb(session) -> 
 
 
 def test_quit_in_kernel_mode_leaves_no_process(session) -> None:
-    before = gdb_processes()
     s = session()
     s.cmd(f"break {LINE_INNER}")
     s.cmd("continue", KERNEL_PROMPT)
-    assert gdb_processes() - before, "gdb should be attached now"
+    gdb = gdb_children(s.child.pid)
+    assert gdb, "gdb should be attached now"
     s.child.sendline("quit")
     s.child.expect(pexpect.EOF)
     s.child.close()
-    assert gdb_processes() <= before
+    assert not [p for p in gdb if _alive(p)], "gdb outlived the session"
 
 
 EVAL_PROGRAM = """
@@ -256,5 +277,34 @@ def test_eval_and_parallel_print_at_a_kernel_stop(tmp_path: Path, monkeypatch) -
         assert s.cmd("eval pk.parallel_reduce(8, total, x=x)", KERNEL_PROMPT).strip() == "24.0"
         out = s.cmd("continue")
         assert "out [100.0, 2.0, 4.0, -2.0, 8.0, 10.0, 12.0, 14.0] limit 42" in out, out
+    finally:
+        s.close()
+
+
+def test_thread_aware_continue_holds_and_resumes_chosen_threads(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    s = PtySession(write(tmp_path, "ev.py", EVAL_PROGRAM))
+    s.child.timeout = 60
+    try:
+        s.cmd("break 7")  # y: float = x[i] * factor
+        stop = s.cmd("continue", KERNEL_PROMPT)
+        # both OpenMP threads reach the breakpoint before the prompt comes back
+        assert "also at a breakpoint: thread" in stop, stop
+        table = s.cmd("parallel_print i", KERNEL_PROMPT)
+        rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M)
+        assert sorted(int(i) for _, i in rows) == [0, 4], table  # static chunks 0..3, 4..7
+        first = min(rows, key=lambda r: int(r[1]))[0]  # the thread running 0..3
+        out = s.cmd(f"continue threads {first}:{first}", KERNEL_PROMPT)
+        assert f"Resuming thread {first}" in out and f"(thread {first}, i=1)" in out, out
+        table = s.cmd("parallel_print i", KERNEL_PROMPT)
+        assert sorted(int(i) for _, i in re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M)) == [
+            1,
+            4,
+        ], table  # the other thread did not move
+        assert "not a kernel" not in s.cmd("clear 1", KERNEL_PROMPT)
+        assert "exited with code 0" in s.cmd("continue")
     finally:
         s.close()

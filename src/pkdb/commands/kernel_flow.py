@@ -11,11 +11,35 @@ _MAX_RAW_STEPS = 40
 
 @guarded
 def do_continue(console: KernelConsole, arg: str) -> None:
-    """c(ont(inue))
+    """c(ont(inue)) [threads A:B | threads N]
     Resume every kernel thread until a breakpoint is hit again or the
-    kernel ends (then the session is back in the host code).
+    kernel ends (then the session is back in the host code). At each stop
+    every thread has either reached the breakpoint or been held where it
+    was, so the state is the same run after run. 'continue threads A:B'
+    resumes only threads A to B (ids from 'threads', both included); the
+    others stay held.
     """
-    console.kernel.require_controller().continue_()
+    words = arg.split()
+    controller = console.kernel.require_controller()
+    if not words:
+        controller.continue_()
+        console.resume_kernel()
+        return
+    if words[0] != "threads" or len(words) != 2:
+        console.error("usage: continue [threads A:B]")
+        return
+    try:
+        first, _, last = words[1].partition(":")
+        low, high = int(first), int(last or first)
+    except ValueError:
+        console.error(f"thread range expected, like 2:5, got {words[1]!r}")
+        return
+    chosen = [t.id for t in console.kernel.kernel_threads() if low <= t.id <= high and t.stopped]
+    if not chosen:
+        console.error(f"no stopped kernel thread has an id from {low} to {high}")
+        return
+    console.message(f"Resuming thread{'s' * (len(chosen) > 1)} {', '.join(map(str, chosen))}")
+    controller.continue_(chosen)
     console.resume_kernel()
 
 
