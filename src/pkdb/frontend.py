@@ -425,6 +425,10 @@ class Frontend(cmd.Cmd):
                 f"{space} kernel thread {event.thread_id} stopped by a failed check at {where} "
                 f"({detail}):\n    {fault}{current}"
             )
+        if event.reason == "interrupted" or (
+            event.reason == "signal-received" and event.signal_name == "SIGINT"
+        ):
+            return f"{space} kernel interrupted at {where} ({detail}){current}"
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"
             return (

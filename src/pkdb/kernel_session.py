@@ -172,10 +172,30 @@ class KernelSession:
             self.stop = None
             return None
         held = self.hold_running_threads()
+        agent = self.release_agent_threads()
+        arrived = [e for e in arrived if e.thread_id not in agent]
+        if event.thread_id in agent:
+            # Ctrl-C lands on whichever thread the kernel picks, often the agent's:
+            # report an interrupt in a kernel thread that shows Python lines instead.
+            current = next((t for t in held if self.python_frames(t)), None)
+            if current is None:
+                self.require_controller().continue_()
+                return None
+            event = StopEvent(reason="interrupted", thread_id=current, frame=self.location(current))
         self.stop = KernelStop(event, event.thread_id or 0, 0)
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
-        self.stop.held = held
+        self.stop.held = [t for t in held if t != event.thread_id]
         return self.stop
+
+    def release_agent_threads(self) -> set[int]:
+        """Let the agent's threads run again (a signal may have stopped them): they
+        answer the front end while the kernel is held. Their gdb ids."""
+        hidden = set(self.launch.agent_tids if self.launch else ())
+        agent = {t.id for t in self.require_controller().threads() if t.os_tid in hidden}
+        stopped = [t for t in agent if t in self.require_controller().stopped_threads()]
+        if stopped:
+            self.require_controller().continue_(stopped)
+        return agent
 
     def hold_running_threads(self) -> list[int]:
         """Interrupt every kernel thread still running; their ids."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -94,4 +95,42 @@ def test_segfault_in_a_kernel_stops_the_session_not_kills_it(start) -> None:
     assert "(depth)" in s.cmd("where", KERNEL_PROMPT)
     out = s.cmd("continue")
     assert "killed by signal SIGSEGV" in out
+    assert s.quit() == 0
+
+
+SPIN = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def spin(i, out, n):
+    k = 0
+    while k < n:
+        k += 1
+        out[i] = k
+
+
+out = np.zeros(2, dtype=np.int64)
+pk.parallel_for(2, spin, out=out, n=10**13)
+print(out)
+"""
+
+
+def test_ctrl_c_interrupts_a_running_kernel_into_kernel_mode(start) -> None:
+    s = start("spin.py", SPIN)
+    s.cmd("break 9 if k < 0")  # never true: the kernel runs under gdb, never stops
+    s.child.sendline("continue")
+    s.child.expect("continue")
+    time.sleep(1.0)
+    s.child.sendintr()
+    stop = s.wait_prompt(KERNEL_PROMPT)
+    assert re.search(
+        r"OpenMP kernel interrupted at \S*spin.py:(8|9|10) \(thread \d+, i=[01]\)", stop
+    )
+    assert s.cmd("p k > 0", KERNEL_PROMPT).strip() == "True"
+    rows = re.findall(
+        r"^\s+\d+\s+([01])\s+True$", s.cmd("parallel_print k > 0", KERNEL_PROMPT), re.M
+    )
+    assert sorted(rows) == ["0", "1"]  # both kernel threads are held, with live values
     assert s.quit() == 0
