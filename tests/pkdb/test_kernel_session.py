@@ -308,3 +308,39 @@ def test_thread_aware_continue_holds_and_resumes_chosen_threads(
         assert "exited with code 0" in s.cmd("continue")
     finally:
         s.close()
+
+
+HOST_EVAL = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def fill(i, out, value):
+    out[i] = value
+
+
+def main():
+    y = np.zeros(4)
+    n = 4
+    print("y", y.tolist(), "n", n)
+
+
+main()
+"""
+
+
+def test_eval_in_host_mode_changes_the_live_program(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    s = PtySession(write(tmp_path, "hev.py", HOST_EVAL))
+    s.child.timeout = 60
+    try:
+        s.cmd("break 13")
+        s.cmd("continue")
+        s.cmd("eval n = 2")
+        s.cmd("eval pk.parallel_for(n, fill, out=y, value=7.0)")  # a kernel on the live array
+        assert s.cmd("eval y.sum()").strip() == "np.float64(14.0)"
+        assert "eval EXPRESSION | eval STATEMENT" in s.cmd("help eval")
+        assert "y [7.0, 7.0, 0.0, 0.0] n 2" in s.cmd("continue")
+    finally:
+        s.close()

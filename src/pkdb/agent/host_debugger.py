@@ -207,6 +207,19 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
 
     # -- run / restart ---------------------------------------------------------------
 
+    def do_eval(self, arg: str) -> None:
+        """eval EXPRESSION | eval STATEMENT
+        Run Python in the current frame of the live program: an expression
+        prints its value, a statement runs (assignments stay: the frame's
+        variables, the program's own arrays -- no copies). It may call any
+        function and dispatch kernels on the live arrays, e.g.
+        eval pk.parallel_for(n, fill, out=y, value=0.0)
+        """
+        if not arg.strip():
+            self.error("eval needs an expression or a statement")
+            return
+        self.default(arg)  # pdb's `!`: runs in the frame, prints expression values
+
     def do_run(self, arg: str) -> bool | None:
         """run [args...]
         Continue the program (at the first stop: start it). With
