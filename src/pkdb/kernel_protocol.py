@@ -47,6 +47,7 @@ class KernelLaunch(Message):
     call_stack: list[list[Any]] = field(default_factory=list)
     agent_tids: list[int] = field(default_factory=list)
     variable_kinds: dict[str, str] = field(default_factory=dict)  # name -> float|int|bool
+    kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
 
 
 @message_type("kernel-go")

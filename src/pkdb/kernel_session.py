@@ -37,6 +37,7 @@ class KernelStop:
     frame: int = 0
     stopped: list[int] = field(default_factory=list)  # threads that reached a breakpoint
     held: list[int] = field(default_factory=list)  # threads interrupted elsewhere
+    finished: set[int] = field(default_factory=set)  # threads done with their iterations
 
 
 class KernelSession:

@@ -344,3 +344,26 @@ def test_eval_in_host_mode_changes_the_live_program(tmp_path: Path, monkeypatch)
         assert "y [7.0, 7.0, 0.0, 0.0] n 2" in s.cmd("continue")
     finally:
         s.close()
+
+
+def test_next_crosses_iterations_and_knows_when_a_thread_is_done(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    s = PtySession(write(tmp_path, "ev.py", EVAL_PROGRAM))
+    s.child.timeout = 60
+    try:
+        s.cmd("break 8 if i == 2")  # out[i] = y; thread 0 runs i = 0..3
+        stop = s.cmd("continue", KERNEL_PROMPT)
+        thread = re.search(r"\(thread (\d+), i=2\)", stop).group(1)
+        assert f"ev.py:7 (thread {thread}, i=3)" in s.cmd("next", KERNEL_PROMPT)
+        assert f"ev.py:8 (thread {thread}, i=3)" in s.cmd("next", KERNEL_PROMPT)
+        assert "has run all its iterations" in s.cmd("next", KERNEL_PROMPT)
+        assert "choose another with 'thread N'" in s.cmd("step", KERNEL_PROMPT)
+        threads = s.cmd("threads", KERNEL_PROMPT)
+        assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)", threads, re.M)
+        s.cmd("clear 1", KERNEL_PROMPT)
+        assert "exited with code 0" in s.cmd("continue")
+    finally:
+        s.close()

@@ -150,6 +150,7 @@ class KernelObserver:
             call_stack=_call_stack(dispatch.frame),
             agent_tids=[t.native_id for t in threading.enumerate() if t is not _main_thread()],
             variable_kinds=dict(kernel.entry.variable_kinds),
+            kernel_symbol=kernel.kernel_symbol,
         )
         self.finish_requested = False
         self.active = dispatch

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from ..targets.base import TargetError
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
-#: How many raw gdb steps a Python-level step may take through generated code.
-_MAX_RAW_STEPS = 40
+#: A step that has not ended by then is stuck (at the kernel's end, waiting for held
+#: threads): it is interrupted and reported as such.
+_STEP_TIMEOUT_SECONDS = 2.0
 
 
 @guarded
@@ -48,29 +50,60 @@ def _step(console: KernelConsole, into: bool) -> None:
     stop = kernel.require_stop()
     controller = kernel.require_controller()
     thread = stop.thread
-    # Python-line granularity: keep stepping while gdb stops in generated C++ (the
-    # launcher's loop between two iterations); in it, `step` enters the next call of
-    # the workunit, in this same thread.
-    for _ in range(_MAX_RAW_STEPS):
-        location = controller.stack(thread, max_depth=1)
-        in_python = bool(location) and (location[0].file or "").endswith(".py")
-        (controller.step if (into or not in_python) else controller.next)(thread)
-        event = controller.wait_for_stop(timeout=30.0, thread_id=thread)
-        if event is None or event.exited:
-            console.resume_kernel()  # the program ended: report it
-            return
-        frame = event.frame
-        if frame is not None and (frame.file or "").endswith(".py"):
-            stop.event = event
-            stop.frame = 0
-            console.message(console.kernel_stop_text(event))  # type: ignore[attr-defined]
-            return
-        if frame is None or not frame.file:
-            break  # left the kernel's code (the OpenMP runtime): let it run
-        into = False
-    console.message(f"Thread {thread} has no more kernel lines to run; it continues.")
-    controller.continue_([thread])
-    console.resume_kernel()
+    if thread in stop.finished:
+        console.error(
+            f"thread {thread} has run all its iterations; choose another with 'thread N', "
+            "or 'continue'"
+        )
+        return
+    # Python-line granularity. gdb steps inside the Python functions; past the body's
+    # last line it would run the generated loop (every remaining iteration) as one
+    # line, so a breakpoint for this thread on the body's entry stops it at the start
+    # of its next iteration instead.
+    next_iteration = _iteration_breakpoint(console, thread)
+    try:
+        (controller.step if into else controller.next)(thread)
+        event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+    finally:
+        _delete_quietly(console, next_iteration)
+    if event is None:  # e.g. waiting at the kernel's end for held threads
+        controller.interrupt([thread])
+        controller.wait_for_stop(timeout=2.0, thread_id=thread)
+    elif event.exited:
+        console.resume_kernel()  # the program ended: report it
+        return
+    if event is not None and event.frame and (event.frame.file or "").endswith(".py"):
+        stop.event = event
+        stop.frame = 0
+        console.message(console.kernel_stop_text(event))  # type: ignore[attr-defined]
+        return
+    stop.finished.add(thread)
+    console.message(
+        f"Thread {thread} has run all its iterations; it waits at the end of the kernel "
+        "for the other threads ('threads' lists them, 'continue' lets them finish)."
+    )
+
+
+def _iteration_breakpoint(console: KernelConsole, thread: int) -> int | None:
+    launch = console.kernel.launch
+    if launch is None or not launch.kernel_symbol:
+        return None
+    controller = console.kernel.require_controller()
+    try:
+        result = controller.mi.command(f"-break-insert -t -p {int(thread)} {launch.kernel_symbol}")
+    except TargetError:
+        return None
+    number = result.payload.get("bkpt", {}).get("number")
+    return int(number) if number else None
+
+
+def _delete_quietly(console: KernelConsole, number: int | None) -> None:
+    if number is None:
+        return
+    try:
+        console.kernel.require_controller().delete_breakpoint(number)
+    except TargetError:
+        pass  # temporary: already gone after it was hit
 
 
 @guarded

@@ -17,11 +17,16 @@ def do_threads(console: KernelConsole, arg: str) -> None:
     running = 0
     for thread in kernel.kernel_threads():
         frames = kernel.python_frames(thread.id) if thread.stopped else []
-        if not frames:
-            running += not thread.stopped
-            continue  # not in kernel code (yet): a worker still running, or a pool thread
+        if not thread.stopped:
+            running += 1
+            continue  # not held: a worker that has not reached kernel code, a pool thread
         mark = "*" if thread.id == stop.thread else " "
-        where = f"{frames[0].file}:{frames[0].line} ({frames[0].function and _name(frames[0])})"
+        if frames:
+            where = f"{frames[0].file}:{frames[0].line} ({_name(frames[0])})"
+        elif thread.id in stop.finished:
+            where = "(done: waits at the end of the kernel)"
+        else:
+            where = "(held outside the kernel's lines: done, or an idle runtime thread)"
         console.message(f"{mark} {thread.id:<4} {thread.target_id:<34} {where}")
     if running:
         console.message(f"  ({running} other thread{'s' * (running > 1)} running)")

@@ -477,9 +477,11 @@ def _launch_body(
     operation: str, parallel: bool, kname: str, idx: str, args: str, acc: DataType | None
 ) -> list[str]:
     omp = "    #pragma omp parallel for schedule(static)" if parallel else ""
+    # The loop header and the call are on separate lines: a debugger stepping out of one
+    # iteration stops on the header, and `step` from there enters the next iteration.
     loop = "    for (int64_t pk_i = pk_begin; pk_i < pk_end; ++pk_i)"
     if operation == "for":
-        return [omp, f"{loop} {kname}({idx}{args});"]
+        return [omp, loop, f"        {kname}({idx}{args});"]
     assert acc is not None
     T = acc.ctype
     if operation == "reduce":
@@ -491,13 +493,15 @@ def _launch_body(
         return [
             f"    {T} pk_total = 0;",
             red,
-            f"{loop} {kname}({idx}, pk_total{args});",
+            loop,
+            f"        {kname}({idx}, pk_total{args});",
             f"    *({T}*)pk_result = pk_total;",
         ]
     if not parallel:
         return [
             f"    {T} pk_acc = 0;",
-            f"{loop} {kname}({idx}, pk_acc, true{args});",
+            loop,
+            f"        {kname}({idx}, pk_acc, true{args});",
             f"    *({T}*)pk_result = pk_acc;",
         ]
     # Two-pass parallel scan: per-thread chunk totals, their exclusive prefix, final pass.
