@@ -15,12 +15,13 @@ breaks this is refused when it is typed, and OLD keeps running.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import os
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .live_scope import LiveScope
@@ -57,6 +58,8 @@ class HotswapRule:
     file: str | None = None  # None: every call site
     line: int | None = None
     hits: int = 0
+    #: argument signature -> why NEW cannot be translated for it (None: it can)
+    checked: dict[Any, str | None] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -87,7 +90,9 @@ def signature_difference(old: Any, new: Any) -> str | None:
     if extra:
         parts.append(f"it has {_names(extra)} in addition")
     if not parts:
-        moved = next(k for k, (a, b) in enumerate(zip(old_params, new_params)) if a != b)
+        moved = next(
+            k for k, (a, b) in enumerate(zip(old_params, new_params, strict=False)) if a != b
+        )
         parts.append(
             f"same names in another order: parameter {moved + 1} is {new_params[moved]!r}, "
             f"not {old_params[moved]!r}"
@@ -205,20 +210,32 @@ class HotswapTable:
 
     def apply(self, dispatch: Any, announce: Any = None) -> HotswapRule | None:
         """Swap ``dispatch.workunit`` if a rule says so; ``announce(text)`` is told the
-        first time each rule swaps a dispatch."""
+        first time each rule swaps a dispatch. A NEW that cannot be translated for these
+        arguments is not swapped in (OLD runs, and ``announce`` says why, once): a
+        kernel the debugger put there must not end the program."""
         rule = self.lookup(dispatch.workunit, dispatch.frame)
         if rule is None:
+            return None
+        frame = dispatch.frame
+        site = (
+            f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}: "
+            if frame is not None
+            else ""
+        )
+        problem, first = _translation_problem(rule, dispatch)
+        if problem is not None:
+            if first and announce is not None:
+                announce(
+                    f"[hotswap {rule.number}] {site}{rule.new_name} cannot run here, "
+                    f"{rule.old_name} runs: {problem}"
+                )
             return None
         dispatch.workunit = rule.new
         rule.hits += 1
         if rule.hits == 1 and announce is not None:
-            frame = dispatch.frame
-            site = (
-                f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}: "
-                if frame is not None
-                else ""
+            announce(
+                f"[hotswap {rule.number}] {site}{rule.new_name} runs instead of {rule.old_name}"
             )
-            announce(f"[hotswap {rule.number}] {site}{rule.new_name} runs instead of {rule.old_name}")
         return rule
 
     def listing(self) -> str:
@@ -226,12 +243,44 @@ class HotswapTable:
         if not rules:
             return "No hotswap rules."
         rows = [("Num", "Where", "Old", "New", "Swapped")]
-        rows += [
-            (str(r.number), r.where, r.old_name, r.new_name, str(r.hits)) for r in rules
-        ]
+        rows += [(str(r.number), r.where, r.old_name, r.new_name, str(r.hits)) for r in rules]
         widths = [max(len(row[k]) for row in rows) for k in range(5)]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ]
         return "\n".join(lines)
+
+
+def _translation_problem(rule: HotswapRule, dispatch: Any) -> tuple[str | None, bool]:
+    """Why NEW cannot be translated for this dispatch's arguments (None if it can), and
+    whether this is the first time that was found out. Cached per argument signature;
+    the check is a translation (a few ms, once), never a compile."""
+    from pkernels.api.spaces import ExecutionSpace
+    from pkernels.errors import TranslationError
+    from pkernels.runtime.marshal import argument_type, signature_key
+    from pkernels.translate.kernel import ROLES, translate_workunit
+
+    if dispatch.space is ExecutionSpace.Debug or dispatch.operation not in ROLES:
+        return None, False  # plain Python: nothing to translate
+    code = rule.new.__code__
+    names = code.co_varnames[len(ROLES[dispatch.operation]) : code.co_argcount]
+    try:
+        key = (dispatch.operation, tuple(signature_key(dispatch.kwargs[n]) for n in names))
+    except Exception:  # noqa: BLE001 - bad arguments: the dispatch itself reports them
+        return None, False
+    if key in rule.checked:
+        return rule.checked[key], False
+    try:
+        arg_types = {n: argument_type(n, dispatch.kwargs[n]) for n in names}
+        translate_workunit(rule.new, dispatch.operation, arg_types)
+        problem = None
+    except TranslationError as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - anything else: the dispatch reports it, as for OLD
+        problem = None
+    rule.checked[key] = problem
+    return problem, True
 
 
 def _kind(value: Any) -> str:
@@ -288,11 +337,40 @@ def _add(table: HotswapTable, words: list[str], scope: LiveScope) -> str:
     old, new = _kernel(old_name, scope), _kernel(new_name, scope)
     rule = table.add(old, new, old_name, new_name, file, line)
     text = f"Hotswap {rule.number}: {rule.describe()}"
-    if file is not None:
-        source = linecache.getline(file, line)
-        if "parallel_" not in source and old_name.rsplit(".", 1)[-1] not in source:
-            text += f"\n(note: line {line} does not look like a dispatch of {old_name})"
+    if file is not None and line not in _dispatch_lines(file):
+        text += f"\n(note: line {line} is not in a parallel_* call; the rule waits for one there)"
     return text
+
+
+_dispatch_lines_cache: dict[str, tuple[tuple[int, int], set[int]]] = {}
+
+
+def _dispatch_lines(file: str) -> set[int]:
+    """The lines of ``file`` covered by ``parallel_for/reduce/scan`` calls (every line
+    when the file cannot be parsed: no note is better than a wrong one). Cached per
+    file version: parsing costs more than the rest of the command."""
+    try:
+        stat = os.stat(file)
+        version = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        version = (0, 0)
+    cached = _dispatch_lines_cache.get(file)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    source = "".join(linecache.getlines(file))
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set(range(1, source.count("\n") + 2))
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith("parallel_"):
+                lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    _dispatch_lines_cache[file] = (version, lines)
+    return lines
 
 
 def _location(word: str, scope: LiveScope) -> tuple[str, int]:

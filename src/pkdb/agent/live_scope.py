@@ -42,12 +42,13 @@ class LiveScope:
             found = self.lookup_file(name)
             if found:
                 return os.path.abspath(found)
-        return os.path.abspath(name) if os.path.exists(name) else None
+        candidates = [name]
+        if self.main_file:
+            candidates.append(os.path.join(os.path.dirname(self.main_file), name))
+        return next((os.path.abspath(c) for c in candidates if os.path.isfile(c)), None)
 
 
-def call_site_scope(
-    dispatch: Any, kernel_locals: Mapping[str, Any], debugger: Any
-) -> LiveScope:
+def call_site_scope(dispatch: Any, kernel_locals: Mapping[str, Any], debugger: Any) -> LiveScope:
     """The scope of a kernel stop: the call site's names, the kernel's views (the
     caller's arrays, under the kernel's parameter names) and its scalar locals."""
     if dispatch is None:

@@ -194,7 +194,9 @@ def parse_clause(number: int, text: str) -> ClauseText:
 def parse_command(arg: str) -> list[ClauseText]:
     clauses = split_clauses(arg)
     if not clauses:
-        raise LaunchSyntaxError("usage: parallel_launch CLAUSE ; CLAUSE ...  (see 'help parallel_launch')")
+        raise LaunchSyntaxError(
+            "usage: parallel_launch CLAUSE ; CLAUSE ...  (see 'help parallel_launch')"
+        )
     return [parse_clause(k + 1, text) for k, text in enumerate(clauses)]
 
 
@@ -408,7 +410,7 @@ def format_report(clauses: list[Clause], wall: float, pristine: dict[int, Any]) 
     rows.append(["time"] + [_time_cell(c) for c in clauses])
     rows.append(["returned"] + [(repr(c.result) if c.ok else "-") for c in clauses])
     numeric = [c for c in clauses if c.ok and isinstance(c.result, int | float)]
-    reference = numeric[0] if numeric else None
+    reference = numeric[0] if len(numeric) > 1 else None
     if reference is not None:
         rows.append(
             [f"|diff| vs [{reference.number}]"]
@@ -426,11 +428,13 @@ def format_report(clauses: list[Clause], wall: float, pristine: dict[int, Any]) 
             continue
         rows.extend(_array_rows(clauses, name, written, np))
     lines = _table(rows)
-    ran = [c for c in clauses if c.ok or c.seconds is not None]
-    total = sum(c.seconds or 0.0 for c in ran)
+    launched = [c for c in clauses if c.seconds is not None]
+    failed = [c for c in clauses if not c.ok]
+    total = sum(c.seconds or 0.0 for c in launched)
     lines.append(
-        f"{len(ran)} of {len(clauses)} clause{'s' if len(clauses) != 1 else ''} ran "
-        f"concurrently: {_seconds(wall)} wall, {_seconds(total)} summed over the clauses."
+        f"{len(launched)} of {len(clauses)} clause{'s' if len(clauses) != 1 else ''} "
+        f"launched concurrently: {_seconds(wall)} wall, {_seconds(total)} summed over the "
+        f"clauses; {len(failed) or 'none'} failed."
     )
     if unchanged:
         lines.append(f"Arrays no clause wrote: {', '.join(unchanged)}.")
@@ -521,7 +525,9 @@ def _array_rows(
         columns.append((clause, value, state))
     reference = next((col for col in columns if col is not None), None)
     rows = [[name] + [col[2] if col else "-" for col in columns]]
-    rows.append(["  shape dtype"] + [f"{col[1].shape} {col[1].dtype}" if col else "-" for col in columns])
+    rows.append(
+        ["  shape dtype"] + [f"{col[1].shape} {col[1].dtype}" if col else "-" for col in columns]
+    )
     rows.append(["  min / max"] + [_min_max(col[1]) if col else "-" for col in columns])
     rows.append(["  sum"] + [_sum(col[1]) if col else "-" for col in columns])
     rows.append(["  first"] + [_first(col[1]) if col else "-" for col in columns])
@@ -583,7 +589,10 @@ def _difference(column: Any, reference: Any, np: Any) -> str:
 def _table(rows: list[list[str]]) -> list[str]:
     cells = [[_fit(cell) if k else cell for k, cell in enumerate(row)] for row in rows]
     widths = [max(len(row[k]) for row in cells) for k in range(len(cells[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in cells]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
+    ]
 
 
 def _fit(cell: str) -> str:

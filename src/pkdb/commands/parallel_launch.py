@@ -11,7 +11,9 @@ from .registry import Command
 
 @guarded
 def do_parallel_launch(console: KernelConsole, arg: str) -> None:
-    reply = console.kernel_request("parallel_launch", arg=arg.strip(), locals=kernel_values(console))
+    reply = console.kernel_request(
+        "parallel_launch", arg=arg.strip(), locals=kernel_values(console)
+    )
     (console.message if reply.ok else console.error)(reply.text)
 
 
