@@ -9,6 +9,7 @@ them), so host and kernel breakpoints keep pdb's single numbering.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,18 @@ ARRIVAL_SETTLE_SECONDS = 0.05
 STOP_SETTLE_SECONDS = 0.02
 #: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
 _SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
+#: gdb reads no shared library's symbols by itself (Python, NumPy, BLAS...: most of an
+#: attach's time); each kernel library's symbols are loaded when it launches, and those
+#: of the C and OpenMP runtimes, which stepping and unwinding through threads need.
+_NO_AUTO_SYMBOLS = "-gdb-set auto-solib-add off"
+_RUNTIME_LIBRARIES = (
+    "/libc.so",
+    "/libm.so",
+    "/libgomp.so",
+    "/libgcc_s.so",
+    "/libstdc",
+    "/ld-linux",
+)
 
 
 @dataclass
@@ -66,18 +79,25 @@ class KernelSession:
         if self.controller is None or not self.controller.alive:
             from .targets.gdb import GdbController  # only sessions that debug kernels
 
-            self.controller = GdbController(init_commands=(_SKIP_RUNTIME,))
+            self.controller = GdbController(init_commands=(_SKIP_RUNTIME, _NO_AUTO_SYMBOLS))
+            self._symbols_loaded: set[str] = set()
             self._attached_pid = None
         if self._attached_pid != launch.pid:
             if self._attached_pid is not None:
                 self.controller.detach()
             self.controller.attach(launch.pid)
             self._attached_pid = launch.pid
+            self._symbols_loaded = set()
+            for library in _RUNTIME_LIBRARIES:  # gdb's regex has no alternation
+                self.controller.send_raw(f"sharedlibrary {re.escape(library)}")
             # Debug builds call pk_fault_hook in the faulting thread (out-of-range index,
             # division by zero): stop there, at the Python line, before the kernel goes on.
             self.fault_breakpoint = self.controller.set_breakpoint_on_function(
                 "pk_fault_hook"
             ).number
+        if launch.library not in self._symbols_loaded:
+            self.controller.send_raw(f"sharedlibrary {re.escape(launch.library)}")
+            self._symbols_loaded.add(launch.library)
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
@@ -242,7 +262,13 @@ class KernelSession:
     def python_frames(self, thread: int) -> list[FrameInfo]:
         """The kernel frames of ``thread`` that map to Python lines (innermost first)."""
         frames = self.require_controller().stack(thread, max_depth=64)
-        return [f for f in frames if f.file and f.file.endswith(".py")]
+        kernel_frames = []
+        for frame in frames:
+            if "pk_launch_" in (frame.function or ""):
+                break  # the generated launcher: below it is the runtime, then Python's C
+            if frame.file and frame.file.endswith(".py"):
+                kernel_frames.append(frame)
+        return kernel_frames
 
     def location(self, thread: int, frame: int = 0) -> FrameInfo | None:
         frames = self.python_frames(thread)

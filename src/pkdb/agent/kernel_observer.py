@@ -107,7 +107,7 @@ class KernelObserver:
         if in_clause():
             return  # a parallel_launch clause: release build, no hotswap, no stop
         # hotswap first: the build and the breakpoints are those of the kernel that runs.
-        rules_of(self.debugger).apply(dispatch, self.debugger.message)
+        rules_of(self.debugger).apply(dispatch, _say_in_program_output)
         if dispatch.space is ExecutionSpace.Debug:
             return  # plain Python: pdb's own breakpoints already stop in it
         if threading.current_thread() is not threading.main_thread():
@@ -246,6 +246,13 @@ class KernelObserver:
         namespace.update(kernel_locals)
         globals_ = frame.f_globals if frame is not None else {}
         return eval(compile(expr, "<pkdb>", "eval"), globals_, namespace)
+
+
+def _say_in_program_output(text: str) -> None:
+    """A notice that belongs between the program's own output lines (a hotswap taking
+    effect): written to the program's stdout, so it lands in order with its prints."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 def _breakpoint_dict(bp: bdb.Breakpoint) -> dict[str, Any]:
