@@ -14,6 +14,7 @@ Kernel and host breakpoints are the same pdb breakpoints, so they share one numb
 from __future__ import annotations
 
 import bdb
+import functools
 import importlib.abc
 import importlib.machinery
 import os
@@ -73,6 +74,29 @@ def _collect_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
     return spans
 
 
+def _untraced(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a dispatch hook with the host debugger's tracing off.
+
+    The hooks run at every dispatch, inside the traced program; under tracing each of
+    their calls costs a trip through bdb for nothing (they have no breakpoints). A hook
+    that installs tracing itself (``finish``) keeps what it installed.
+    """
+
+    @functools.wraps(method)
+    def run(*args: Any) -> Any:
+        trace = sys.gettrace()
+        if trace is None:
+            return method(*args)
+        sys.settrace(None)
+        try:
+            return method(*args)
+        finally:
+            if sys.gettrace() is None:
+                sys.settrace(trace)
+
+    return run
+
+
 class KernelObserver:
     """Registered with ``pkernels.hooks`` once the program imports pkernels."""
 
@@ -100,6 +124,7 @@ class KernelObserver:
 
     # -- dispatch hooks (main thread) --------------------------------------------------
 
+    @_untraced
     def dispatch_started(self, dispatch: Any) -> None:
         from pkernels.api.spaces import ExecutionSpace
         from pkernels.runtime.hooks import BuildMode
@@ -119,6 +144,7 @@ class KernelObserver:
         if breakpoints or self.debugger.settings.get("debug_all_kernels"):
             dispatch.build = BuildMode.DEBUG
 
+    @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
         if not kernel.debug:
             return
@@ -156,6 +182,7 @@ class KernelObserver:
         self.active = dispatch
         self.link.request(launch, interruptible=False)
 
+    @_untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
         if self.active is not dispatch:
             return
