@@ -126,6 +126,18 @@ def _raise_killed(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a pkdb session; the exit status of pkdb itself."""
+    # Start the program's process first: its interpreter start-up and imports overlap
+    # the front end's own (together they are most of pkdb's start-up cost). Whatever
+    # ends this function before the session takes it over ends the process too.
+    debuggee = Debuggee.spawn()
+    try:
+        return _main(argv, debuggee)
+    finally:
+        if debuggee.poll() is None and not debuggee.adopted:
+            debuggee.terminate()
+
+
+def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
     parser = build_parser()
     own, program_args = split_argv(sys.argv[1:] if argv is None else argv)
     options = parser.parse_args(own)
@@ -139,9 +151,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         parser.exit(1, f"pkdb: error: cannot read commands: {exc}\n")
 
-    # Start the program's process first: its interpreter start-up and imports overlap
-    # the front end's own imports below (they are most of pkdb's start-up cost).
-    debuggee = Debuggee.spawn()
     from .frontend import Frontend
     from .settings import Settings
 
@@ -152,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     frontend = Frontend(
         [options.program, *options.args], settings=settings, script=script, debuggee=debuggee
     )
+    debuggee.adopted = True  # the front end ends it from now on
     # Being killed must still end the debuggee: unwind through the `finally` below.
     previous = {
         signum: signal.signal(signum, _raise_killed) for signum in (signal.SIGTERM, signal.SIGHUP)

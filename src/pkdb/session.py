@@ -14,9 +14,11 @@ import signal
 import socket
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
-from .channel import Channel
-from .protocol import Message
+if TYPE_CHECKING:
+    from .channel import Channel
+    from .protocol import Message
 
 #: How long to wait for a killed debuggee to be reaped before giving up on it.
 _REAP_TIMEOUT = 5.0
@@ -28,6 +30,7 @@ class Debuggee:
     def __init__(self, process: subprocess.Popen, channel: Channel) -> None:
         self.process = process
         self.channel = channel
+        self.adopted = False  # a front end owns it (pkdb's main spawns it before that)
 
     @classmethod
     def spawn(cls) -> Debuggee:
@@ -44,6 +47,8 @@ class Debuggee:
             raise
         finally:
             theirs.close()
+        from .channel import Channel  # imported while the child starts up
+
         return cls(process, Channel(ours))
 
     @property
