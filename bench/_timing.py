@@ -60,6 +60,21 @@ def per_call(fn: Callable[[], Any], calls: int, repeats: int) -> list[float]:
     return out
 
 
+def after_sweep(fn: Callable[[], Any], repeats: int, megabytes: int = 64) -> list[float]:
+    """Seconds of single calls of ``fn``, each right after copying ``megabytes`` of memory
+    (which evicts the caches, as a kernel streaming large arrays does)."""
+    import numpy as np
+
+    src = np.ones(megabytes * 2**20 // 8)
+    dst = np.empty_like(src)
+    fn()
+    out = []
+    for _ in range(repeats):
+        np.copyto(dst, src)
+        out.append(time_once(fn)[0])
+    return out
+
+
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 

@@ -83,6 +83,40 @@ def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
+def launch_only(
+    workunit: Any, operation: str, policy: pk.RangePolicy, kwargs: dict[str, Any]
+) -> Callable[[], Any]:
+    """The compiled kernel's launch symbol called straight through ctypes, with its
+    arguments marshalled once: the kernel's own time, without pkernels' Python dispatch
+    (a diagnostic for the benchmark, not a way to call kernels). Returns a call that
+    returns the reduction's total, or None."""
+    import ctypes
+
+    from pkernels.runtime.marshal import c_argtypes, c_arguments, result_buffer
+
+    dispatch = pk.parallel_reduce if operation == "reduce" else pk.parallel_for
+    dispatch(policy, workunit, **kwargs)  # compiles (or finds) this specialisation
+    kernel = next(
+        k
+        for k in workunit.__pkernels__.specializations.values()
+        if k.operation == operation and not k.debug
+    )
+    space = "serial" if policy.space is pk.Serial else "openmp"
+    fn = getattr(ctypes.CDLL(str(kernel.library)), kernel.entry.symbols[space])
+    fn.argtypes = c_argtypes(kernel.entry.params)
+    fn.restype = None
+    args = c_arguments(kernel.entry.params, kwargs)
+    total = result_buffer(kernel.entry.acc_type) if kernel.entry.acc_type is not None else None
+    where = ctypes.addressof(total) if total is not None else None
+    begin, end = policy.begin, policy.end
+
+    def call() -> Any:
+        fn(begin, end, where, *args)
+        return total.value if total is not None else None
+
+    return call
+
+
 def _max_rel_error(result: np.ndarray, reference: np.ndarray) -> float:
     scale = float(np.max(np.abs(reference))) or 1.0
     return float(np.max(np.abs(result - reference))) / scale
@@ -100,6 +134,10 @@ class Workload:
     reference: Any = None
 
     def pkernels(self, space: pk.ExecutionSpace) -> Call:
+        raise NotImplementedError
+
+    def pkernels_launch_only(self, space: pk.ExecutionSpace) -> Call:
+        """The pkernels kernel without the Python dispatch (see :func:`launch_only`)."""
         raise NotImplementedError
 
     def hand(self, fn: Any) -> Call:
@@ -149,6 +187,10 @@ class YAx(Workload):
         policy = pk.RangePolicy(space, 0, self.N)
         kwargs = self.dispatch_kwargs()
         return lambda: pk.parallel_reduce(policy, yAx, **kwargs)
+
+    def pkernels_launch_only(self, space: pk.ExecutionSpace) -> Call:
+        policy = pk.RangePolicy(space, 0, self.N)
+        return launch_only(yAx, "reduce", policy, self.dispatch_kwargs())
 
     def hand(self, fn: Any) -> Call:
         args = (self.N, self.M, _ptr(self.y), _ptr(self.x), _ptr(self.A))
@@ -204,6 +246,17 @@ class Stencil7(Workload):
 
         def call() -> np.ndarray:
             pk.parallel_for(policy, stencil7, **kwargs)
+            return out
+
+        return call
+
+    def pkernels_launch_only(self, space: pk.ExecutionSpace) -> Call:
+        out = self._out()
+        policy = pk.RangePolicy(space, 1, self.n - 1)
+        launch = launch_only(stencil7, "for", policy, self.dispatch_kwargs(out))
+
+        def call() -> np.ndarray:
+            launch()
             return out
 
         return call
@@ -355,6 +408,17 @@ class LennardJones(Workload):
 
         def call() -> np.ndarray:
             pk.parallel_for(policy, lj_force, **kwargs)
+            return f
+
+        return call
+
+    def pkernels_launch_only(self, space: pk.ExecutionSpace) -> Call:
+        f = self._out()
+        policy = pk.RangePolicy(space, 0, self.n)
+        launch = launch_only(lj_force, "for", policy, self.dispatch_kwargs(f))
+
+        def call() -> np.ndarray:
+            launch()
             return f
 
         return call

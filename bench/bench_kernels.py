@@ -34,6 +34,7 @@ TARGET_COMPILE_S = 0.5  # cold compile per kernel
 TARGET_DISPATCH_S = 50e-6  # cached dispatch per call
 
 PK = "pkernels OpenMP"
+PK_LAUNCH = "pk launch only"
 HAND = "hand C++ OpenMP"
 NUMBA = "Numba parallel"
 NUMPY = "NumPy"
@@ -138,6 +139,7 @@ def run(args: argparse.Namespace, root: Path, main_cache: Path) -> int:
         pk_call = wl.pkernels(pk.OpenMP)
         rep.first_call[PK], _ = tm.time_once(pk_call)  # cold: translate, g++, load, run
         calls[PK] = pk_call
+        calls[PK_LAUNCH] = wl.pkernels_launch_only(pk.OpenMP)
         calls[HAND] = wl.hand(hand[_hand_name(wl.name)].function)
         if nk is not None:
             numba_call = wl.numba(nk)
@@ -168,6 +170,7 @@ def run(args: argparse.Namespace, root: Path, main_cache: Path) -> int:
             seconds, result = tm.time_once(dbg_call)
             dbg_times.append(seconds)
             dbg_err = max(dbg_err, dbg_error(result))
+        rep.variants[PK_LAUNCH].note = "diagnostic: the same kernel, ctypes call, no dispatch"
         rep.variants[DEBUG] = Measured(
             tm.median(dbg_times) / fraction,
             min(dbg_times) / fraction,
@@ -347,6 +350,20 @@ def measure_dispatch(hand: dict, nk: Any, pk: Any, np: Any, tm: Any, quick: bool
     for name, fn in probes.items():
         samples = tm.per_call(fn, calls, repeats)
         results[name] = (tm.median(samples), min(samples))
+    # The same calls one at a time, each after a 64 MB sweep: what a dispatch costs right
+    # after a kernel that streamed its arrays through the caches (the benchmark kernels
+    # do), when the Python code and data on its path come back from memory.
+    lj = next(wl for wl in w.tiny_workloads() if wl.name == "lj")
+    cold = {
+        "pkernels lj, tiny (5 kwargs)": lj.pkernels(pk.OpenMP),
+        "pkernels lj, launch only (internal)": lj.pkernels_launch_only(pk.OpenMP),
+        "hand C++ lj via ctypes, tiny": lj.hand(hand["lj"].function),
+    }
+    if nk is not None:
+        cold["Numba lj, tiny"] = lj.numba(nk)
+    for name, fn in cold.items():
+        samples = tm.after_sweep(fn, repeats)
+        results[f"{name}, after a 64 MB sweep"] = (tm.median(samples), min(samples))
     return results
 
 
@@ -357,7 +374,7 @@ def print_results(
     for rep in reports:
         hand = rep.variants[HAND].seconds
         hand_best = rep.variants[HAND].best
-        order = [PK, HAND, NUMBA, NUMPY, DEBUG]
+        order = [PK, PK_LAUNCH, HAND, NUMBA, NUMPY, DEBUG]
         for k, name in enumerate(order):
             m = rep.variants.get(name)
             kernel = rep.name if k == 0 else ""

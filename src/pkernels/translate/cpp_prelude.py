@@ -3,6 +3,16 @@
 Kept free of heavy headers (no <vector>, <atomic>, <string>) so a cold compile stays
 near the cost of g++ itself. Compiled with ``-DPK_DEBUG=1`` for debug builds, which
 turns on bounds and division checks.
+
+The workunit body is declared through macros so one generated source serves both builds:
+
+* debug (``PK_DEBUG``): ``PK_KERNEL`` is a real, never inlined function taking its views by
+  reference, so gdb (and pkdb) can set breakpoints and show frames in ``pk_kernel::<name>``;
+* release: the body is inlined into the launcher's loop (g++ would otherwise leave a call
+  per index, its inliner judging the call "cold"), takes its views by value (their fields
+  become registers) and is a template on ``PK_NA``: ``true`` when the launcher has checked
+  that no view it writes overlaps another view, so its data pointer can be
+  ``__restrict__`` (``RView``) and g++ drops its run-time alias checks around vector loops.
 """
 
 PRELUDE = r"""
@@ -17,6 +27,20 @@ PRELUDE = r"""
 #ifndef PK_DEBUG
 #define PK_DEBUG 0
 #endif
+#if PK_DEBUG
+#define PK_KERNEL_TEMPLATE
+#define PK_KERNEL static __attribute__((noinline))
+#define PK_VIEW_ARG(T, R, C) const pk_rt::View<T, R, C>&
+#define PK_ACCESS static inline
+#else
+#define PK_KERNEL_TEMPLATE template <bool PK_NA>
+#define PK_KERNEL static inline __attribute__((always_inline))
+#define PK_VIEW_ARG(T, R, C) const typename pk_rt::ViewArg<PK_NA, T, R, C>::type
+// View accesses are inlined before g++ computes restrict information for the body (its
+// early alias pass): an access still a call then loses it, and the vectoriser versions
+// the loop on run-time alias checks again.
+#define PK_ACCESS static inline __attribute__((always_inline))
+#endif
 
 namespace pk_rt {
 
@@ -27,6 +51,90 @@ struct View {
     int64_t extent[R];
     int64_t stride[R];
 };
+
+// A view whose memory no other view of the launch overlaps (checked by the launcher, as
+// Numba and the vectorisers do at run time): stores through it cannot change what the
+// other views read. Release builds only.
+template <typename T, int R, bool C>
+struct RView {
+    T* __restrict__ data;
+    int64_t extent[R];
+    int64_t stride[R];
+};
+
+template <bool NoAlias, typename T, int R, bool C>
+struct ViewArg {
+    using type = View<T, R, C>;
+};
+template <typename T, int R, bool C>
+struct ViewArg<true, T, R, C> {
+    using type = RView<T, R, C>;
+};
+
+template <bool NoAlias, typename T, int R, bool C>
+static inline typename ViewArg<NoAlias, T, R, C>::type view_arg(const View<T, R, C>& v) {
+    typename ViewArg<NoAlias, T, R, C>::type out;
+    out.data = v.data;
+    for (int k = 0; k < R; ++k) {
+        out.extent[k] = v.extent[k];
+        out.stride[k] = v.stride[k];
+    }
+    return out;
+}
+
+// The bytes a view can reach, [lo, hi); lo == hi for an empty view.
+struct Span {
+    uintptr_t lo, hi;
+};
+
+template <typename T, int R, bool C>
+static inline Span span(const View<T, R, C>& v) {
+    int64_t lo = 0, hi = 0;
+    for (int k = 0; k < R; ++k) {
+        if (v.extent[k] <= 0) return {0, 0};
+        const int64_t reach = (v.extent[k] - 1) * v.stride[k];
+        if (reach < 0) lo += reach; else hi += reach;
+    }
+    const uintptr_t base = (uintptr_t)v.data;
+    const int64_t size = (int64_t)sizeof(T);
+    return {base + (uintptr_t)(lo * size), base + (uintptr_t)((hi + 1) * size)};
+}
+
+static inline bool overlap(Span a, Span b) {
+    return a.lo < a.hi && b.lo < b.hi && a.lo < b.hi && b.lo < a.hi;
+}
+
+// This thread's share of [begin, end) under schedule(static): libgomp's split, so a
+// launcher that walks its own chunk sees the same indices an `omp for` would give it.
+static inline void static_chunk(int64_t begin, int64_t end, int64_t* lo, int64_t* hi) {
+#ifdef _OPENMP
+    const int64_t nthreads = omp_get_num_threads(), tid = omp_get_thread_num();
+#else
+    const int64_t nthreads = 1, tid = 0;
+#endif
+    const int64_t n = end > begin ? end - begin : 0;
+    int64_t q = n / nthreads, t = n % nthreads;
+    if (tid < t) {
+        t = 0;
+        ++q;
+    }
+    *lo = begin + q * tid + t;
+    *hi = *lo + q;
+}
+
+// The chunk of a release parallel_for's schedule(dynamic): about 16 per thread, enough
+// to even out threads that run at different speeds, few enough that taking them costs
+// nothing next to the work.
+static inline int64_t dynamic_chunk(int64_t begin, int64_t end) {
+    const int64_t n = end > begin ? end - begin : 0;
+#ifdef _OPENMP
+    const int64_t threads = omp_get_max_threads();
+#else
+    const int64_t threads = 1;
+#endif
+    const int64_t chunk = n / (16 * threads);
+    return chunk > 1 ? chunk : 1;
+}
 
 static inline int thread_id() {
 #ifdef _OPENMP
@@ -97,7 +205,7 @@ static inline T& at_checked(const View<T, R, C>& v, const int64_t* idx, const ch
 }
 
 template <typename T, int R, bool C, typename... I>
-static inline T& at(const View<T, R, C>& v, const char* name, const char* file, int line,
+PK_ACCESS T& at(const View<T, R, C>& v, const char* name, const char* file, int line,
                     I... indices) {
     const int64_t idx[R] = {(int64_t)indices...};
 #if PK_DEBUG
@@ -108,6 +216,16 @@ static inline T& at(const View<T, R, C>& v, const char* name, const char* file, 
     for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
     return v.data[offset];
 #endif
+}
+
+template <typename T, int R, bool C, typename... I>
+PK_ACCESS T& at(const RView<T, R, C>& v, const char* name, const char* file, int line,
+                    I... indices) {
+    (void)name; (void)file; (void)line;
+    const int64_t idx[R] = {(int64_t)indices...};
+    int64_t offset = 0;
+    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
+    return v.data[offset];
 }
 
 // ---- Python arithmetic on integers

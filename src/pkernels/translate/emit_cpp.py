@@ -4,10 +4,18 @@ The Python file and line of each statement go into ``#line`` directives, so gdb 
 ``break yax.py:9`` natively, backtraces show Python lines, and generated locals keep
 their Python names. After each function the line mapping is reset to the generated
 file itself (its path is substituted for :data:`GENERATED_PATH` once known).
+
+One source serves both builds. Under ``PK_DEBUG`` the launchers call the body, a real
+function, once per index (what gdb and pkdb step through). Release builds (``#if
+!PK_DEBUG``) inline the body, run it restrict-qualified when a launch-time check finds
+that no written view overlaps another (:func:`_no_alias_condition`), split parallel_for
+into dynamic chunks and run eligible reductions several indices at a time
+(:func:`interleaved_lanes`); none of it changes a result's bits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..api import types as t
@@ -19,6 +27,10 @@ from .ir import ViewType
 from .printf import printf_format
 
 KERNEL_NAMESPACE = "pk_kernel"
+
+# Release builds of an eligible parallel_reduce run this many consecutive indices in one
+# interleaved body (see :func:`interleaved_lanes`).
+LANES = 4
 
 _CPP_KEYWORDS = set(
     """alignas alignof asm auto bool case catch char char8_t char16_t char32_t class concept
@@ -84,6 +96,12 @@ class CppEmitter:
         self.indent = 0
         self.uses_print = False
         self.temps = 0  # numbering of generated temporaries
+        # While emitting an interleaved body: the names with one copy per lane, the
+        # accumulator (statements on it run once per lane, in lane order) and the lane
+        # whose copies the expression being emitted uses.
+        self.lane_vars: frozenset[str] = frozenset()
+        self.lane_acc: str | None = None
+        self.lane: int | None = None
 
     # ------------------------------------------------------------ output helpers
 
@@ -103,13 +121,44 @@ class CppEmitter:
         params = ", ".join(self.param_decl(p) for p in fn.params)
         ret = fn.return_type.ctype if fn.return_type is not None else "void"
         self.line_directive(fn.lineno, fn.filename)
-        qualifier = "static inline" if not is_kernel else "static"
+        # The workunit body: a real function in debug builds (gdb breaks and shows frames
+        # in it), inlined into the launcher's loop in release builds (cpp_prelude.py).
+        qualifier = "PK_KERNEL_TEMPLATE PK_KERNEL" if is_kernel else "static inline"
         self.out(f"{qualifier} {ret} {cpp_name(fn.name)}({params}) {{")
+        self.function_body(fn)
+
+    def interleaved_function(self, fn: ir.Function, lane_vars: frozenset[str]) -> None:
+        """``lanes_<name>(pk_i0, acc, ...)``: the body for indices pk_i0 ... pk_i0 + LANES - 1
+        at once (release builds only). Each statement runs for lane 0, 1, ... in turn, so
+        every lane does its own operations in its own order (the same bits as one index at
+        a time), while the lanes' independent chains of dependent operations (a dot
+        product's additions) overlap in the CPU."""
+        index, acc = fn.params[0], fn.params[1]
+        assert isinstance(index.type, DataType)
+        params = ", ".join(["int64_t pk_i0", *(self.param_decl(p) for p in fn.params[1:])])
+        self.line_directive(fn.lineno, fn.filename)
+        self.out(
+            f"template <bool PK_NA> static inline __attribute__((always_inline)) void "
+            f"{interleaved_name(fn)}({params}) {{"
+        )
+        self.lane_vars, self.lane_acc = lane_vars, acc.name
+        for k in range(LANES):
+            self.lane = k
+            self.out(
+                f"    const {index.type.ctype} {self.expr(ir.Var(index.type, index.name))} = "
+                f"({index.type.ctype})(pk_i0 + {k});"
+            )
+        self.lane = None
+        self.function_body(fn)
+        self.lane_vars, self.lane_acc = frozenset(), None
+
+    def function_body(self, fn: ir.Function) -> None:
         self.indent += 1
         param_names = {p.name for p in fn.params}
         for name, dtype in fn.locals.items():
             if name not in param_names:
-                self.out(f"{dtype.ctype} {cpp_name(name)} = 0;")
+                var = ir.Var(dtype, name)
+                self.out(" ".join(f"{dtype.ctype} {self.expr(var)} = 0;" for _ in self.lanes(var)))
         self.block(fn.body, fn.filename)
         # The function's end (and a fallback return) belongs to its last Python line, so
         # a step past the last statement stops there, not on a blank line below it.
@@ -122,7 +171,9 @@ class CppEmitter:
 
     def param_decl(self, p: ir.Param) -> str:
         if isinstance(p.type, ViewType):
-            return f"const {view_cpp_type(p.type)}& {cpp_name(p.name)}"
+            v = p.type
+            contiguous = "true" if v.contiguous else "false"
+            return f"PK_VIEW_ARG({v.dtype.ctype}, {v.rank}, {contiguous}) {cpp_name(p.name)}"
         if p.role == "acc":
             return f"{p.type.ctype}& {cpp_name(p.name)}"
         return f"{p.type.ctype} {cpp_name(p.name)}"
@@ -142,10 +193,21 @@ class CppEmitter:
         self.line_directive(s.lineno, filename)
         match s:
             case ir.Assign(target=target, value=value):
-                self.out(f"{self.lvalue(target)} = {self.cast(value, target.type)};")
+                self.out(
+                    " ".join(
+                        f"{self.lvalue(target)} = {self.cast(value, target.type)};"
+                        for _ in self.lanes(target)
+                    )
+                )
             case ir.AugAssign(target=target, op=op, value=value):
-                combined = self.binop(op, target, value, self.aug_type(target, value, op))
-                self.out(f"{self.lvalue(target)} = ({target.type.ctype})({combined});")
+                rtype = self.aug_type(target, value, op)
+                self.out(
+                    " ".join(
+                        f"{self.lvalue(target)} = "
+                        f"({target.type.ctype})({self.binop(op, target, value, rtype)});"
+                        for _ in self.lanes(target)
+                    )
+                )
             case ir.ExprStmt(value=value):
                 self.out(f"(void)({self.expr(value)});")
             case ir.If(cond=cond, body=body, orelse=orelse):
@@ -174,6 +236,19 @@ class CppEmitter:
             case _:
                 raise AssertionError(f"unhandled IR statement {s!r}")
 
+    def lanes(self, target: ir.Expr) -> Iterator[None]:
+        """Once, or once per lane (with :attr:`lane` set) when ``target`` is a per-lane
+        name or the accumulator of an interleaved body."""
+        if isinstance(target, ir.Var) and (
+            target.name in self.lane_vars or target.name == self.lane_acc
+        ):
+            for k in range(LANES):
+                self.lane = k
+                yield
+            self.lane = None
+        else:
+            yield
+
     def nested(self, body: list[ir.Stmt], filename: str) -> None:
         self.indent += 1
         self.block(body, filename)
@@ -195,7 +270,7 @@ class CppEmitter:
         )
         self.indent += 1
         self.line_directive(s.lineno, filename)
-        self.out(f"{cpp_name(s.var.name)} = ({ctype}){c};")
+        self.out(" ".join(f"{self.expr(s.var)} = ({ctype}){c};" for _ in self.lanes(s.var)))
         self.block(s.body, filename)
         self.indent -= 1
         self.out("}")
@@ -269,6 +344,9 @@ class CppEmitter:
             case ir.Const(value=value, type=type_):
                 return self.literal(value, type_)
             case ir.Var(name=name):
+                if name in self.lane_vars:
+                    assert self.lane is not None, f"per-lane {name!r} outside a lane"
+                    return f"pk_l{self.lane}_{cpp_name(name)}"
                 return cpp_name(name)
             case ir.ViewAccess(view=view, indices=indices):
                 idx = ", ".join(self.cast(i, t.int64) for i in indices)
@@ -400,6 +478,156 @@ def _print_ctype(dtype: DataType) -> str:
     return "long long" if dtype.kind == "int" else "unsigned long long"
 
 
+# ---------------------------------------------------------------- release-only analyses
+
+_PURE_EXPRS = (
+    ir.Const, ir.Var, ir.ViewAccess, ir.ViewExtent, ir.BinOp, ir.UnaryOp, ir.Compare,
+    ir.BoolOp, ir.Select, ir.Cast, ir.Call,
+)  # fmt: skip
+
+
+def _subexprs(e: ir.Expr) -> Iterator[ir.Expr]:
+    """``e`` and every expression inside it."""
+    yield e
+    match e:
+        case ir.ViewAccess(indices=children) | ir.BoolOp(values=children) | ir.Call(args=children):
+            pass
+        case ir.BinOp(left=a, right=b) | ir.Compare(left=a, right=b):
+            children = [a, b]
+        case ir.UnaryOp(operand=a) | ir.Cast(operand=a):
+            children = [a]
+        case ir.Select(cond=a, then=b, other=c):
+            children = [a, b, c]
+        case ir.AtomicOp(target=target, operands=operands):
+            children = [target, *operands]
+        case _:
+            children = []
+    for child in children:
+        yield from _subexprs(child)
+
+
+def _statements(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
+    """Every statement of ``body``, nested ones included."""
+    for s in body:
+        yield s
+        match s:
+            case ir.If(body=inner, orelse=orelse):
+                yield from _statements(inner)
+                yield from _statements(orelse)
+            case ir.ForRange(body=inner) | ir.While(body=inner):
+                yield from _statements(inner)
+
+
+def _read_exprs(s: ir.Stmt) -> list[ir.Expr]:
+    """The expressions a statement evaluates (an assignment's target only when it is a view
+    element, whose indices are read)."""
+    match s:
+        case ir.Assign(target=target, value=value):
+            return [value] if isinstance(target, ir.Var) else [target, value]
+        case ir.AugAssign(target=target, value=value):
+            return [target, value]
+        case ir.ExprStmt(value=value) | ir.Return(value=ir.Expr() as value):
+            return [value]
+        case ir.If(cond=cond) | ir.While(cond=cond):
+            return [cond]
+        case ir.ForRange(start=start, stop=stop, step=step):
+            return [start, stop, step]
+        case ir.Print(args=args):
+            return list(args)
+    return []
+
+
+def _stores_in_loops(fn: ir.Function) -> bool:
+    """Whether the body stores into a view inside one of its loops. (The launcher's loop
+    over the indices gains nothing: restrict holds within one call of the body, one
+    index, so g++ still checks for overlap across indices there.)"""
+    loops = [s for s in _statements(fn.body) if isinstance(s, ir.ForRange | ir.While)]
+    return any(
+        isinstance(s, ir.Assign | ir.AugAssign) and isinstance(s.target, ir.ViewAccess)
+        for loop in loops
+        for s in _statements(loop.body)
+    )
+
+
+def _has_atomics(fn: ir.Function) -> bool:
+    return any(
+        isinstance(e, ir.AtomicOp)
+        for s in _statements(fn.body)
+        for top in _read_exprs(s)
+        for e in _subexprs(top)
+    )
+
+
+def interleaved_name(fn: ir.Function) -> str:
+    return f"pk_lanes_{cpp_name(fn.name)}"
+
+
+def interleaved_lanes(fn: ir.Function, operation: str) -> frozenset[str] | None:
+    """The names that need one copy per lane when the release build may run ``LANES``
+    consecutive indices of this workunit interleaved, statement by statement; None when it
+    may not.
+
+    Only for what cannot tell the difference: a ``parallel_reduce`` body that writes no
+    view and calls no helper (nothing another index could observe), made of assignments
+    to locals, ``if`` and ``for range`` whose conditions and bounds are the same for every
+    index ("uniform": they do not depend on the index or on locals that do), with at least
+    one loop (the point: a loop-carried chain, like a dot product's additions, that one
+    index alone leaves the CPU waiting on), and one top-level ``acc`` update as the only
+    use of ``acc`` (so the lanes add to it in index order, the order a thread adds in
+    anyway). Every lane then performs exactly its own operations in its own order.
+    """
+    if operation != "reduce" or fn.written_views or fn.helpers_called:
+        return None
+    index, acc = fn.params[0].name, fn.params[1].name
+    stmts = list(_statements(fn.body))
+    if len(stmts) > 64 or not any(isinstance(s, ir.ForRange) for s in stmts):
+        return None
+    acc_updates = [
+        s for s in stmts if isinstance(s, ir.Assign | ir.AugAssign) and s.target.name == acc
+    ]
+    if len(acc_updates) != 1 or not any(s is acc_updates[0] for s in fn.body):
+        return None
+    params = {p.name for p in fn.params}
+    for s in stmts:
+        if not isinstance(s, ir.Assign | ir.AugAssign | ir.If | ir.ForRange):
+            return None
+        if isinstance(s, ir.Assign | ir.AugAssign) and (
+            not isinstance(s.target, ir.Var)
+            or (s.target.name in params and s is not acc_updates[0])
+        ):
+            return None  # a view element, or a parameter other than acc
+        reads = [s.value] if isinstance(s, ir.Assign | ir.AugAssign) else _read_exprs(s)
+        for e in (sub for top in reads for sub in _subexprs(top)):
+            if not isinstance(e, _PURE_EXPRS) or (isinstance(e, ir.Call) and e.user):
+                return None
+            if isinstance(e, ir.Var) and e.name == acc:
+                return None
+
+    def varies(e: ir.Expr, names: set[str]) -> bool:
+        return any(isinstance(sub, ir.Var) and sub.name in names for sub in _subexprs(e))
+
+    varying = {index}
+    changed = True
+    while changed:  # a local varies when any assignment gives it a varying value
+        changed = False
+        for s in stmts:
+            if isinstance(s, ir.Assign | ir.AugAssign):
+                name = s.target.name
+                if name != acc and name not in varying and varies(s.value, varying):
+                    varying.add(name)
+                    changed = True
+    for s in stmts:
+        if isinstance(s, ir.If) and varies(s.cond, varying):
+            return None
+        if isinstance(s, ir.ForRange) and (
+            s.var.name in varying
+            or s.var.name in params
+            or any(varies(e, varying) for e in _read_exprs(s))
+        ):
+            return None
+    return frozenset(varying)
+
+
 def emit_module(
     kernel: ir.Function, helpers: list[ir.Function], operation: str, index_type: DataType
 ) -> KernelEntry:
@@ -413,21 +641,31 @@ def emit_module(
     for helper in helpers:
         em.function(helper, is_kernel=False)
     em.function(kernel, is_kernel=True)
+    lane_vars = interleaved_lanes(kernel, operation)
+    if lane_vars is not None:
+        em.lines.append("#if !PK_DEBUG")
+        em.interleaved_function(kernel, lane_vars)
+        em.lines.append("#endif")
+        em.reset_line()
     em.lines.append(f"}}  // namespace {KERNEL_NAMESPACE}")
 
     marshalled = [p for p in kernel.params if p.role == "arg"]
     acc = next((p for p in kernel.params if p.role == "acc"), None)
     acc_type = acc.type if acc is not None else None
     c_params = ["int64_t pk_begin", "int64_t pk_end", "void* pk_result"]
+    c_names = ["pk_begin", "pk_end", "pk_result"]
     build_views = []
     call_args = []
     for p in marshalled:
         name = cpp_name(p.name)
         if isinstance(p.type, ViewType):
             v = p.type
+            names = [f"{name}_data"]
+            names += [f"{name}_e{k}" for k in range(v.rank)]
+            names += [f"{name}_s{k}" for k in range(v.rank)]
             c_params.append(f"{v.dtype.ctype}* {name}_data")
-            c_params += [f"int64_t {name}_e{k}" for k in range(v.rank)]
-            c_params += [f"int64_t {name}_s{k}" for k in range(v.rank)]
+            c_params += [f"int64_t {n}" for n in names[1:]]
+            c_names += names
             extents = ", ".join(f"{name}_e{k}" for k in range(v.rank))
             strides = ", ".join(f"{name}_s{k}" for k in range(v.rank))
             build_views.append(
@@ -435,10 +673,22 @@ def emit_module(
             )
         else:
             c_params.append(f"{p.type.ctype} {name}")
+            c_names.append(name)
         call_args.append(name)
     kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
     args = "".join(", " + a for a in call_args)
     idx = f"({index_type.ctype})pk_i"
+    release = _ReleaseLaunch(kernel, marshalled, kname, idx, acc_type, lane_vars)
+    # Release for/reduce: one function serves both spaces (`omp ... if(pk_parallel)`), so
+    # the inlined body is compiled once per alias variant rather than once per space.
+    shared = operation in ("for", "reduce")
+    if shared:
+        em.lines.append("#if !PK_DEBUG")
+        em.lines.append(f"static void pk_run(bool pk_parallel, {', '.join(c_params)}) {{")
+        em.lines.extend(build_views)
+        em.lines.extend(release.body(operation, "pk_parallel"))
+        em.lines.append("}")
+        em.lines.append("#endif")
     symbols = {}
     for space, parallel in (("openmp", True), ("serial", False)):
         symbol = f"pk_launch_{space}"
@@ -448,9 +698,17 @@ def emit_module(
             + ", ".join(c_params)
             + ") {"
         )
+        em.lines.append("#if PK_DEBUG")
         em.lines.extend(build_views)
         em.lines.append("    pk_fault_clear();")
         em.lines.extend(_launch_body(operation, parallel, kname, idx, args, acc_type))
+        em.lines.append("#else")
+        if shared:
+            em.lines.append(f"    pk_run({'true' if parallel else 'false'}, {', '.join(c_names)});")
+        else:
+            em.lines.extend(build_views)
+            em.lines.extend(release.body(operation, parallel))
+        em.lines.append("#endif")
         em.lines.append("}")
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
@@ -471,6 +729,124 @@ def emit_module(
 
 def _kind(dtype: DataType) -> str:
     return "float" if dtype.is_float else "bool" if dtype == t.bool_ else "int"
+
+
+class _ReleaseLaunch:
+    """The launch loops of a release build: views passed by value, restrict-qualified
+    (``<true>``) when a check at launch finds that no view the kernel writes overlaps
+    another view, the plain body (``<false>``) otherwise; reduce through the interleaved
+    body when :func:`interleaved_lanes` allows it; parallel_for in dynamic chunks."""
+
+    def __init__(
+        self,
+        kernel: ir.Function,
+        marshalled: list[ir.Param],
+        kname: str,
+        idx: str,
+        acc: DataType | None,
+        lane_vars: frozenset[str] | None,
+    ) -> None:
+        self.kernel, self.marshalled, self.kname, self.idx = kernel, marshalled, kname, idx
+        self.acc, self.lane_vars = acc, lane_vars
+        views = [p for p in marshalled if isinstance(p.type, ViewType)]
+        self.no_alias = _no_alias_condition(kernel, views)
+
+    def body(self, operation: str, parallel: bool | str) -> list[str]:
+        """``parallel``: True, False or the name of a bool (``omp ... if(name)``)."""
+        variants = [self.no_alias] if self.no_alias in ("true", "false") else ["true", "false"]
+        lines = ["    pk_fault_clear();"]
+        for k, na in enumerate(variants):
+            args = "".join(
+                f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
+                if isinstance(p.type, ViewType)
+                else f", {cpp_name(p.name)}"
+                for p in self.marshalled
+            )
+            kname = f"{self.kname}<{na}>"
+            if operation == "reduce" and self.lane_vars is not None:
+                lanes = f"{KERNEL_NAMESPACE}::{interleaved_name(self.kernel)}<{na}>"
+                body = _interleaved_reduce_body(parallel, kname, lanes, self.idx, args, self.acc)
+            elif operation == "for":
+                # Chunks taken in turn (schedule(dynamic)), about 16 per thread: a thread
+                # slowed by another process, or given the heavier indices, does not hold
+                # the others up as a fixed half would. (reduce keeps schedule(static):
+                # its total depends on which thread adds which index.)
+                condition = f" if({parallel})" if isinstance(parallel, str) else ""
+                body = [
+                    "    const int64_t pk_chunk = pk_rt::dynamic_chunk(pk_begin, pk_end);",
+                    f"    #pragma omp parallel for schedule(dynamic, pk_chunk){condition}"
+                    if parallel is not False
+                    else "",
+                    "    for (int64_t pk_i = pk_begin; pk_i < pk_end; ++pk_i)",
+                    f"        {kname}({self.idx}{args});",
+                ]
+            elif isinstance(parallel, str):
+                body = _launch_body(operation, True, kname, self.idx, args, self.acc)
+                body = [_omp_if(line, parallel) for line in body]
+            else:
+                body = _launch_body(operation, parallel, kname, self.idx, args, self.acc)
+            if len(variants) == 1:
+                lines += body
+                continue
+            lines.append(f"    if ({self.no_alias}) {{" if k == 0 else "    } else {")
+            lines += ["    " + line for line in body]
+        if len(variants) > 1:
+            lines.append("    }")
+        return lines
+
+
+def _omp_if(line: str, condition: str) -> str:
+    """``line`` with an ``if(condition)`` clause when it is an OpenMP parallel directive."""
+    if line.strip().startswith("#pragma omp parallel"):
+        return f"{line} if({condition})"
+    return line
+
+
+def _no_alias_condition(kernel: ir.Function, views: list[ir.Param]) -> str:
+    """A C++ condition under which no view the kernel writes overlaps another view: then
+    its data pointer may be ``__restrict__``. "true" / "false" when known in advance."""
+    if _has_atomics(kernel):
+        return "false"  # atomics are how indices share elements: keep every access plain
+    if not _stores_in_loops(kernel):
+        # The check pays where stores sit in a loop of the body that g++ can vectorise;
+        # elsewhere (a force loop writing its result after its loop) it gains nothing,
+        # and each variant is another copy of the body to compile.
+        return "false"
+    written = [p for p in views if p.name in kernel.written_views]
+    checks = []
+    for k, w in enumerate(written):
+        for v in views:
+            if v is w or (v in written and written.index(v) < k):
+                continue
+            checks.append(
+                f"!pk_rt::overlap(pk_rt::span({cpp_name(w.name)}), pk_rt::span({cpp_name(v.name)}))"
+            )
+    return " && ".join(checks) if checks else "true"
+
+
+def _interleaved_reduce_body(
+    parallel: bool | str, kname: str, lanes: str, idx: str, args: str, acc: DataType | None
+) -> list[str]:
+    """A reduce launcher that runs each thread's indices ``LANES`` at a time. Each thread
+    walks the chunk ``schedule(static)`` would give it, adding to its partial sum in index
+    order, so the total is the one the plain launcher computes."""
+    assert acc is not None
+    T = acc.ctype
+    lines = [f"    {T} pk_total = 0;"]
+    if parallel is not False:
+        clause = f" if({parallel})" if isinstance(parallel, str) else ""
+        lines += [f"    #pragma omp parallel reduction(+:pk_total){clause}", "    {"]
+    lines += [
+        "        int64_t pk_lo = pk_begin, pk_hi = pk_end;",
+        "        pk_rt::static_chunk(pk_begin, pk_end, &pk_lo, &pk_hi);" if parallel else "",
+        "        int64_t pk_i = pk_lo;",
+        f"        for (; pk_hi - pk_i >= {LANES}; pk_i += {LANES}) {lanes}(pk_i, pk_total{args});",
+        f"        for (; pk_i < pk_hi; ++pk_i) {kname}({idx}, pk_total{args});",
+    ]
+    if parallel is not False:
+        lines.append("    }")
+    lines.append(f"    *({T}*)pk_result = pk_total;")
+    return [line for line in lines if line]
 
 
 def _launch_body(

@@ -1,0 +1,154 @@
+"""Release-build code generation: the body inlined, views restrict-qualified only when no
+written view overlaps another, and reductions run several indices interleaved. None of it
+may change a result: each kernel here is checked bit for bit against plain Python."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkernels.runtime.marshal import argument_type
+from pkernels.translate.emit_cpp import LANES
+from pkernels.translate.kernel import translate_workunit
+
+
+@pk.workunit
+def row_dot(j, acc, cols, y, x, A):
+    t: float = 0
+    for i in range(cols):
+        t += A[j][i] * x[i]
+    acc += y[j] * t
+
+
+@pk.workunit
+def uniform_branches(j, acc, cols, scale, y, A):
+    t: float = 0
+    half = cols // 2  # the same for every index
+    for i in range(cols):
+        if i < half:
+            t += A[j, i] * scale
+        else:
+            t -= A[j, i] / (i + 1.0)
+    if cols > 3:
+        t = t * y[j]
+    acc += t
+
+
+@pk.workunit
+def two_updates(j, acc, y):
+    for k in range(2):
+        acc += y[j] * k
+    acc += y[j]
+
+
+@pk.workunit
+def ragged_rows(j, acc, counts, A):
+    for i in range(counts[j]):  # bounds depend on the index: not interleaved
+        acc += A[j, i]
+
+
+@pk.workunit
+def rebinds_parameters(j, acc, cols, A):
+    t: float = 0
+    for i in range(cols):
+        t += A[j, i]
+    cols = j % 3  # a parameter given a value that depends on the index
+    acc += t * cols
+
+
+@pk.workunit
+def shift_double(i, n, src, dst):
+    for k in range(n):
+        dst[i, k] = src[i, k] * 2.0
+
+
+@pk.workunit
+def plane_sum(i, n, src, dst):
+    for k in range(n):
+        dst[i, k] = src[i, k] + 1.0
+
+
+def _source(workunit, operation, **kwargs) -> str:
+    types = {name: argument_type(name, value) for name, value in kwargs.items()}
+    return translate_workunit(workunit, operation, types).source
+
+
+def _data(rows: int, cols: int):
+    rng = np.random.default_rng(7)
+    return rng.random(rows), rng.random(cols), rng.random((rows, cols))
+
+
+def test_interleaved_body_is_generated_for_a_read_only_reduction():
+    y, x, A = _data(4, 4)
+    source = _source(row_dot, "reduce", cols=4, y=y, x=x, A=A)
+    assert "pk_lanes_row_dot" in source
+    assert "#if !PK_DEBUG" in source  # release only: debug builds keep one index per call
+
+
+@pytest.mark.parametrize(
+    "workunit, kwargs",
+    [
+        (two_updates, {"y": np.ones(4)}),
+        (rebinds_parameters, {"cols": 4, "A": np.ones((4, 4))}),
+        (ragged_rows, {"counts": np.ones(4, dtype=np.int64), "A": np.ones((4, 4))}),
+        (plane_sum, {"n": 4, "src": np.ones((4, 4)), "dst": np.ones((4, 4))}),
+    ],
+)
+def test_no_interleaving_where_the_lanes_could_differ(workunit, kwargs):
+    operation = "for" if workunit is plane_sum else "reduce"
+    assert "pk_lanes_" not in _source(workunit, operation, **kwargs)
+
+
+@pytest.mark.parametrize("begin, end", [(0, 64), (3, 64), (5, 6), (0, LANES - 1), (7, 7)])
+@pytest.mark.parametrize(
+    "workunit", [row_dot, uniform_branches, two_updates, ragged_rows, rebinds_parameters]
+)
+def test_reductions_match_python_bit_for_bit(workunit, begin, end):
+    rows, cols = 64, 37
+    y, x, A = _data(rows, cols)
+    kwargs = {
+        row_dot: {"cols": cols, "y": y, "x": x, "A": A},
+        uniform_branches: {"cols": cols, "scale": 0.75, "y": y, "A": A},
+        two_updates: {"y": y},
+        ragged_rows: {"counts": np.arange(rows, dtype=np.int64) % cols, "A": A},
+        rebinds_parameters: {"cols": cols, "A": A},
+    }[workunit]
+    expected = pk.parallel_reduce(pk.RangePolicy(pk.Debug, begin, end), workunit, **kwargs)
+    # Serial adds in index order, as Python does: the same bits.
+    serial = pk.parallel_reduce(pk.RangePolicy(pk.Serial, begin, end), workunit, **kwargs)
+    assert serial == expected
+    # OpenMP adds per-thread partial sums: the same up to rounding.
+    parallel = pk.parallel_reduce(pk.RangePolicy(pk.OpenMP, begin, end), workunit, **kwargs)
+    assert parallel == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_restrict_is_guarded_by_an_overlap_check():
+    src, dst = np.ones((4, 4)), np.ones((4, 4))
+    source = _source(plane_sum, "for", n=4, src=src, dst=dst)
+    assert "pk_rt::overlap(pk_rt::span(dst), pk_rt::span(src))" in source
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial])
+def test_overlapping_views_keep_sequential_semantics(space):
+    # In each row dst is src shifted by one element: every step of the body's loop reads
+    # what the previous one wrote, so each row becomes a geometric sequence. A loop
+    # compiled as if dst and src could not overlap would read stale values.
+    rows, n = 5, 257
+    a = np.zeros((rows, n + 1))
+    a[:, 0] = np.arange(1, rows + 1)
+    policy = pk.RangePolicy(space, 0, rows)
+    pk.parallel_for(policy, shift_double, n=n, src=a[:, :-1], dst=a[:, 1:])
+    np.testing.assert_array_equal(a, np.arange(1, rows + 1)[:, None] * 2.0 ** np.arange(n + 1))
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial])
+def test_disjoint_and_identical_views(space):
+    rng = np.random.default_rng(3)
+    src = rng.random((9, 33))
+    dst = np.zeros_like(src)
+    pk.parallel_for(pk.RangePolicy(space, 0, 9), plane_sum, n=33, src=src, dst=dst)
+    np.testing.assert_array_equal(dst, src + 1.0)
+    same = src.copy()
+    pk.parallel_for(pk.RangePolicy(space, 0, 9), plane_sum, n=33, src=same, dst=same)
+    np.testing.assert_array_equal(same, src + 1.0)
