@@ -212,8 +212,24 @@ def test_cache_key_covers_every_input():
         ("src", "/usr/bin/clang++", "g++ 12", ("-O3",)),
         ("src", "/usr/bin/g++", "g++ 13", ("-O3",)),
         ("src", "/usr/bin/g++", "g++ 12", ("-O0",)),
+        ("src", "/usr/bin/g++", "g++ 12", ("-O3",), "x86_64|another CPU|avx2"),
     ]
-    assert len({cache.cache_key(*v) for v in variants} | {key}) == 5
+    assert len({cache.cache_key(*v) for v in variants} | {key}) == 6
+
+
+def test_host_tuned_builds_are_keyed_by_the_cpu(monkeypatch):
+    """A release build (-march=native) made on another CPU model is not reused; a
+    portable debug build is."""
+    from pkernels.build import compiler
+
+    source = 'extern "C" int pk_cpu_probe() { return 7; }\n'
+    here_release = build(source, False, "probe")
+    here_debug = build(source, True, "probe")
+    monkeypatch.setattr(compiler, "host_cpu", lambda: "x86_64|another CPU model|sse2")
+    there_release = build(source, False, "probe")
+    there_debug = build(source, True, "probe")
+    assert there_release.key != here_release.key and there_release.compile_seconds > 0
+    assert there_debug.key == here_debug.key and there_debug.compile_seconds == 0.0
 
 
 def test_debug_and_release_builds_are_separate_entries():

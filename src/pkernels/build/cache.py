@@ -29,9 +29,18 @@ def cache_root() -> Path:
     return root
 
 
-def cache_key(source: str, compiler: str, compiler_version: str, flags: tuple[str, ...]) -> str:
+def cache_key(
+    source: str,
+    compiler: str,
+    compiler_version: str,
+    flags: tuple[str, ...],
+    target: str = "",
+) -> str:
+    """The cache key of a build. ``target`` names the CPU when the flags tune for the
+    host (``-march=native``): such a library may not run on another CPU model, and a
+    cache in a home directory is often shared by the nodes of a cluster."""
     h = hashlib.sha256()
-    for part in (__version__, compiler, compiler_version, " ".join(flags), source):
+    for part in (__version__, compiler, compiler_version, " ".join(flags), target, source):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]

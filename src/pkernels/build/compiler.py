@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from .cache import cache_key, entry_dir, write_atomically
-from .toolchain import host_toolchain
+from .toolchain import host_cpu, host_toolchain
 
 GENERATED_PATH = "@PK_GENERATED_PATH@"
 
@@ -41,7 +41,8 @@ def build(source: str, debug: bool, label: str) -> BuiltModule:
     """
     tool = host_toolchain()
     flags = tool.flags(debug)
-    key = cache_key(source, tool.path, tool.version, flags)
+    target = host_cpu() if "-march=native" in flags else ""
+    key = cache_key(source, tool.path, tool.version, flags, target)
     directory = entry_dir(key)
     library = directory / "kernel.so"
     cpp = directory / "kernel.cpp"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -42,3 +43,23 @@ def host_toolchain() -> Toolchain:
         [path, "--version"], capture_output=True, text=True, check=False
     ).stdout.split("\n", 1)[0]
     return Toolchain(path, version)
+
+
+@functools.cache
+def host_cpu() -> str:
+    """What ``-march=native`` depends on: the machine, the CPU model and its features."""
+    model, features = "", ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and not model:
+                    model = value.strip()
+                elif key in ("flags", "Features") and not features:
+                    features = " ".join(sorted(value.split()))
+                if model and features:
+                    break
+    except OSError:
+        pass
+    return f"{platform.machine()}|{model}|{features}"
