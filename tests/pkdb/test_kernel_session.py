@@ -120,6 +120,24 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
+@pytest.fixture
+def run_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Start pkdb on a program written from source; sessions are closed at the end."""
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    sessions: list[PtySession] = []
+
+    def start(name: str, source: str) -> PtySession:
+        s = PtySession(write(tmp_path, name, source))
+        s.child.timeout = 60
+        sessions.append(s)
+        return s
+
+    yield start
+    for s in sessions:
+        s.close()
+
+
 def test_breakpoint_inspect_step_finish(session) -> None:
     s = session()
     assert f"Breakpoint 1 at {s.program}:{LINE_INNER}" in s.cmd(f"break {LINE_INNER}")
@@ -258,56 +276,42 @@ main()
 """
 
 
-def test_eval_and_parallel_print_at_a_kernel_stop(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    s = PtySession(write(tmp_path, "ev.py", EVAL_PROGRAM))
-    s.child.timeout = 60
-    try:
-        s.cmd("break 8 if i == 0")  # out[i] = y, in the first iteration of thread 0's chunk
-        assert "i=0" in s.cmd("continue", KERNEL_PROMPT)
-        table = s.cmd("parallel_print i * 10", KERNEL_PROMPT)
-        assert re.search(r"^\s+\d+\s+0\s+0$", table, re.M), table
-        assert "threads" in table
-        # a kernel variable is stored into the held thread; an array write lands in the
-        # program's array; a call-site local survives continue; a second kernel runs
-        assert "y = 100.0 (stored in thread" in s.cmd("eval y = 100.0", KERNEL_PROMPT)
-        s.cmd("eval x[3] = -1.0", KERNEL_PROMPT)  # thread 0's chunk (static schedule): 0..3
-        s.cmd("eval limit = 42", KERNEL_PROMPT)
-        assert s.cmd("eval pk.parallel_reduce(8, total, x=x)", KERNEL_PROMPT).strip() == "24.0"
-        out = s.cmd("continue")
-        assert "out [100.0, 2.0, 4.0, -2.0, 8.0, 10.0, 12.0, 14.0] limit 42" in out, out
-    finally:
-        s.close()
+def test_eval_and_parallel_print_at_a_kernel_stop(run_program) -> None:
+    s = run_program("ev.py", EVAL_PROGRAM)
+    s.cmd("break 8 if i == 0")  # out[i] = y, in the first iteration of thread 0's chunk
+    assert "i=0" in s.cmd("continue", KERNEL_PROMPT)
+    table = s.cmd("parallel_print i * 10", KERNEL_PROMPT)
+    assert re.search(r"^\s+\d+\s+0\s+0$", table, re.M), table
+    assert "threads" in table
+    # a kernel variable is stored into the held thread; an array write lands in the
+    # program's array; a call-site local survives continue; a second kernel runs
+    assert "y = 100.0 (stored in thread" in s.cmd("eval y = 100.0", KERNEL_PROMPT)
+    s.cmd("eval x[3] = -1.0", KERNEL_PROMPT)  # thread 0's chunk (static schedule): 0..3
+    s.cmd("eval limit = 42", KERNEL_PROMPT)
+    assert s.cmd("eval pk.parallel_reduce(8, total, x=x)", KERNEL_PROMPT).strip() == "24.0"
+    out = s.cmd("continue")
+    assert "out [100.0, 2.0, 4.0, -2.0, 8.0, 10.0, 12.0, 14.0] limit 42" in out, out
 
 
-def test_thread_aware_continue_holds_and_resumes_chosen_threads(
-    tmp_path: Path, monkeypatch
-) -> None:
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    s = PtySession(write(tmp_path, "ev.py", EVAL_PROGRAM))
-    s.child.timeout = 60
-    try:
-        s.cmd("break 7")  # y: float = x[i] * factor
-        stop = s.cmd("continue", KERNEL_PROMPT)
-        # both OpenMP threads reach the breakpoint before the prompt comes back
-        assert "also at a breakpoint: thread" in stop, stop
-        table = s.cmd("parallel_print i", KERNEL_PROMPT)
-        rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M)
-        assert sorted(int(i) for _, i in rows) == [0, 4], table  # static chunks 0..3, 4..7
-        first = min(rows, key=lambda r: int(r[1]))[0]  # the thread running 0..3
-        out = s.cmd(f"continue threads {first}:{first}", KERNEL_PROMPT)
-        assert f"Resuming thread {first}" in out and f"(thread {first}, i=1)" in out, out
-        table = s.cmd("parallel_print i", KERNEL_PROMPT)
-        assert sorted(int(i) for _, i in re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M)) == [
-            1,
-            4,
-        ], table  # the other thread did not move
-        assert "not a kernel" not in s.cmd("clear 1", KERNEL_PROMPT)
-        assert "exited with code 0" in s.cmd("continue")
-    finally:
-        s.close()
+def test_thread_aware_continue_holds_and_resumes_chosen_threads(run_program) -> None:
+    s = run_program("ev.py", EVAL_PROGRAM)
+    s.cmd("break 7")  # y: float = x[i] * factor
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    # both OpenMP threads reach the breakpoint before the prompt comes back
+    assert "also at a breakpoint: thread" in stop, stop
+    table = s.cmd("parallel_print i", KERNEL_PROMPT)
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M)
+    assert sorted(int(i) for _, i in rows) == [0, 4], table  # static chunks 0..3, 4..7
+    first = min(rows, key=lambda r: int(r[1]))[0]  # the thread running 0..3
+    out = s.cmd(f"continue threads {first}:{first}", KERNEL_PROMPT)
+    assert f"Resuming thread {first}" in out and f"(thread {first}, i=1)" in out, out
+    table = s.cmd("parallel_print i", KERNEL_PROMPT)
+    assert sorted(int(i) for _, i in re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M)) == [
+        1,
+        4,
+    ], table  # the other thread did not move
+    assert "not a kernel" not in s.cmd("clear 1", KERNEL_PROMPT)
+    assert "exited with code 0" in s.cmd("continue")
 
 
 HOST_EVAL = """
@@ -330,40 +334,27 @@ main()
 """
 
 
-def test_eval_in_host_mode_changes_the_live_program(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    s = PtySession(write(tmp_path, "hev.py", HOST_EVAL))
-    s.child.timeout = 60
-    try:
-        s.cmd("break 13")
-        s.cmd("continue")
-        s.cmd("eval n = 2")
-        s.cmd("eval pk.parallel_for(n, fill, out=y, value=7.0)")  # a kernel on the live array
-        assert s.cmd("eval y.sum()").strip() == "np.float64(14.0)"
-        assert "eval EXPRESSION | eval STATEMENT" in s.cmd("help eval")
-        assert "y [7.0, 7.0, 0.0, 0.0] n 2" in s.cmd("continue")
-    finally:
-        s.close()
+def test_eval_in_host_mode_changes_the_live_program(run_program) -> None:
+    s = run_program("hev.py", HOST_EVAL)
+    s.cmd("break 13")
+    s.cmd("continue")
+    s.cmd("eval n = 2")
+    s.cmd("eval pk.parallel_for(n, fill, out=y, value=7.0)")  # a kernel on the live array
+    assert s.cmd("eval y.sum()").strip() == "np.float64(14.0)"
+    assert "eval EXPRESSION | eval STATEMENT" in s.cmd("help eval")
+    assert "y [7.0, 7.0, 0.0, 0.0] n 2" in s.cmd("continue")
 
 
-def test_next_crosses_iterations_and_knows_when_a_thread_is_done(
-    tmp_path: Path, monkeypatch
-) -> None:
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    s = PtySession(write(tmp_path, "ev.py", EVAL_PROGRAM))
-    s.child.timeout = 60
-    try:
-        s.cmd("break 8 if i == 2")  # out[i] = y; thread 0 runs i = 0..3
-        stop = s.cmd("continue", KERNEL_PROMPT)
-        thread = re.search(r"\(thread (\d+), i=2\)", stop).group(1)
-        assert f"ev.py:7 (thread {thread}, i=3)" in s.cmd("next", KERNEL_PROMPT)
-        assert f"ev.py:8 (thread {thread}, i=3)" in s.cmd("next", KERNEL_PROMPT)
-        assert "has run all its iterations" in s.cmd("next", KERNEL_PROMPT)
-        assert "choose another with 'thread N'" in s.cmd("step", KERNEL_PROMPT)
-        threads = s.cmd("threads", KERNEL_PROMPT)
-        assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)", threads, re.M)
-        s.cmd("clear 1", KERNEL_PROMPT)
-        assert "exited with code 0" in s.cmd("continue")
-    finally:
-        s.close()
+def test_next_crosses_iterations_and_knows_when_a_thread_is_done(run_program) -> None:
+    s = run_program("ev.py", EVAL_PROGRAM)
+    s.cmd("break 8 if i == 2")  # out[i] = y; thread 0 runs i = 0..3
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    thread = re.search(r"\(thread (\d+), i=2\)", stop).group(1)
+    assert f"ev.py:7 (thread {thread}, i=3)" in s.cmd("next", KERNEL_PROMPT)
+    assert f"ev.py:8 (thread {thread}, i=3)" in s.cmd("next", KERNEL_PROMPT)
+    assert "has run all its iterations" in s.cmd("next", KERNEL_PROMPT)
+    assert "choose another with 'thread N'" in s.cmd("step", KERNEL_PROMPT)
+    threads = s.cmd("threads", KERNEL_PROMPT)
+    assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)", threads, re.M)
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "exited with code 0" in s.cmd("continue")
