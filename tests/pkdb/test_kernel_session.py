@@ -191,6 +191,12 @@ def test_conditional_breakpoint_and_helper_step(session) -> None:
     assert f"prog.py:{LINE_W} " in step and "-> w = v * 2.0" in step, step
     assert s.cmd("p v", KERNEL_PROMPT).strip() == "2.5"
     assert re.search(rf"#0 \S*prog.py:{LINE_W} \(weight\)", s.cmd("bt", KERNEL_PROMPT))
+    # up/down move between the helper and the workunit that called it
+    up = s.cmd("up", KERNEL_PROMPT)
+    assert f"prog.py:{LINE_ACC} (yAx)" in up and "-> acc += weight(y_view[j]) * temp2" in up
+    assert s.cmd("p j, temp2", KERNEL_PROMPT).strip() == "(10, 8.0)"
+    assert "Oldest kernel frame" in s.cmd("up", KERNEL_PROMPT)
+    assert f"prog.py:{LINE_W} (weight)" in s.cmd("down", KERNEL_PROMPT)
     # a kernel-mode breakpoint shares pdb's numbering and lists with host ones
     assert "Breakpoint 2 at" in s.cmd(f"tbreak {LINE_INNER} if j == 11", KERNEL_PROMPT)
     listing = s.cmd("info breakpoints", KERNEL_PROMPT)

@@ -114,6 +114,44 @@ def do_list(console: KernelConsole, arg: str) -> None:
         console.message(f"{line:4d} {mark}{arrow} {text.rstrip()}")
 
 
+def _move(console: KernelConsole, arg: str, direction: int) -> None:
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    try:
+        count = int(arg.strip() or "1")
+    except ValueError:
+        console.error(f"a number of frames expected, got {arg.strip()!r}")
+        return
+    frames = kernel.python_frames(stop.thread)
+    target = stop.frame + direction * count
+    if not 0 <= target < len(frames):
+        console.error("Oldest kernel frame" if direction > 0 else "Newest frame")
+        return
+    stop.frame = target
+    frame = frames[target]
+    text = linecache.getline(frame.file or "", frame.line).strip()
+    console.message(f"> {frame.file}:{frame.line} ({_py_name(frame.function)})")
+    if text:
+        console.message(f"-> {text}")
+
+
+@guarded
+def do_up(console: KernelConsole, arg: str) -> None:
+    """u(p) [count]
+    Move to an older kernel frame (from a @pk.function helper to its
+    caller); p, locals and args then look at that frame.
+    """
+    _move(console, arg, +1)
+
+
+@guarded
+def do_down(console: KernelConsole, arg: str) -> None:
+    """d(own) [count]
+    Move to a newer kernel frame (back towards where the thread stopped).
+    """
+    _move(console, arg, -1)
+
+
 def _py_name(function: str | None) -> str:
     """``pk_kernel::yAx(long, ...)`` -> ``yAx``."""
     name = (function or "??").split("(")[0].split("::")[-1]
@@ -127,4 +165,6 @@ COMMANDS = [
     Command("args", do_args, aliases=("a",)),
     Command("where", do_where, aliases=("w", "bt", "backtrace")),
     Command("list", do_list, aliases=("l",)),
+    Command("up", do_up, aliases=("u",)),
+    Command("down", do_down, aliases=("d",)),
 ]
