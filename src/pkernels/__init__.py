@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 from .api.decorators import function, workunit  # noqa: E402
 from .api.kernel_builtins import *  # noqa: E402,F403
-from .api.policies import RangePolicy  # noqa: E402
+from .api.policies import MDRangePolicy, RangePolicy  # noqa: E402
 from .api.spaces import (  # noqa: E402
     Cuda,
     Debug,

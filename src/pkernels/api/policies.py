@@ -37,15 +37,83 @@ class RangePolicy:
         return max(0, self.end - self.begin)
 
 
-def as_policy(policy: object) -> RangePolicy:
-    """An int ``n`` means ``RangePolicy(0, n)`` on the default space."""
+@dataclass(frozen=True, init=False)
+class MDRangePolicy:
+    """``MDRangePolicy([space,] begins, ends[, tiling])``: every index tuple ``(i, j, ...)``
+    with ``begins[k] <= index[k] < ends[k]``, for ranks 2 to 4. ``tiling`` (one tile
+    extent per dimension, as in PyKokkos) is accepted and checked, but not used."""
+
+    space: ExecutionSpace
+    begins: tuple[int, ...]
+    ends: tuple[int, ...]
+    tiling: tuple[int, ...] | None
+
+    def __init__(self, *args: object, tiling: object = None) -> None:
+        if args and isinstance(args[0], ExecutionSpace):
+            space, rest = args[0], args[1:]
+        else:
+            space, rest = ExecutionSpace.Default, args
+        if tiling is not None:
+            rest = (*rest, tiling)
+        if len(rest) not in (2, 3):
+            raise TypeError("MDRangePolicy takes ([space,] begins, ends[, tiling])")
+        begins = _int_tuple("begins", rest[0])
+        ends = _int_tuple("ends", rest[1])
+        tiling = _int_tuple("tiling", rest[2]) if len(rest) == 3 and rest[2] is not None else None
+        if len(begins) != len(ends):
+            raise ValueError(
+                f"MDRangePolicy: begins and ends must have the same length, got "
+                f"{len(begins)} and {len(ends)}"
+            )
+        if not 2 <= len(begins) <= 4:
+            raise ValueError(
+                f"MDRangePolicy: the rank must be 2 to 4, got {len(begins)} "
+                "(use RangePolicy for one dimension)"
+            )
+        if tiling is not None and len(tiling) != len(begins):
+            raise ValueError(
+                f"MDRangePolicy: tiling must have one entry per dimension ({len(begins)}), "
+                f"got {len(tiling)}"
+            )
+        object.__setattr__(self, "space", resolve_space(space))
+        object.__setattr__(self, "begins", begins)
+        object.__setattr__(self, "ends", ends)
+        object.__setattr__(self, "tiling", tiling)
+
+    @property
+    def rank(self) -> int:
+        return len(self.begins)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for b, e in zip(self.begins, self.ends, strict=True):
+            n *= max(0, e - b)
+        return n
+
+
+def _int_tuple(what: str, values: object) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(v) for v in values)  # type: ignore[attr-defined]
+    except TypeError:
+        raise TypeError(
+            f"MDRangePolicy {what} must be a list of integers, got {values!r}"
+        ) from None
+
+
+def as_policy(policy: object) -> RangePolicy | MDRangePolicy:
+    """The policy of a dispatch: an int ``n`` means ``RangePolicy(0, n)`` on the default
+    space."""
     if isinstance(policy, RangePolicy):
         # A policy built before set_default_space keeps the space it resolved then.
+        return policy
+    if isinstance(policy, MDRangePolicy):
         return policy
     try:
         n = operator.index(policy)
     except TypeError:
         raise DispatchError(
-            f"a dispatch policy must be an int or a RangePolicy, got {type(policy).__name__}"
+            "a dispatch policy must be an int, a RangePolicy or an MDRangePolicy, got "
+            f"{type(policy).__name__}"
         ) from None
     return RangePolicy(0, n)

@@ -8,6 +8,7 @@ cost nothing when no observer is registered.
 from __future__ import annotations
 
 import inspect
+import itertools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..api.decorators import KernelMarker, marker_of
-from ..api.policies import RangePolicy, as_policy
+from ..api.policies import MDRangePolicy, RangePolicy, as_policy
 from ..api.spaces import ExecutionSpace
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
@@ -25,7 +26,7 @@ from ..translate.kernel import ROLES, translate_workunit
 from ..translate.pyexec import accumulator_form
 from . import hooks
 from .hooks import BuildMode, Dispatch
-from .launch import CompiledKernel
+from .launch import CompiledKernel, box_bounds
 from .marshal import argument_type, signature_key
 
 
@@ -77,7 +78,7 @@ def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
 def _run(
     workunit: Callable[..., Any],
     operation: str,
-    policy: RangePolicy,
+    policy: RangePolicy | MDRangePolicy,
     kwargs: dict[str, Any],
     build_mode: BuildMode,
     dispatch: Dispatch | None,
@@ -85,6 +86,8 @@ def _run(
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(f"parallel_{operation} needs a @pk.workunit, got {workunit!r}")
+    if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
+        return _run_box(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     space = policy.space
     if space is ExecutionSpace.Debug:
         return run_in_python(workunit, operation, policy, kwargs)
@@ -96,13 +99,59 @@ def _run(
     return kernel.launch(space, policy.begin, policy.end, kwargs)
 
 
-def _argument_names(workunit: Callable[..., Any], operation: str) -> tuple[str, ...]:
+def _run_box(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    policy: MDRangePolicy,
+    kwargs: dict[str, Any],
+    build_mode: BuildMode,
+    dispatch: Dispatch | None,
+) -> Any:
+    """:func:`_run` for an MDRangePolicy: the launchers take its begins and ends as arrays."""
+    rank = policy.rank
+    if operation == "scan":
+        raise DispatchError(
+            "parallel_scan over an MDRangePolicy is not supported: a scan needs one order of "
+            "its indices; use a RangePolicy over the flattened index"
+        )
+    _check_index_parameters(workunit, operation, rank)
+    space = policy.space
+    if space is ExecutionSpace.Debug:
+        return run_in_python(workunit, operation, policy, kwargs)
+    if space is ExecutionSpace.Cuda:
+        raise DispatchError("the Cuda execution space is not available in this build")
+    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, rank)
+    if dispatch is not None:
+        hooks.notify("before_launch", dispatch, kernel)
+    return kernel.launch(space, box_bounds(policy.begins), box_bounds(policy.ends), kwargs)
+
+
+def _check_index_parameters(workunit: Callable[..., Any], operation: str, rank: int) -> None:
+    """An MDRangePolicy of ``rank`` passes ``rank`` indices (then the accumulator): the
+    workunit must have parameters for them."""
     code = workunit.__code__
-    return code.co_varnames[len(ROLES[operation]) : code.co_argcount]
+    needed = len(ROLES[operation]) + rank - 1
+    if code.co_argcount < needed:
+        names = ", ".join(code.co_varnames[: code.co_argcount])
+        wanted = ", ".join([*"ijkl"[:rank], *(["acc"] if operation == "reduce" else [])])
+        raise DispatchError(
+            f"parallel_{operation} of {workunit.__name__} over an MDRangePolicy of rank {rank}: "
+            f"the workunit takes ({names}), but needs {rank} index parameters"
+            + (" and the accumulator" if operation == "reduce" else "")
+            + f" first, e.g. ({wanted}, ...)"
+        )
 
 
-def _check_arguments(workunit: Callable[..., Any], operation: str, kwargs: dict[str, Any]) -> None:
-    names = _argument_names(workunit, operation)
+def _argument_names(workunit: Callable[..., Any], operation: str, rank: int = 1) -> tuple[str, ...]:
+    code = workunit.__code__
+    return code.co_varnames[len(ROLES[operation]) + rank - 1 : code.co_argcount]
+
+
+def _check_arguments(
+    workunit: Callable[..., Any], operation: str, kwargs: dict[str, Any], rank: int = 1
+) -> None:
+    names = _argument_names(workunit, operation, rank)
     missing = [n for n in names if n not in kwargs]
     extra = [n for n in kwargs if n not in names]
     if missing or extra:
@@ -111,9 +160,16 @@ def _check_arguments(workunit: Callable[..., Any], operation: str, kwargs: dict[
             parts.append("missing " + ", ".join(missing))
         if extra:
             parts.append("unexpected " + ", ".join(extra))
+        note = ""
+        if rank > 1:
+            leading = workunit.__code__.co_varnames[: len(ROLES[operation]) + rank - 1]
+            note = (
+                f"; an MDRangePolicy of rank {rank} passes ({', '.join(leading)}) "
+                "positionally: the indices first"
+            )
         raise DispatchError(
             f"parallel_{operation} of {workunit.__name__}: {'; '.join(parts)} "
-            f"(the workunit takes {', '.join(names) or 'no keyword arguments'})"
+            f"(the workunit takes {', '.join(names) or 'no keyword arguments'}{note})"
         )
 
 
@@ -123,20 +179,28 @@ def compiled_kernel(
     operation: str,
     kwargs: dict[str, Any],
     build_mode: BuildMode,
+    rank: int = 1,
 ) -> CompiledKernel:
-    """The loaded build of ``workunit`` for these arguments (translated on first use)."""
-    names = _argument_names(workunit, operation)
+    """The loaded build of ``workunit`` for these arguments (translated on first use);
+    ``rank`` > 1: for an MDRangePolicy of that rank."""
+    names = _argument_names(workunit, operation, rank)
     try:
-        key = (operation, build_mode, tuple(signature_key(kwargs[n]) for n in names))
+        key: tuple[Any, ...] = (
+            operation,
+            build_mode,
+            tuple(signature_key(kwargs[n]) for n in names),
+        )
+        if rank != 1:
+            key += (rank,)
         if len(kwargs) != len(names):
             raise KeyError
     except KeyError:
-        _check_arguments(workunit, operation, kwargs)
+        _check_arguments(workunit, operation, kwargs, rank)
         raise
     kernel = marker.specializations.get(key)
     if kernel is None:
         arg_types = {n: argument_type(n, kwargs[n]) for n in names}
-        entry = translate_workunit(workunit, operation, arg_types)
+        entry = translate_workunit(workunit, operation, arg_types, rank)
         debug = build_mode is BuildMode.DEBUG
         module = build(entry.source, debug, f"workunit {workunit.__qualname__}")
         kernel = CompiledKernel(
@@ -162,9 +226,31 @@ _python_forms: dict[Any, Callable[..., Any]] = {}
 
 
 def run_in_python(
-    workunit: Callable[..., Any], operation: str, policy: RangePolicy, kwargs: dict[str, Any]
+    workunit: Callable[..., Any],
+    operation: str,
+    policy: RangePolicy | MDRangePolicy,
+    kwargs: dict[str, Any],
 ) -> Any:
-    """The ``Debug`` space: the body as plain Python, index by index."""
+    """The ``Debug`` space: the body as plain Python, index by index (an MDRangePolicy's
+    index tuples in row-major order)."""
+    if isinstance(policy, MDRangePolicy):
+        rank = policy.rank
+        _check_arguments(workunit, operation, kwargs, rank)
+        kwargs = {name: _as_view(value) for name, value in kwargs.items()}
+        boxes = itertools.product(*map(range, policy.begins, policy.ends))
+        if operation == "for":
+            for index in boxes:
+                workunit(*index, **kwargs)
+            return None
+        assert operation == "reduce"
+        body = _python_forms.get((workunit, rank))
+        if body is None:
+            body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
+        to_python = _python_type(workunit, rank)
+        acc = [to_python(0)]
+        for index in boxes:
+            body(*index, acc, **kwargs)
+        return to_python(acc[0])
     _check_arguments(workunit, operation, kwargs)
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     indices = range(policy.begin, policy.end)
@@ -175,8 +261,7 @@ def run_in_python(
     body = _python_forms.get(workunit)
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
-    acc_kind = _acc_type(workunit).kind
-    to_python = int if acc_kind in ("int", "uint") else bool if acc_kind == "bool" else float
+    to_python = _python_type(workunit)
     acc = [to_python(0)]
     if operation == "reduce":
         for i in indices:
@@ -210,13 +295,19 @@ def _as_view(value: Any) -> Any:
     return value.item() if type(value) in _AS_PYTHON else value
 
 
-def _acc_type(workunit: Callable[..., Any]) -> DataType:
+def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:
+    """The Python type of the accumulator's value (the parameter at ``position``)."""
+    acc_kind = _acc_type(workunit, position).kind
+    return int if acc_kind in ("int", "uint") else bool if acc_kind == "bool" else float
+
+
+def _acc_type(workunit: Callable[..., Any], position: int = 1) -> DataType:
     """The accumulator's type, read as the translator reads it (float64 if unannotated).
 
     Annotations are evaluated, so modules using ``from __future__ import annotations``
     (where ``__annotations__`` holds strings) get the same type as in compiled spaces.
     """
-    name = workunit.__code__.co_varnames[1]
+    name = workunit.__code__.co_varnames[position]
     try:
         ann = inspect.get_annotations(workunit, eval_str=True).get(name)
     except Exception:  # noqa: BLE001 - an annotation Python cannot evaluate: the default

@@ -17,6 +17,11 @@ from .marshal import c_argtypes, c_arguments, result_buffer
 _FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError}
 
 
+def box_bounds(values: tuple[int, ...]) -> Any:
+    """An MDRangePolicy's begins or ends as a launcher takes them: an int64 array."""
+    return (ctypes.c_int64 * len(values))(*values)
+
+
 @dataclass
 class CompiledKernel:
     """One workunit, compiled for one operation and argument signature.
@@ -53,7 +58,7 @@ class CompiledKernel:
 
     def load(self) -> None:
         self._lib = ctypes.CDLL(str(self.module.library))
-        argtypes = c_argtypes(self.entry.params)
+        argtypes = c_argtypes(self.entry.params, self.entry.rank)
         for space, symbol in (
             (ExecutionSpace.OpenMP, self.entry.symbols["openmp"]),
             (ExecutionSpace.Serial, self.entry.symbols["serial"]),
@@ -65,8 +70,11 @@ class CompiledKernel:
         self._lib.pk_fault_message.restype = ctypes.c_char_p
         self._lib.pk_fault_kind.restype = ctypes.c_int
 
-    def launch(self, space: ExecutionSpace, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
-        """Run the kernel over ``begin <= i < end``; return the total for reduce/scan."""
+    def launch(self, space: ExecutionSpace, begin: Any, end: Any, kwargs: dict[str, Any]) -> Any:
+        """Run the kernel over ``begin <= i < end``; return the total for reduce/scan.
+
+        A kernel built for an MDRangePolicy box (``entry.rank`` > 1) takes ``begin`` and
+        ``end`` as ctypes arrays of ``rank`` int64 (see :func:`box_bounds`)."""
         for name in self.entry.written_views:
             if not kwargs[name].flags.writeable:
                 # NumPy refuses such writes too; native code would just do them (into a

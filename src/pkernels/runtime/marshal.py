@@ -54,9 +54,12 @@ def argument_type(name: str, value: Any) -> Type:
     )
 
 
-def c_argtypes(params: list[Param]) -> list[Any]:
-    """ctypes argument types of a launch symbol (after begin, end and the result pointer)."""
-    types: list[Any] = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:
+    """ctypes argument types of a launch symbol: begin and end (for an MDRangePolicy of
+    ``rank`` > 1, pointers to ``rank`` begins and ``rank`` ends), the result pointer, then
+    the arguments."""
+    bound = ctypes.c_int64 if rank == 1 else ctypes.c_void_p
+    types: list[Any] = [bound, bound, ctypes.c_void_p]
     for p in params:
         if isinstance(p.type, ViewType):
             types.append(ctypes.c_void_p)

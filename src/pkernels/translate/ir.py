@@ -225,6 +225,5 @@ class Function:
     locals: dict[str, DataType]
     body: list[Stmt]
     end_lineno: int = 0
-    helpers_called: list[str] = field(default_factory=list)
     # Views the body stores into (assignments, augmented assignments, atomics).
     written_views: set[str] = field(default_factory=set)

@@ -14,22 +14,29 @@ from .source import KernelSource
 ROLES = {"for": ["index"], "reduce": ["index", "acc"], "scan": ["index", "acc", "last_pass"]}
 
 
+def roles(operation: str, rank: int = 1) -> list[str]:
+    """The roles of a workunit's leading parameters: ``rank`` indices (an MDRangePolicy
+    has 2 to 4), then the accumulator (reduce, scan) and ``last_pass`` (scan)."""
+    return ["index"] * rank + ROLES[operation][1:]
+
+
 def lower_workunit(
-    func: Callable[..., Any], operation: str, arg_types: dict[str, ir.Type]
+    func: Callable[..., Any], operation: str, arg_types: dict[str, ir.Type], rank: int = 1
 ) -> tuple[ir.Function, list[ir.Function]]:
     """The checked IR of ``func`` (and of the helpers it calls) for these argument types."""
     source = KernelSource.of(func)
     helpers = HelperRegistry()
     lowerer = FunctionLowerer(source, helpers, cpp_name=source.name)
-    kernel = lowerer.lower_workunit(ROLES[operation], arg_types)
+    kernel = lowerer.lower_workunit(roles(operation, rank), arg_types)
     return kernel, helpers.order
 
 
 def translate_workunit(
-    func: Callable[..., Any], operation: str, arg_types: dict[str, ir.Type]
+    func: Callable[..., Any], operation: str, arg_types: dict[str, ir.Type], rank: int = 1
 ) -> KernelEntry:
-    """C++ for ``func`` dispatched as ``operation`` with arguments of ``arg_types``."""
-    kernel, helpers = lower_workunit(func, operation, arg_types)
+    """C++ for ``func`` dispatched as ``operation`` with arguments of ``arg_types``, over
+    a range (``rank`` 1) or an MDRangePolicy box of ``rank`` dimensions."""
+    kernel, helpers = lower_workunit(func, operation, arg_types, rank)
     index = kernel.params[0].type
     assert isinstance(index, t.DataType)
-    return emit_module(kernel, helpers, operation, index)
+    return emit_module(kernel, helpers, operation, index, rank)

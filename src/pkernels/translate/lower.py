@@ -110,6 +110,7 @@ class FunctionLowerer:
         self.loop_depth = 0
         self.counter = 0
         self.function: ir.Function | None = None
+        self.rank = 1  # index parameters of the workunit (an MDRangePolicy's rank)
 
     # ------------------------------------------------------------ entry points
 
@@ -117,14 +118,25 @@ class FunctionLowerer:
         """Lower a workunit whose leading parameters play ``roles`` (index, acc, last_pass)."""
         tree = self.src.tree
         args = self._plain_params(tree)
+        rank = roles.count("index")
         if len(args) < len(roles):
             wanted = ", ".join(roles)
+            hint = (
+                "A parallel_for workunit starts with the index `i`; parallel_reduce with "
+                "`(i, acc)`; parallel_scan with `(i, acc, last_pass)`."
+            )
+            if rank > 1:
+                hint = (
+                    f"An MDRangePolicy of rank {rank} passes {rank} indices: write "
+                    f"`def {tree.name}({', '.join('ijkl'[:rank])}, ...)` (then `acc` for "
+                    "parallel_reduce)."
+                )
             self.src.error(
                 tree,
                 f"workunit {tree.name!r} needs at least {len(roles)} parameters ({wanted})",
-                hint="A parallel_for workunit starts with the index `i`; parallel_reduce with "
-                "`(i, acc)`; parallel_scan with `(i, acc, last_pass)`.",
+                hint=hint,
             )
+        self.rank = rank
         params: list[ir.Param] = []
         for arg, role in zip(args, roles, strict=False):
             params.append(ir.Param(arg.arg, self._role_type(arg, role), role))
@@ -227,7 +239,17 @@ class FunctionLowerer:
         if ann is None:
             return t.int64
         if not isinstance(ann, DataType) or not ann.is_integer:
-            self.src.error(arg, "the index parameter must be an integer")
+            rank = self.rank
+            self.src.error(
+                arg,
+                "the index parameter must be an integer"
+                + (
+                    f" (an MDRangePolicy of rank {rank} passes the first {rank} parameters "
+                    "as indices)"
+                    if rank > 1
+                    else ""
+                ),
+            )
         return ann
 
     def _check_annotation(self, arg: ast.arg, actual: ir.Type) -> ir.Type:

@@ -28,11 +28,12 @@ class _AccumulatorToCell(ast.NodeTransformer):
         return ast.copy_location(cell, node)
 
 
-def accumulator_form(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` with its second parameter (the accumulator) taken as a 1-element list."""
+def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..., Any]:
+    """``func`` with its accumulator (the parameter at ``position``: the second, or the
+    one after an MDRangePolicy's indices) taken as a 1-element list."""
     source = KernelSource.of(func)
     tree = source.tree
-    acc_name = tree.args.args[1].arg
+    acc_name = tree.args.args[position].arg
     new_tree = ast.FunctionDef(
         name=tree.name,
         args=tree.args,
