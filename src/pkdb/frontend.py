@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from .channel import ChannelClosed
 from .commands.registry import split_commands
 from .kernel_protocol import KernelFinished, KernelGo, KernelLaunch, KernelReply, KernelRequest
-from .kernel_session import KernelSession
+from .kernel_session import KernelSession, cpp_name
 from .modes import HostMode, KernelMode, Mode
 from .protocol import (
     ENTRY_QUIET,
@@ -413,8 +413,10 @@ class Frontend(cmd.Cmd):
         detail = f"thread {event.thread_id}"
         try:
             level = self.kernel.frame_level(event.thread_id, 0)
-            index = self.kernel.require_controller().evaluate(launch.index, event.thread_id, level)
-            detail += f", {launch.index}={index}"
+            controller = self.kernel.require_controller()
+            for name in launch.index.split(", "):
+                value = controller.evaluate(cpp_name(name), event.thread_id, level)
+                detail += f", {name}={value}"
         except TargetError:
             pass  # stopped in a helper, where the index is not in scope
         source = linecache.getline(frame.file, frame.line).strip() if frame and frame.file else ""

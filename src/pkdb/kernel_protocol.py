@@ -27,7 +27,8 @@ class KernelLaunch(Message):
     """A kernel about to run in a debug build, with the breakpoints that concern it.
 
     ``breakpoints``: dicts with number, file, line, condition, temporary, enabled.
-    ``views``: name -> {"rank", "dtype", "shape"}; ``index``: the index parameter's name.
+    ``views``: name -> {"rank", "dtype", "shape"}; ``index``: the index parameters' names
+    (``"i, j"`` under an MDRangePolicy).
     ``call_stack``: the host frames of the dispatch, outermost first (file, line, function).
     """
 

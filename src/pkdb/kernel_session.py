@@ -41,6 +41,13 @@ _RUNTIME_LIBRARIES = (
 )
 
 
+def cpp_name(py_name: str) -> str:
+    """The generated code's name of a kernel variable (pkernels' translator rule)."""
+    from pkernels.translate.emit_cpp import cpp_name as translate
+
+    return translate(py_name)
+
+
 @dataclass
 class KernelStop:
     """Where the user is: the thread and frame selected at the current kernel stop."""

@@ -364,3 +364,33 @@ def test_next_crosses_iterations_and_knows_when_a_thread_is_done(run_program) ->
     assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)", threads, re.M)
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "exited with code 0" in s.cmd("continue")
+
+
+MDRANGE = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def add(i, j, out, a):
+    out[i, j] = a[i, j] + 1.0
+
+
+a = np.arange(12.0).reshape(3, 4)
+out = np.zeros((3, 4))
+pk.parallel_for(pk.MDRangePolicy([0, 0], [3, 4]), add, out=out, a=a)
+print("sum", out.sum())
+"""
+
+
+def test_mdrange_kernel_stop_shows_every_index(run_program) -> None:
+    s = run_program("md.py", MDRANGE)
+    s.cmd("break 7 if i == 2 and j == 1")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"md.py:7 \(thread \d+, i=2, j=1\)", stop), stop
+    assert s.cmd("p a[i, j]", KERNEL_PROMPT).strip() == "np.float64(9.0)"
+    assert re.search(
+        r"^\s+\d+\s+2, 1\s+21$", s.cmd("parallel_print i * 10 + j", KERNEL_PROMPT), re.M
+    )
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "sum 78.0" in s.cmd("continue")

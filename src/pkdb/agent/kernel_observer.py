@@ -170,7 +170,7 @@ class KernelObserver:
             last_line=last,
             library=str(kernel.library),
             source=str(kernel.source),
-            index=workunit.__code__.co_varnames[0],
+            index=", ".join(workunit.__code__.co_varnames[: getattr(dispatch.policy, "rank", 1)]),
             views=views,
             breakpoints=dispatch.extra["pkdb_breakpoints"],
             call_stack=_call_stack(dispatch.frame),

@@ -67,7 +67,8 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
         if not thread.stopped or not kernel.python_frames(thread.id):
             continue
         values = kernel_values(console, thread.id, 0)
-        rows.append((thread.id, format_value(values.get(index, "?"))))
+        shown = [format_value(values.get(name, "?")) for name in index.split(", ")]
+        rows.append((thread.id, ", ".join(shown)))
         per_thread.append(values)
     if not rows:
         console.error("no kernel thread is stopped in kernel code")
