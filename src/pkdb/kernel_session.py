@@ -8,7 +8,6 @@ them), so host and kernel breakpoints keep pdb's single numbering.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -285,7 +284,3 @@ class KernelSession:
         """gdb's level of the ``frame``-th Python frame of ``thread``."""
         frames = self.python_frames(thread)
         return frames[frame].level if frame < len(frames) else 0
-
-    def short_path(self, path: str) -> str:
-        cwd = os.getcwd()
-        return os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path

@@ -20,10 +20,6 @@ class ExecutionSpace(enum.Enum):
     Cuda = "Cuda"
     Default = "Default"
 
-    @property
-    def is_native_cpu(self) -> bool:
-        return self in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
-
 
 _default_space = ExecutionSpace.OpenMP
 

@@ -336,14 +336,14 @@ class FunctionLowerer:
             case ast.AugAssign(target=target, op=op, value=value):
                 return self._aug_assign(node, target, op, value)
             case ast.If(test=test, body=body, orelse=orelse):
-                return ir.If(line, self._condition(test), self._block(body), self._block(orelse))
+                return ir.If(line, self._expr(test), self._block(body), self._block(orelse))
             case ast.For():
                 return self._for(node)
             case ast.While(test=test, body=body, orelse=orelse):
                 if orelse:
                     self.src.error(node, "`while ... else` is not supported", hint=_LOOP_ELSE_HINT)
                 self.loop_depth += 1
-                lowered = ir.While(line, self._condition(test), self._block(body))
+                lowered = ir.While(line, self._expr(test), self._block(body))
                 self.loop_depth -= 1
                 return lowered
             case ast.Break():
@@ -589,9 +589,6 @@ class FunctionLowerer:
         return ir.Print(call.lineno, False, fmt, args)
 
     # ------------------------------------------------------------ expressions
-
-    def _condition(self, node: ast.expr) -> Expr:
-        return self._expr(node)
 
     def _expr(self, node: ast.expr, statement: bool = False) -> Expr:
         match node:
