@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from .targets.gdb import GdbController
 
 #: After the first thread stops, the others may still reach a breakpoint: the prompt
-#: waits until none has arrived for this long, then holds the rest where they are.
-ARRIVAL_SETTLE_SECONDS = 0.05
+#: waits until none has arrived for this long (generous: a loaded machine may deschedule
+#: a thread for tens of ms), then holds the rest where they are.
+ARRIVAL_SETTLE_SECONDS = 0.15
 #: How long to wait for the stops that interrupts cause.
 STOP_SETTLE_SECONDS = 0.02
 #: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
