@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import cmd
 import linecache
+import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -44,6 +45,8 @@ from .terminal import Terminal
 _POLL_INTERVAL = 0.25
 #: While a kernel runs under gdb, how long to wait for the agent before looking at gdb.
 _KERNEL_POLL_INTERVAL = 0.005
+#: Exit statuses of a program killed by a crash signal.
+_CRASH_CODES = frozenset(-s for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT))
 
 
 class Frontend(cmd.Cmd):
@@ -323,7 +326,14 @@ class Frontend(cmd.Cmd):
                 self.finished = True
                 return None
             return request
-        self.message(describe_exit(debuggee.wait()))
+        code = debuggee.wait()
+        self.message(describe_exit(code))
+        if code in _CRASH_CODES and not self.settings.get("debug_all_kernels"):
+            # Kernels without breakpoints run release builds, outside gdb's sight.
+            self.message(
+                "If it crashed inside a kernel: 'set debug_all_kernels on' then 'run' stops "
+                "at the faulting Python line (debug builds check every view index)."
+            )
         return None
 
     def _stop_debuggee(self) -> None:

@@ -202,6 +202,7 @@ def test_segfault_is_reported_and_the_session_goes_on(tmp_path, pkdb_pty):
     assert f"> {program}(6)<module>()" in out
     out = session.cmd("c")
     assert "The program was killed by signal SIGSEGV" in out
+    assert "'set debug_all_kernels on' then 'run'" in out  # how to catch it in a kernel
     assert "never printed" not in out
     out = session.cmd("restart")
     assert f"> {program}(1)<module>()" in out

@@ -95,6 +95,7 @@ def test_segfault_in_a_kernel_stops_the_session_not_kills_it(start) -> None:
     assert "(depth)" in s.cmd("where", KERNEL_PROMPT)
     out = s.cmd("continue")
     assert "killed by signal SIGSEGV" in out
+    assert "set debug_all_kernels on" not in out  # already on: no hint
     assert s.quit() == 0
 
 
