@@ -39,7 +39,8 @@ from .api.types import (  # noqa: E402
     uint32,
     uint64,
 )
-from .api.views import View  # noqa: E402
+from .api.views import View
+from .api.workloads import callback, execute, main, workload  # noqa: E402
 from .errors import (  # noqa: E402
     CompileError,
     DispatchError,

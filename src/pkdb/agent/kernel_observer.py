@@ -170,7 +170,7 @@ class KernelObserver:
             last_line=last,
             library=str(kernel.library),
             source=str(kernel.source),
-            index=", ".join(workunit.__code__.co_varnames[: getattr(dispatch.policy, "rank", 1)]),
+            index=", ".join(_index_names(workunit, getattr(dispatch.policy, "rank", 1))),
             views=views,
             breakpoints=dispatch.extra["pkdb_breakpoints"],
             call_stack=_call_stack(dispatch.frame),
@@ -273,6 +273,12 @@ class KernelObserver:
         namespace.update(kernel_locals)
         globals_ = frame.f_globals if frame is not None else {}
         return eval(compile(expr, "<pkdb>", "eval"), globals_, namespace)
+
+
+def _index_names(workunit: Any, rank: int) -> tuple[str, ...]:
+    """The workunit's index parameters (after ``self`` for a workload method)."""
+    first = 1 if isinstance(workunit, types.MethodType) else 0
+    return workunit.__code__.co_varnames[first : first + rank]
 
 
 def _say_in_program_output(text: str) -> None:

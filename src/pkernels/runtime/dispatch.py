@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..api.views import View
 from ..build.compiler import build
 from ..errors import DispatchError
 from ..translate.kernel import ROLES, translate_workunit
+from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form
 from . import hooks
 from .hooks import BuildMode, Dispatch
@@ -86,6 +88,9 @@ def _run(
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(f"parallel_{operation} needs a @pk.workunit, got {workunit!r}")
+    if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
+        workunit, fields = method_form(workunit)
+        kwargs = {**kwargs, **fields}
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
         return _run_box(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     space = policy.space

@@ -1,0 +1,66 @@
+"""PyKokkos workload classes: ``@pk.workload``, ``@pk.main``, ``@pk.callback``,
+``pk.execute(space, obj)``.
+
+A workload is a class whose ``@pk.workunit`` methods read its fields as ``self.x``
+(views and scalars); its ``@pk.main`` method dispatches them, e.g.
+``self.total = pk.parallel_reduce(self.n, self.reduce)``; ``pk.execute`` runs the main
+method(s) on a space, then the ``@pk.callback`` methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .spaces import ExecutionSpace, get_default_space, resolve_space, set_default_space
+
+C = TypeVar("C", bound=type)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def workload(cls: C) -> C:
+    """Mark a class as a workload (its kernels are ``@pk.workunit`` methods)."""
+    if not isinstance(cls, type):
+        raise TypeError(f"@pk.workload decorates a class, not {cls!r}")
+    cls.__pkernels_workload__ = True  # type: ignore[attr-defined]
+    return cls
+
+
+def main(method: F) -> F:
+    """Mark the method ``pk.execute`` runs first (it dispatches the kernels)."""
+    method.__pkernels_role__ = "main"  # type: ignore[attr-defined]
+    return method
+
+
+def callback(method: F) -> F:
+    """Mark a method ``pk.execute`` runs after the main method(s), e.g. to report."""
+    method.__pkernels_role__ = "callback"  # type: ignore[attr-defined]
+    return method
+
+
+def _methods(obj: Any, role: str) -> list[Callable[..., Any]]:
+    found = []
+    for klass in reversed(type(obj).__mro__):  # definition order, base classes first
+        for name, value in vars(klass).items():
+            if getattr(value, "__pkernels_role__", None) == role:
+                found.append(getattr(obj, name))
+    return found
+
+
+def execute(space: ExecutionSpace, obj: Any) -> None:
+    """Run a workload: its ``@pk.main`` method(s) with ``space`` as the default space
+    (``ExecutionSpace.Default`` keeps the current one), then its ``@pk.callback`` ones."""
+    if not getattr(type(obj), "__pkernels_workload__", False):
+        raise TypeError(f"pk.execute needs an instance of a @pk.workload class, not {obj!r}")
+    mains = _methods(obj, "main")
+    if not mains:
+        raise TypeError(f"{type(obj).__name__} has no @pk.main method")
+    previous = get_default_space()
+    set_default_space(resolve_space(space))
+    try:
+        for method in mains:
+            method()
+    finally:
+        set_default_space(previous)
+    for method in _methods(obj, "callback"):
+        method()
