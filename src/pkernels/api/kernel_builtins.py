@@ -56,6 +56,32 @@ def fmax(a: float, b: float) -> float:
     return float(np.fmax(a, b))
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _rand_bits(seed: int, counter: int) -> int:
+    return _splitmix64(_splitmix64(int(seed) & _MASK64) ^ (int(counter) & _MASK64))
+
+
+def rand(seed: int, counter: int) -> float:
+    """A uniform float in [0, 1) for (seed, counter): counter-based (splitmix64), so each
+    index gets its own reproducible number in every space, whatever the thread count.
+    Use the index as the counter: ``x = pk.rand(seed, i)``."""
+    return (_rand_bits(seed, counter) >> 11) * 2.0**-53
+
+
+def rand_int(seed: int, counter: int, n: int) -> int:
+    """A uniform integer in [0, n) for (seed, counter) (0 when n <= 0); see :func:`rand`."""
+    return _rand_bits(seed, counter) % int(n) if n > 0 else 0
+
+
 def printf(fmt: str, *args: Any) -> None:
     """C-style formatted print from a kernel: ``pk.printf("%d %f\\n", i, x)``."""
     sys.stdout.write(fmt % args)

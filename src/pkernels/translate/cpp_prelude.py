@@ -297,6 +297,23 @@ static inline T min(T a, T b) { return b < a ? b : a; }
 template <typename T>
 static inline T max(T a, T b) { return a < b ? b : a; }
 
+// ---- counter-based random numbers: pk.rand(seed, counter), pk.rand_int(seed, counter, n)
+static inline uint64_t splitmix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+static inline uint64_t rand_bits(uint64_t seed, uint64_t counter) {
+    return splitmix64(splitmix64(seed) ^ counter);
+}
+static inline double rand_uniform(uint64_t seed, uint64_t counter) {
+    return (double)(rand_bits(seed, counter) >> 11) * 0x1.0p-53;  // [0, 1), 53 bits
+}
+static inline int64_t rand_int(uint64_t seed, uint64_t counter, int64_t n) {
+    return n > 0 ? (int64_t)(rand_bits(seed, counter) % (uint64_t)n) : 0;
+}
+
 // ---- atomics (GCC builtins: no <atomic>, works on float and double)
 template <typename T, typename F>
 static inline T atomic_update(T* p, F f, T* new_value) {

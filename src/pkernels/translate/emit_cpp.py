@@ -416,6 +416,11 @@ class CppEmitter:
                 f"{KERNEL_NAMESPACE}::{cpp_name(e.func)}({', '.join(self.expr(a) for a in e.args)})"
             )
         name = e.func
+        if name in ("rand", "rand_int"):
+            seed, counter = (f"(uint64_t){self.cast(a, t.int64)}" for a in e.args[:2])
+            if name == "rand":
+                return f"pk_rt::rand_uniform({seed}, {counter})"
+            return f"pk_rt::rand_int({seed}, {counter}, {self.cast(e.args[2], t.int64)})"
         if name == "abs":
             arg = self.expr(e.args[0]) if e.args[0].type == e.type else self.cast(e.args[0], e.type)
             return f"std::fabs({arg})" if e.type.is_float else f"pk_rt::iabs({arg})"

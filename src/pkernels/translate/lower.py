@@ -19,6 +19,7 @@ from .typing_rules import (
     MATH_CONSTANTS,
     MATH_FUNCTIONS,
     PY_INT_ROUNDING,
+    RANDOM_FUNCTIONS,
     float_of,
     is_weak,
     promote,
@@ -876,6 +877,8 @@ class FunctionLowerer:
             return ir.Call(float_of(args[0].type), name, args)
         if name in ("abs", "min", "max") and pk:
             return self._builtin(node, name)
+        if name in RANDOM_FUNCTIONS and pk:
+            return self._random(node, name, args)
         spec = MATH_FUNCTIONS.get(name)
         if spec is None:
             prefix = "pk" if pk else "math"
@@ -891,6 +894,18 @@ class FunctionLowerer:
             return ir.Call(t.bool_, name, args)
         cname = "tgamma" if name == "gamma" else name
         return ir.Call(float_of(*(a.type for a in args)), cname, args)
+
+    def _random(self, node: ast.Call, name: str, args: list[Expr]) -> Expr:
+        arity, rtype = RANDOM_FUNCTIONS[name]
+        if len(args) != arity:
+            usage = "pk.rand(seed, counter)" if name == "rand" else "pk.rand_int(seed, counter, n)"
+            self.src.error(node, f"{usage} takes {arity} arguments, got {len(args)}")
+        for arg, arg_node in zip(args, node.args, strict=True):
+            if not (arg.type.is_integer or arg.type == t.bool_):
+                self.src.error(arg_node, f"pk.{name} needs integer arguments, this is "
+                               f"{arg.type.name}", hint="Use the index (and a seed) as the "
+                               "counter: pk.rand(seed, i).")  # fmt: skip
+        return ir.Call(rtype, name, args)
 
     def _atomic(self, node: ast.Call, name: str) -> Expr:
         op, fetch = ATOMIC_FUNCTIONS[name]

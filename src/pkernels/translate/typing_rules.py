@@ -93,3 +93,10 @@ ATOMIC_FUNCTIONS["atomic_exchange"] = ("exchange", True)
 ATOMIC_FUNCTIONS["atomic_compare_exchange"] = ("cas", True)
 ATOMIC_FUNCTIONS["atomic_increment"] = ("inc", False)
 ATOMIC_FUNCTIONS["atomic_decrement"] = ("dec", False)
+
+# Counter-based random numbers (splitmix64 of seed and counter): the same value for the
+# same (seed, counter) in every space and thread count. name -> (arity, result type).
+RANDOM_FUNCTIONS: dict[str, tuple[int, DataType]] = {
+    "rand": (2, t.float64),
+    "rand_int": (3, t.int64),
+}
