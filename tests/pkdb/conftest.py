@@ -58,3 +58,20 @@ def pkdb_pty() -> Iterator[Callable[..., PtySession]]:
     yield start
     for session in sessions:
         session.close()
+
+
+@pytest.fixture
+def kernel_pty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pkdb_pty: Callable[..., PtySession]
+) -> Callable[..., PtySession]:
+    """``pkdb_pty`` for programs with kernels: a private kernel cache, two OpenMP threads,
+    and time for the first compiles."""
+    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+
+    def start(program: Path, *args: str, options: tuple[str, ...] = ()) -> PtySession:
+        session = pkdb_pty(program, *args, options=options)
+        session.child.timeout = 60
+        return session
+
+    return start

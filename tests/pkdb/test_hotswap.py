@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pkdb_harness import PtySession, write
+from pkdb_harness import write
 
 KERNEL_PROMPT = r"\(pkdb-openmp\) "
 
@@ -82,30 +82,18 @@ LINE_PRINT = 46  # print("step", ...)
 
 
 @pytest.fixture
-def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def program(tmp_path: Path) -> Path:
     write(tmp_path, "kmod.py", MODULE)
     path = write(tmp_path, "prog.py", PROGRAM)
     lines = path.read_text().splitlines()
     assert "out=a" in lines[LINE_A - 1] and "out=b" in lines[LINE_B - 1]
     assert "+ 100.0" in lines[LINE_PLUS_BODY - 1] and "print(" in lines[LINE_PRINT - 1]
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     return path
 
 
 @pytest.fixture
-def session(program: Path):
-    sessions: list[PtySession] = []
-
-    def start() -> PtySession:
-        s = PtySession(program)
-        s.child.timeout = 60
-        sessions.append(s)
-        return s
-
-    yield start
-    for s in sessions:
-        s.close()
+def session(program: Path, kernel_pty):
+    return lambda: kernel_pty(program)
 
 
 def step_line(output: str, step: int) -> tuple[float, float, int]:

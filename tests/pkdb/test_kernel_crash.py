@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pkdb_harness import PtySession, write
+from pkdb_harness import write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -58,20 +58,9 @@ print(out)
 
 
 @pytest.fixture
-def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    sessions: list[PtySession] = []
-
-    def run(name: str, source: str, *options: str) -> PtySession:
-        session = PtySession(write(tmp_path, name, source), options=options)
-        session.child.timeout = 60
-        sessions.append(session)
-        return session
-
-    yield run
-    for session in sessions:
-        session.close()
+def start(tmp_path: Path, kernel_pty):
+    """``start(name, source, *options)``: pkdb on a program written from source."""
+    return lambda name, source, *options: kernel_pty(write(tmp_path, name, source), options=options)
 
 
 def test_out_of_bounds_stops_at_the_python_line_in_the_faulting_thread(start) -> None:

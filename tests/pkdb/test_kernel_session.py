@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from pkdb_harness import PtySession, write
+from pkdb_harness import write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -69,28 +69,17 @@ LINE_FILL = 6  # kmod: out[i] = value + i
 
 
 @pytest.fixture
-def kernel_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def kernel_program(tmp_path: Path) -> Path:
     write(tmp_path, "kmod.py", MODULE)
     program = write(tmp_path, "prog.py", PROGRAM)
     assert "temp2 +=" in program.read_text().splitlines()[LINE_INNER - 1]
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     return program
 
 
 @pytest.fixture
-def session(kernel_program: Path):
-    sessions: list[PtySession] = []
-
-    def start(*options: str) -> PtySession:
-        s = PtySession(kernel_program, options=options)
-        s.child.timeout = 60
-        sessions.append(s)
-        return s
-
-    yield start
-    for s in sessions:
-        s.close()
+def session(kernel_program: Path, kernel_pty):
+    """``session(*options)``: pkdb on PROGRAM."""
+    return lambda *options: kernel_pty(kernel_program, options=options)
 
 
 def gdb_children(pid: int) -> set[int]:
@@ -121,21 +110,9 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture
-def run_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Start pkdb on a program written from source; sessions are closed at the end."""
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    sessions: list[PtySession] = []
-
-    def start(name: str, source: str) -> PtySession:
-        s = PtySession(write(tmp_path, name, source))
-        s.child.timeout = 60
-        sessions.append(s)
-        return s
-
-    yield start
-    for s in sessions:
-        s.close()
+def run_program(tmp_path: Path, kernel_pty):
+    """``run_program(name, source)``: pkdb on a program written from source."""
+    return lambda name, source: kernel_pty(write(tmp_path, name, source))
 
 
 def test_breakpoint_inspect_step_finish(session) -> None:

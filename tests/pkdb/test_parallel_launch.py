@@ -65,25 +65,13 @@ LINE_STOP = 41  # pk.parallel_for(n, square, ...): `out` is still zeros there
 
 
 @pytest.fixture
-def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def session(tmp_path: Path, kernel_pty):
     program = write(tmp_path, "prog.py", PROGRAM)
     lines = program.read_text().splitlines()
     assert (
         "square, out=out" in lines[LINE_STOP - 1] and "x[i] * x[i]" in lines[LINE_SQUARE_BODY - 1]
     )
-    monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    sessions: list[PtySession] = []
-
-    def start() -> PtySession:
-        s = PtySession(program)
-        s.child.timeout = 60
-        sessions.append(s)
-        return s
-
-    yield start
-    for s in sessions:
-        s.close()
+    return lambda: kernel_pty(program)
 
 
 def row(table: str, label: str) -> list[str]:
