@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pkernels.translate.emit_cpp import cpp_name
-
+from ..kernel_session import cpp_name
 from .kernel_support import KernelConsole, format_value, guarded, kernel_values
 from .registry import Command
 
