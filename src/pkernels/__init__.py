@@ -20,6 +20,21 @@ from .api.spaces import (  # noqa: E402
     get_default_space,
     set_default_space,
 )
+from .api.teams import (  # noqa: E402
+    AUTO,
+    PerTeam,
+    PerThread,
+    ScratchView1D,
+    ScratchView2D,
+    ScratchView3D,
+    TeamMember,
+    TeamPolicy,
+    TeamThreadMDRange,
+    TeamThreadRange,
+    TeamVectorRange,
+    ThreadVectorRange,
+    single,
+)
 from .api.types import (  # noqa: E402
     Acc,
     DataType,
@@ -46,6 +61,7 @@ from .errors import (  # noqa: E402
     DispatchError,
     KernelError,
     KernelIndexError,
+    KernelTeamError,
     KernelZeroDivisionError,
     PkernelsError,
     TranslationError,

@@ -59,3 +59,9 @@ class KernelIndexError(KernelError, IndexError):
 
 class KernelZeroDivisionError(KernelError, ZeroDivisionError):
     """Integer division or modulo by zero in a debug build."""
+
+
+class KernelTeamError(KernelError):
+    """A team kernel went wrong as a team: threads of one team reached different
+    ``team_barrier()`` calls (a barrier in a branch some threads skip), or a scratch view
+    needed more scratch memory than ``set_scratch_size`` reserved."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import DispatchError
 from .spaces import ExecutionSpace, resolve_space
+from .teams import TeamPolicy
 
 
 @dataclass(frozen=True, init=False)
@@ -101,19 +102,20 @@ def _int_tuple(what: str, values: object) -> tuple[int, ...]:
         ) from None
 
 
-def as_policy(policy: object) -> RangePolicy | MDRangePolicy:
+def as_policy(policy: object) -> RangePolicy | MDRangePolicy | TeamPolicy:
     """The policy of a dispatch: an int ``n`` means ``RangePolicy(0, n)`` on the default
     space."""
     if isinstance(policy, RangePolicy):
         # A policy built before set_default_space keeps the space it resolved then.
         return policy
-    if isinstance(policy, MDRangePolicy):
+    if isinstance(policy, MDRangePolicy | TeamPolicy):
         return policy
     try:
         n = operator.index(policy)
     except TypeError:
         raise DispatchError(
-            "a dispatch policy must be an int, a RangePolicy or an MDRangePolicy, got "
+            "a dispatch policy must be an int, a RangePolicy, an MDRangePolicy or a "
+            "TeamPolicy, got "
             f"{type(policy).__name__}"
         ) from None
     return RangePolicy(0, n)

@@ -19,17 +19,19 @@ import numpy as np
 from ..api.decorators import KernelMarker, marker_of
 from ..api.policies import MDRangePolicy, RangePolicy, as_policy
 from ..api.spaces import ExecutionSpace
+from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
 from ..build.compiler import build
 from ..errors import DispatchError
-from ..translate.kernel import ROLES, translate_workunit
+from ..translate.kernel import ROLES, TEAM, translate_workunit
 from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form
 from . import hooks
 from .hooks import BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
 from .marshal import argument_type, signature_key
+from .python_teams import run_nested_in_python, run_team_in_python
 
 
 def parallel_for(*args: Any, **kwargs: Any) -> None:
@@ -60,6 +62,10 @@ def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             f"parallel_{operation} takes ([label,] policy, workunit, **kwargs), "
             f"got {len(args)} positional arguments after the label"
         )
+    if isinstance(args[0], NestedRange):
+        # pk.parallel_for(pk.TeamThreadRange(team_member, n), body) inside a team
+        # workunit the Debug space runs as Python (compiled kernels never get here).
+        return run_nested_in_python(operation, args[0], args[1], kwargs)
     policy = as_policy(args[0])
     workunit = args[1]
     if hooks.observers():
@@ -91,6 +97,8 @@ def _run(
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
+    if isinstance(policy, TeamPolicy):
+        return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
         return _run_box(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     space = policy.space
@@ -132,6 +140,54 @@ def _run_box(
     return kernel.launch(space, box_bounds(policy.begins), box_bounds(policy.ends), kwargs)
 
 
+def _run_team(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    policy: TeamPolicy,
+    kwargs: dict[str, Any],
+    build_mode: BuildMode,
+    dispatch: Dispatch | None,
+) -> Any:
+    """:func:`_run` for a TeamPolicy: the launchers take the league, team size and
+    scratch sizes as one int64 array (:meth:`TeamPolicy.launch_spec`)."""
+    if operation == "scan":
+        raise DispatchError(
+            "parallel_scan over a TeamPolicy is not supported (nor in Kokkos): scan over a "
+            "RangePolicy, or use a nested pk.parallel_scan(pk.TeamThreadRange(...), ...)"
+        )
+    _check_team_parameters(workunit, operation)
+    space = policy.space
+    team_size = policy.resolved_team_size()
+    policy.check_scratch(team_size)
+    if space is ExecutionSpace.Debug:
+        return run_team_in_python(workunit, operation, policy, kwargs)
+    if space is ExecutionSpace.Cuda:
+        raise DispatchError("the Cuda execution space is not available in this build")
+    if space is ExecutionSpace.Serial and team_size != 1:
+        raise DispatchError(
+            f"the Serial space runs teams of one thread, but this TeamPolicy asks for "
+            f"{team_size}: use pk.AUTO (or OpenMP, whose teams are real threads)"
+        )
+    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, TEAM)
+    if dispatch is not None:
+        hooks.notify("before_launch", dispatch, kernel)
+    return kernel.launch(space, box_bounds(tuple(policy.launch_spec(team_size))), None, kwargs)
+
+
+def _check_team_parameters(workunit: Callable[..., Any], operation: str) -> None:
+    """A TeamPolicy passes the team member (then the accumulator) first."""
+    code = workunit.__code__
+    needed = 2 if operation == "reduce" else 1
+    if code.co_argcount < needed:
+        wanted = "team_member, acc, ..." if operation == "reduce" else "team_member, ..."
+        raise DispatchError(
+            f"parallel_{operation} of {workunit.__name__} over a TeamPolicy: the workunit "
+            f"needs the team member first{' and the accumulator' * (operation == 'reduce')}, "
+            f"e.g. ({wanted})"
+        )
+
+
 def _check_index_parameters(workunit: Callable[..., Any], operation: str, rank: int) -> None:
     """An MDRangePolicy of ``rank`` passes ``rank`` indices (then the accumulator): the
     workunit must have parameters for them."""
@@ -150,7 +206,13 @@ def _check_index_parameters(workunit: Callable[..., Any], operation: str, rank: 
 
 def _argument_names(workunit: Callable[..., Any], operation: str, rank: int = 1) -> tuple[str, ...]:
     code = workunit.__code__
-    return code.co_varnames[len(ROLES[operation]) + rank - 1 : code.co_argcount]
+    return code.co_varnames[_leading(operation, rank) : code.co_argcount]
+
+
+def _leading(operation: str, rank: int) -> int:
+    """How many leading parameters the policy fills: the index (``rank`` of them for an
+    MDRangePolicy, the team member for a TeamPolicy) and the accumulator, last_pass."""
+    return len(ROLES[operation]) + max(rank, 1) - 1
 
 
 def _check_arguments(
@@ -167,7 +229,7 @@ def _check_arguments(
             parts.append("unexpected " + ", ".join(extra))
         note = ""
         if rank > 1:
-            leading = workunit.__code__.co_varnames[: len(ROLES[operation]) + rank - 1]
+            leading = workunit.__code__.co_varnames[: _leading(operation, rank)]
             note = (
                 f"; an MDRangePolicy of rank {rank} passes ({', '.join(leading)}) "
                 "positionally: the indices first"

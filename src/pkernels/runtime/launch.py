@@ -10,11 +10,18 @@ from typing import Any
 
 from ..api.spaces import ExecutionSpace
 from ..build.compiler import BuiltModule
-from ..errors import DispatchError, KernelError, KernelIndexError, KernelZeroDivisionError
+from ..errors import (
+    DispatchError,
+    KernelError,
+    KernelIndexError,
+    KernelTeamError,
+    KernelZeroDivisionError,
+)
 from ..translate.emit_cpp import KernelEntry
 from .marshal import c_argtypes, c_arguments, result_buffer
 
-_FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError}
+_FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
+_TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
 
 
 def box_bounds(values: tuple[int, ...]) -> Any:
@@ -88,7 +95,7 @@ class CompiledKernel:
         self._launchers[space](
             begin, end, ctypes.addressof(result) if result is not None else None, *args
         )
-        if self.module.debug:
+        if self.module.debug or self.entry.rank == _TEAM:
             message = self._lib.pk_fault_message()
             if message is not None:
                 kind = _FAULTS.get(self._lib.pk_fault_kind(), KernelError)

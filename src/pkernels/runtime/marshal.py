@@ -58,7 +58,7 @@ def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:
     """ctypes argument types of a launch symbol: begin and end (for an MDRangePolicy of
     ``rank`` > 1, pointers to ``rank`` begins and ``rank`` ends), the result pointer, then
     the arguments."""
-    bound = ctypes.c_int64 if rank == 1 else ctypes.c_void_p
+    bound = ctypes.c_int64 if rank == 1 else ctypes.c_void_p  # MDRange, TeamPolicy: arrays
     types: list[Any] = [bound, bound, ctypes.c_void_p]
     for p in params:
         if isinstance(p.type, ViewType):

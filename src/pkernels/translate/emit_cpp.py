@@ -22,11 +22,12 @@ from ..api import types as t
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import ir
-from .cpp_prelude import PRELUDE
+from .cpp_prelude import PRELUDE, TEAM_PRELUDE
 from .ir import ViewType
 from .printf import printf_format
 
 KERNEL_NAMESPACE = "pk_kernel"
+TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
 
 # Release builds of an eligible parallel_reduce run this many consecutive indices in one
 # interleaved body (see :func:`interleaved_lanes`).
@@ -156,10 +157,17 @@ class CppEmitter:
     def function_body(self, fn: ir.Function) -> None:
         self.indent += 1
         param_names = {p.name for p in fn.params}
+        # All on the `def` line: a line of their own would be the Python line after it.
+        declarations = []
         for name, dtype in fn.locals.items():
             if name not in param_names:
                 var = ir.Var(dtype, name)
-                self.out(" ".join(f"{dtype.ctype} {self.expr(var)} = 0;" for _ in self.lanes(var)))
+                declarations += [f"{dtype.ctype} {self.expr(var)} = 0;" for _ in self.lanes(var)]
+        for name, view in fn.scratch_views.items():
+            declarations.append(f"{view_cpp_type(view)} {cpp_name(name)} = {{}};")
+        if declarations:
+            self.line_directive(fn.lineno, fn.filename)
+            self.out(" ".join(declarations))
         self.block(fn.body, fn.filename)
         # The function's end (and a fallback return) belongs to its last Python line, so
         # a step past the last statement stops there, not on a blank line below it.
@@ -171,6 +179,8 @@ class CppEmitter:
         self.reset_line()
 
     def param_decl(self, p: ir.Param) -> str:
+        if isinstance(p.type, ir.TeamType):
+            return f"pk_rt::TeamMember& {cpp_name(p.name)}"
         if isinstance(p.type, ViewType):
             v = p.type
             contiguous = "true" if v.contiguous else "false"
@@ -234,8 +244,130 @@ class CppEmitter:
                 self.out(f"return {self.expr(value)};")
             case ir.Print():
                 self.print_stmt(s)
+            case ir.TeamBarrier(team=team):
+                self.out(f"pk_rt::team_barrier({cpp_name(team)}, __FILE__, __LINE__);")
+            case ir.ScratchAlloc():
+                extents = ", ".join(self.cast(e, t.int64) for e in s.extents)
+                self.out(
+                    f"{cpp_name(s.name)} = pk_rt::scratch_view<{s.view.dtype.ctype}, {s.view.rank}>"
+                    f"({cpp_name(s.team)}, {s.level}, {'true' if s.per_thread else 'false'}, "
+                    f"{{{extents}}}, {c_string(s.name)}, __FILE__, __LINE__);"
+                )
+            case ir.NestedParallel():
+                self.nested_parallel(s, filename)
+            case ir.Single():
+                team = cpp_name(s.team)
+                self.out(f"if ({team}.team_rank == 0) {{" if s.per_team else "{")
+                self.nested_body(s.locals, s.body, s.label, (s.lineno, s.end_lineno), filename)
+                self.line_directive(s.lineno, filename)
+                self.out("}")
+            case ir.JumpTo(label=label):
+                self.out(f"goto {label};")
             case _:
                 raise AssertionError(f"unhandled IR statement {s!r}")
+
+    def nested_body(
+        self,
+        names: dict[str, DataType],
+        body: list[ir.Stmt],
+        label: str,
+        lines: tuple[int, int],
+        filename: str,
+    ) -> None:
+        """An inlined nested def's body: its own locals (fresh in each call, as Python's
+        are; declared on the first of ``lines``), its statements, and the label its
+        ``return`` jumps to (on the last of ``lines``)."""
+        start, end = lines
+        self.indent += 1
+        if names:
+            self.line_directive(start, filename)
+            self.out(
+                " ".join(f"{dtype.ctype} {cpp_name(name)} = 0;" for name, dtype in names.items())
+            )
+        self.block(body, filename)
+        self.line_directive(end, filename)
+        self.out(f"{label}: ;")
+        self.indent -= 1
+
+    def nested_parallel(self, s: ir.NestedParallel, filename: str) -> None:
+        """A nested parallel_* over a team range: this thread's share of the indices (all
+        of them for a ThreadVectorRange) through the inlined body; a reduce or scan over a
+        team-split range then combines the team's partials (see TEAM_PRELUDE).
+
+        Every generated line gets its own ``#line``: the loop's bookkeeping belongs to the
+        nested def's line, the combination of partials to the parallel_* call's."""
+        n = s.label.removeprefix("pk_next")
+        team = cpp_name(s.team)
+        split = s.kind != "thread_vector"
+
+        def at(lineno: int, text: str) -> None:
+            self.line_directive(lineno, filename)
+            self.out(text)
+
+        loop = s.def_lineno
+        at(loop, "{")
+        self.indent += 1
+        if s.kind == "team_thread_md":
+            extents = [f"pk_x{n}_{k}" for k in range(len(s.ends))]
+            for name, end in zip(extents, s.ends, strict=True):
+                at(loop, f"const int64_t {name} = {self.cast(end, t.int64)};")
+            count = " * ".join(f"({e} > 0 ? {e} : 0)" for e in extents)
+            begin, end = "0", count
+        else:
+            begin, end = self.cast(s.begins[0], t.int64), self.cast(s.ends[0], t.int64)
+        if split:
+            at(loop, f"int64_t pk_lo{n}, pk_hi{n};")
+            at(loop, f"pk_rt::team_chunk({team}, {begin}, {end}, &pk_lo{n}, &pk_hi{n});")
+        else:
+            at(loop, f"const int64_t pk_lo{n} = {begin}, pk_hi{n} = {end};")
+        acc = cpp_name(s.acc.name) if s.acc is not None else None
+        if s.acc is not None:
+            at(loop, f"{s.acc.type.ctype} {acc} = 0;")
+        scan_passes = s.operation == "scan" and split
+        if s.last_pass is not None:
+            at(loop, f"bool {cpp_name(s.last_pass.name)} = {'false' if scan_passes else 'true'};")
+        if scan_passes:
+            assert s.acc is not None and s.last_pass is not None
+            at(loop, f"{s.acc.type.ctype} pk_total{n} = 0;")
+            at(loop, f"for (int pk_pass{n} = 0; pk_pass{n} < 2; ++pk_pass{n}) {{")
+            self.indent += 1
+            at(
+                s.lineno,
+                f"if (pk_pass{n} == 1) {{ {acc} = pk_rt::team_scan({team}, {acc}, &pk_total{n}, "
+                f"__FILE__, __LINE__); {cpp_name(s.last_pass.name)} = true; }}",
+            )
+        at(loop, f"for (int64_t pk_n{n} = pk_lo{n}; pk_n{n} < pk_hi{n}; ++pk_n{n}) {{")
+        self.indent += 1
+        if s.kind == "team_thread_md":
+            rest = f"pk_n{n}"
+            for k, var in enumerate(s.indices):
+                inner = " * ".join(extents[k + 1 :])
+                value = f"({rest} / ({inner}))" if inner else rest
+                if k:
+                    value = f"({value} % {extents[k]})"
+                at(loop, f"{var.type.ctype} {cpp_name(var.name)} = ({var.type.ctype}){value};")
+        else:
+            var = s.indices[0]
+            at(loop, f"{var.type.ctype} {cpp_name(var.name)} = ({var.type.ctype})pk_n{n};")
+        self.indent -= 1
+        self.nested_body(s.locals, s.body, s.label, (loop, s.end_lineno), filename)
+        at(loop, "}")
+        if scan_passes:
+            self.indent -= 1
+            at(loop, "}")
+        if s.result is not None and s.acc is not None:
+            if s.operation == "scan":
+                total = f"pk_total{n}" if scan_passes else acc
+            elif split:
+                total = f"pk_rt::team_reduce({team}, {acc}, __FILE__, __LINE__)"
+            else:
+                total = acc
+            at(s.lineno, f"{self.expr(s.result)} = ({s.result.type.ctype})({total});")
+        elif s.acc is not None and split and s.operation == "reduce":
+            # The total is unused, but the other threads wait for this one's partial.
+            at(s.lineno, f"(void)pk_rt::team_reduce({team}, {acc}, __FILE__, __LINE__);")
+        self.indent -= 1
+        at(s.lineno, "}")
 
     def lanes(self, target: ir.Expr) -> Iterator[None]:
         """Once, or once per lane (with :attr:`lane` set) when ``target`` is a per-lane
@@ -357,6 +489,8 @@ class CppEmitter:
                 )
             case ir.ViewExtent(view=view, axis=axis):
                 return f"{cpp_name(view.name)}.extent[{axis}]"
+            case ir.TeamQuery(team=team, what=what):
+                return f"{cpp_name(team)}.{what}"
             case ir.BinOp(op=op, left=left, right=right, type=rtype):
                 return self.binop(op, left, right, rtype)
             case ir.UnaryOp(op="!", operand=operand):
@@ -492,24 +626,7 @@ _PURE_EXPRS = (
 )  # fmt: skip
 
 
-def _subexprs(e: ir.Expr) -> Iterator[ir.Expr]:
-    """``e`` and every expression inside it."""
-    yield e
-    match e:
-        case ir.ViewAccess(indices=children) | ir.BoolOp(values=children) | ir.Call(args=children):
-            pass
-        case ir.BinOp(left=a, right=b) | ir.Compare(left=a, right=b):
-            children = [a, b]
-        case ir.UnaryOp(operand=a) | ir.Cast(operand=a):
-            children = [a]
-        case ir.Select(cond=a, then=b, other=c):
-            children = [a, b, c]
-        case ir.AtomicOp(target=target, operands=operands):
-            children = [target, *operands]
-        case _:
-            children = []
-    for child in children:
-        yield from _subexprs(child)
+_subexprs = ir.subexpressions
 
 
 def _statements(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
@@ -520,7 +637,12 @@ def _statements(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
             case ir.If(body=inner, orelse=orelse):
                 yield from _statements(inner)
                 yield from _statements(orelse)
-            case ir.ForRange(body=inner) | ir.While(body=inner):
+            case (
+                ir.ForRange(body=inner)
+                | ir.While(body=inner)
+                | ir.NestedParallel(body=inner)
+                | ir.Single(body=inner)
+            ):
                 yield from _statements(inner)
 
 
@@ -540,6 +662,10 @@ def _read_exprs(s: ir.Stmt) -> list[ir.Expr]:
             return [start, stop, step]
         case ir.Print(args=args):
             return list(args)
+        case ir.NestedParallel(begins=begins, ends=ends):
+            return [*begins, *ends]
+        case ir.ScratchAlloc(extents=extents):
+            return list(extents)
     return []
 
 
@@ -647,6 +773,8 @@ def emit_module(
     em = CppEmitter()
     em.lines.append(f"// Generated by pkernels from {kernel.filename}, workunit {kernel.py_name}")
     em.lines.extend(PRELUDE.strip("\n").split("\n"))
+    if rank == TEAM:
+        em.lines.extend(TEAM_PRELUDE.strip("\n").split("\n"))
     em.lines.append(f"namespace {KERNEL_NAMESPACE} {{")
     for helper in helpers:
         em.declare(helper)
@@ -667,6 +795,10 @@ def emit_module(
     if rank == 1:
         c_params = ["int64_t pk_begin", "int64_t pk_end", "void* pk_result"]
         c_names = ["pk_begin", "pk_end", "pk_result"]
+    elif rank == TEAM:
+        # pk_team: TeamPolicy.launch_spec(); the second pointer is unused.
+        c_params = ["const int64_t* pk_team", "const int64_t* pk_unused", "void* pk_result"]
+        c_names = ["pk_team", "pk_unused", "pk_result"]
     else:
         c_params = ["const int64_t* pk_begins", "const int64_t* pk_ends", "void* pk_result"]
         c_names = ["pk_begins", "pk_ends", "pk_result"]
@@ -695,6 +827,8 @@ def emit_module(
     args = "".join(", " + a for a in call_args)
     if rank == 1:
         idx = f"({index_type.ctype})pk_i"
+    elif rank == TEAM:
+        idx = "pk_tm"
     else:
         idx = ", ".join(
             f"({p.type.ctype})pk_i{k}"
@@ -703,7 +837,7 @@ def emit_module(
     release = _ReleaseLaunch(kernel, marshalled, kname, idx, acc_type, lane_vars, rank)
     # Release for/reduce: one function serves both spaces (`omp ... if(pk_parallel)`), so
     # the inlined body is compiled once per alias variant rather than once per space.
-    shared = operation in ("for", "reduce")
+    shared = operation in ("for", "reduce") and rank != TEAM
     if shared:
         em.lines.append("#if !PK_DEBUG")
         em.lines.append(f"static void pk_run(bool pk_parallel, {', '.join(c_params)}) {{")
@@ -723,13 +857,29 @@ def emit_module(
         em.lines.append("#if PK_DEBUG")
         em.lines.extend(build_views)
         em.lines.append("    pk_fault_clear();")
-        if rank == 1:
+        if rank == TEAM:
+            em.lines.extend(_team_launch_body(parallel, kname, args, acc_type, kernel.filename))
+        elif rank == 1:
             em.lines.extend(_launch_body(operation, parallel, kname, idx, args, acc_type))
         else:
             em.lines.extend(_md_launch_body(operation, parallel, rank, kname, idx, args, acc_type))
         em.lines.append("#else")
         if shared:
             em.lines.append(f"    pk_run({'true' if parallel else 'false'}, {', '.join(c_names)});")
+        elif rank == TEAM:
+            # Teams synchronise through barriers: no restrict-qualified variant.
+            em.lines.extend(build_views)
+            em.lines.append("    pk_fault_clear();")
+            release_args = "".join(
+                f", pk_rt::view_arg<false>({cpp_name(p.name)})"
+                if isinstance(p.type, ViewType)
+                else f", {cpp_name(p.name)}"
+                for p in marshalled
+            )
+            em.lines.extend(
+                _team_launch_body(parallel, f"{kname}<false>", release_args, acc_type,
+                                  kernel.filename)
+            )  # fmt: skip
         else:
             em.lines.extend(build_views)
             em.lines.extend(release.body(operation, parallel))
@@ -737,7 +887,12 @@ def emit_module(
         em.lines.append("}")
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
-        scalars.update({p.name: p.type for p in fn.params if not isinstance(p.type, ViewType)})
+        scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
+        for s in _statements(fn.body):  # nested bodies' locals (kernel's own names win)
+            if isinstance(s, ir.NestedParallel | ir.Single):
+                scalars.update(s.locals)
+            if isinstance(s, ir.NestedParallel):
+                scalars.update({v.name: v.type for v in (*s.indices, s.acc, s.last_pass) if v})
         scalars.update(fn.locals)
     kinds = {name: _kind(dtype) for name, dtype in scalars.items()}
     return KernelEntry(
@@ -926,6 +1081,40 @@ def _md_launch_body(
         )
     lines.append("    " * (rank + 1) + call)
     if operation == "reduce":
+        lines.append(f"    *({acc.ctype}*)pk_result = pk_total;")
+    return lines
+
+
+def _team_launch_body(
+    parallel: bool, kname: str, args: str, acc: DataType | None, filename: str
+) -> list[str]:
+    """The launch of a TeamPolicy workunit: ``team_size`` threads per team, as many teams
+    at once as the threads allow, each running its share of the league (TEAM_PRELUDE).
+    Debug builds call the body on a line of its own, below the loop header."""
+    file = c_string(filename)
+    call = f"{kname}(pk_tm{', pk_total' if acc is not None else ''}{args});"
+    lines = [f"    pk_rt::TeamLaunch pk_tl(pk_team, {'true' if parallel else 'false'}, {file});"]
+    if acc is not None:
+        lines.append(f"    {acc.ctype} pk_total = 0;")
+    if parallel:
+        reduction = " reduction(+:pk_total)" if acc is not None else ""
+        lines.append(f"    #pragma omp parallel num_threads(pk_tl.threads()){reduction}")
+        member = "omp_get_thread_num(), omp_get_num_threads()"
+    else:
+        member = "0, 1"
+    lines += [
+        "    {",
+        "        pk_rt::TeamMember pk_tm;",
+        "        int64_t pk_lo, pk_hi;",
+        f"        if (pk_tl.member({member}, &pk_tm, &pk_lo, &pk_hi))",
+        "            for (int64_t pk_l = pk_lo; pk_l < pk_hi; ++pk_l) {",
+        "                pk_rt::TeamLaunch::start(pk_tm, pk_l);",
+        f"                {call}",
+        f"                pk_rt::team_barrier(pk_tm, {file}, pk_rt::TEAM_END_OF_WORKUNIT);",
+        "            }",
+        "    }",
+    ]
+    if acc is not None:
         lines.append(f"    *({acc.ctype}*)pk_result = pk_total;")
     return lines
 

@@ -6,6 +6,7 @@ backends turn into ``#line`` directives.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..api.types import DataType
@@ -23,7 +24,15 @@ class ViewType:
         return f"View{self.rank}D[{self.dtype.name}]"
 
 
-Type = DataType | ViewType
+@dataclass(frozen=True)
+class TeamType:
+    """The team member parameter of a TeamPolicy workunit (``pk.TeamMember``)."""
+
+    def __str__(self) -> str:
+        return "TeamMember"
+
+
+Type = DataType | ViewType | TeamType
 
 
 # ---------------------------------------------------------------- expressions
@@ -127,6 +136,35 @@ class AtomicOp(Expr):
     fetch: bool
 
 
+@dataclass
+class TeamQuery(Expr):
+    """``team_member.league_rank()`` & co.: ``what`` is league_rank, league_size,
+    team_rank or team_size."""
+
+    team: str
+    what: str
+
+
+def subexpressions(e: Expr) -> Iterator[Expr]:
+    """``e`` and every expression inside it."""
+    yield e
+    match e:
+        case ViewAccess(indices=children) | BoolOp(values=children) | Call(args=children):
+            pass
+        case BinOp(left=a, right=b) | Compare(left=a, right=b):
+            children = [a, b]
+        case UnaryOp(operand=a) | Cast(operand=a):
+            children = [a]
+        case Select(cond=a, then=b, other=c):
+            children = [a, b, c]
+        case AtomicOp(target=target, operands=operands):
+            children = [target, *operands]
+        case _:
+            children = []
+    for child in children:
+        yield from subexpressions(child)
+
+
 # ---------------------------------------------------------------- statements
 
 
@@ -202,6 +240,72 @@ class Print(Stmt):
     end: str = "\n"
 
 
+@dataclass
+class TeamBarrier(Stmt):
+    """``team_member.team_barrier()``."""
+
+    team: str
+
+
+@dataclass
+class ScratchAlloc(Stmt):
+    """``s: pk.ScratchView1D[T] = pk.ScratchView1D(team_member.team_scratch(level), n)``:
+    the next piece of the team's (or, ``per_thread``, this thread's) scratch memory."""
+
+    name: str
+    view: ViewType
+    team: str
+    level: int
+    per_thread: bool
+    extents: list[Expr]
+
+
+@dataclass
+class NestedParallel(Stmt):
+    """``pk.parallel_for/reduce/scan(pk.TeamThreadRange(team_member, ...), body)`` with
+    ``body`` a nested ``def``, inlined: its parameters and locals are declared in a block
+    of their own (Python's scoping: they shadow the workunit's names), its ``return``
+    ends one iteration.
+
+    ``kind``: team_thread, team_vector, thread_vector or team_thread_md; ``begins`` and
+    ``ends`` bound each index; ``result``: where a reduce/scan total goes (or None)."""
+
+    kind: str
+    operation: str
+    team: str
+    begins: list[Expr]
+    ends: list[Expr]
+    indices: list[Var]
+    acc: Var | None
+    last_pass: Var | None
+    locals: dict[str, DataType]
+    body: list[Stmt]
+    label: str  # where a `return` in the body jumps: the end of the iteration
+    def_lineno: int
+    end_lineno: int
+    result: Var | ViewAccess | None = None
+
+
+@dataclass
+class Single(Stmt):
+    """``pk.single(pk.PerTeam(team_member), body)`` (``per_team``) or ``pk.PerThread``,
+    ``body`` a nested ``def`` inlined as :class:`NestedParallel` bodies are."""
+
+    team: str
+    per_team: bool
+    locals: dict[str, DataType]
+    body: list[Stmt]
+    label: str
+    end_lineno: int
+
+
+@dataclass
+class JumpTo(Stmt):
+    """A ``return`` inside an inlined nested ``def``: go to the end of its body."""
+
+    label: str
+
+
 # ---------------------------------------------------------------- functions
 
 
@@ -227,3 +331,5 @@ class Function:
     end_lineno: int = 0
     # Views the body stores into (assignments, augmented assignments, atomics).
     written_views: set[str] = field(default_factory=set)
+    # Scratch views the body allocates (declared at its top, see ScratchAlloc).
+    scratch_views: dict[str, ViewType] = field(default_factory=dict)

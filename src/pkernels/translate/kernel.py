@@ -6,18 +6,22 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api import types as t
-from . import ir
+from . import emit_cpp, ir
 from .emit_cpp import KernelEntry, emit_module
 from .lower import FunctionLowerer, HelperRegistry
 from .source import KernelSource
 
 ROLES = {"for": ["index"], "reduce": ["index", "acc"], "scan": ["index", "acc", "last_pass"]}
+# The "rank" of a TeamPolicy dispatch: no index, the team member comes first.
+TEAM = emit_cpp.TEAM
 
 
 def roles(operation: str, rank: int = 1) -> list[str]:
     """The roles of a workunit's leading parameters: ``rank`` indices (an MDRangePolicy
-    has 2 to 4), then the accumulator (reduce, scan) and ``last_pass`` (scan)."""
-    return ["index"] * rank + ROLES[operation][1:]
+    has 2 to 4; a TeamPolicy, rank ``TEAM``, the team member instead), then the
+    accumulator (reduce, scan) and ``last_pass`` (scan)."""
+    first = ["team"] if rank == TEAM else ["index"] * rank
+    return first + ROLES[operation][1:]
 
 
 def lower_workunit(
@@ -38,5 +42,7 @@ def translate_workunit(
     a range (``rank`` 1) or an MDRangePolicy box of ``rank`` dimensions."""
     kernel, helpers = lower_workunit(func, operation, arg_types, rank)
     index = kernel.params[0].type
+    if isinstance(index, ir.TeamType):
+        index = t.int64  # unused: a TeamPolicy module has no index
     assert isinstance(index, t.DataType)
     return emit_module(kernel, helpers, operation, index, rank)

@@ -9,9 +9,11 @@ from typing import Any
 
 from ..api import types as t
 from ..api.decorators import marker_of
+from ..api.teams import ScratchAnnotation
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from . import ir
 from .ir import Expr, ViewType
+from .lower_teams import TeamLowering, is_team_annotation
 from .printf import printf_format
 from .source import KernelSource
 from .typing_rules import (
@@ -92,7 +94,7 @@ class HelperRegistry:
         return function
 
 
-class FunctionLowerer:
+class FunctionLowerer(TeamLowering):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
     def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
@@ -112,6 +114,7 @@ class FunctionLowerer:
         self.counter = 0
         self.function: ir.Function | None = None
         self.rank = 1  # index parameters of the workunit (an MDRangePolicy's rank)
+        self._init_teams()
 
     # ------------------------------------------------------------ entry points
 
@@ -225,8 +228,16 @@ class FunctionLowerer:
             )
         return list(a.args)
 
-    def _role_type(self, arg: ast.arg, role: str) -> DataType:
+    def _role_type(self, arg: ast.arg, role: str) -> ir.Type:
         ann = self._annotation(arg.annotation) if arg.annotation is not None else None
+        if role == "team":
+            if ann is not None and not is_team_annotation(ann):
+                self.src.error(
+                    arg,
+                    "a TeamPolicy workunit takes the team member first",
+                    hint=f"Annotate it `{arg.arg}: pk.TeamMember` (or leave it unannotated).",
+                )
+            return ir.TeamType()
         if role == "acc":
             if isinstance(ann, AccAnnotation):
                 return ann.dtype
@@ -280,6 +291,8 @@ class FunctionLowerer:
             self.params[p.name] = p
             if isinstance(p.type, ViewType):
                 self.views[p.name] = p.type
+            elif isinstance(p.type, ir.TeamType):
+                self.team_name = p.name
 
     def _annotation(self, node: ast.expr) -> Any:
         try:
@@ -288,7 +301,9 @@ class FunctionLowerer:
             )
         except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
             self.src.error(node, f"cannot evaluate this annotation ({exc})")
-        if isinstance(value, AccAnnotation | ViewAnnotation) or value is None:
+        if isinstance(value, AccAnnotation | ViewAnnotation | ScratchAnnotation) or value is None:
+            return value
+        if is_team_annotation(value):
             return value
         try:
             return to_datatype(value)
@@ -331,20 +346,29 @@ class FunctionLowerer:
                 if value is None:
                     self.src.error(node, "a declaration needs a value, e.g. `x: float = 0`")
                 declared = self._annotation(ann)
+                if isinstance(declared, ScratchAnnotation):
+                    return self._scratch_alloc(node, target, value, declared)
                 if not isinstance(declared, DataType):
                     self.src.error(ann, "local variables must have a scalar type")
                 return self._assign(node, target, value, declared)
             case ast.AugAssign(target=target, op=op, value=value):
                 return self._aug_assign(node, target, op, value)
             case ast.If(test=test, body=body, orelse=orelse):
-                return ir.If(line, self._expr(test), self._block(body), self._block(orelse))
+                cond = self._expr(test)
+                self.conditions.append(cond)
+                lowered_if = ir.If(line, cond, self._block(body), self._block(orelse))
+                self.conditions.pop()
+                return lowered_if
             case ast.For():
                 return self._for(node)
             case ast.While(test=test, body=body, orelse=orelse):
                 if orelse:
                     self.src.error(node, "`while ... else` is not supported", hint=_LOOP_ELSE_HINT)
                 self.loop_depth += 1
-                lowered = ir.While(line, self._expr(test), self._block(body))
+                cond = self._expr(test)
+                self.conditions.append(cond)
+                lowered = ir.While(line, cond, self._block(body))
+                self.conditions.pop()
                 self.loop_depth -= 1
                 return lowered
             case ast.Break():
@@ -361,6 +385,10 @@ class FunctionLowerer:
                 return self._call_statement(call)
             case ast.Expr(value=ast.Constant(value=str())):
                 return None  # a string used as a comment
+            case ast.FunctionDef() if self.team_name is not None:
+                # The body of a nested parallel_* or pk.single: lowered where it is used.
+                self.nested_defs[node.name] = node
+                return None
             case ast.FunctionDef():
                 self.src.error(
                     node,
@@ -390,25 +418,52 @@ class FunctionLowerer:
                 f"cannot assign to {type(target).__name__} in a kernel",
                 hint=_ASSIGN_HINT,
             )
+        if isinstance(value_node, ast.Call):
+            nested = self._assigned_call(node, target, value_node, declared)
+            if nested is not None:
+                return nested
         value = self._expr(value_node)
         if isinstance(target, ast.Name):
-            return ir.Assign(node.lineno, self._bind(target, value, declared), value)
+            bound = self._bind(target, value, declared)
+            self._note_assignment(target.id, value)
+            return ir.Assign(node.lineno, bound, value)
         if declared is not None:
             self.src.error(node, "a view element cannot be annotated")
         access = self._subscript(target)
         self._written(access)
         return ir.Assign(node.lineno, access, value)
 
+    def _assigned_call(
+        self, node: ast.stmt, target: ast.expr, call: ast.Call, declared: DataType | None
+    ) -> ir.Stmt | None:
+        """``x = pk.parallel_reduce(<team range>, body)`` and ``s = pk.ScratchView1D(...)``
+        (None for other calls)."""
+        if self._scratch_ctor_rank(call):
+            return self._scratch_alloc(node, target, call, None)
+        for op in ("reduce", "scan"):
+            if self._is_pk_attr(call.func, f"parallel_{op}"):
+                if not isinstance(target, ast.Name | ast.Subscript):
+                    self.src.error(
+                        target, f"assign the result of pk.parallel_{op} to a name or view element"
+                    )
+                return self._nested_parallel(call, op, (target, declared))
+        return None
+
     def _written(self, access: ir.ViewAccess) -> None:
         """Record that the body stores into ``access``'s view (read-only arrays are refused)."""
         assert self.function is not None
-        self.function.written_views.add(access.view.name)
+        if access.view.name in self.params:  # scratch views are the kernel's own
+            self.function.written_views.add(access.view.name)
 
     def _bind(self, target: ast.Name, value: Expr, declared: DataType | None) -> ir.Var:
         name = target.id
         if name in self.views:
             self.src.error(target, f"cannot rebind view {name!r} inside a kernel")
-        if name in self.params:
+        if name == self.team_name:
+            self.src.error(target, f"cannot rebind the team member {name!r}")
+        # In a nested def, a name it assigns is its own local (Python's scoping).
+        shadowing = bool(self.outer_scopes) and name not in self.locals
+        if name in self.params and not shadowing:
             ptype = self.params[name].type
             assert isinstance(ptype, DataType)
             self._check_narrowing(target, name, ptype, value, declared=True)
@@ -511,11 +566,17 @@ class FunctionLowerer:
         var = self._bind(node.target, ir.Var(loop_type, "_"), None)
         self.counter += 1
         self.loop_depth += 1
+        self.conditions.extend(bounds)  # a trip count that differs by thread is a branch
         body = self._block(node.body)
+        del self.conditions[len(self.conditions) - len(bounds) :]
         self.loop_depth -= 1
         return ir.ForRange(node.lineno, var, start, stop, step, body, f"pk_it{self.counter}")
 
     def _return(self, node: ast.Return, value_node: ast.expr | None) -> ir.Stmt:
+        if self.return_labels:
+            if value_node is not None:
+                self.src.error(node, "the body of a nested parallel_* or pk.single returns nothing")
+            return ir.JumpTo(node.lineno, self.return_labels[-1])
         if not self.is_helper:
             if value_node is not None:
                 self.src.error(
@@ -553,6 +614,9 @@ class FunctionLowerer:
             return self._print(call)
         if self._is_pk_attr(func, "printf"):
             return self._printf(call)
+        team = self._team_statement(call)
+        if team is not None:
+            return team
         return ir.ExprStmt(call.lineno, self._expr(call, statement=True))
 
     def _print(self, call: ast.Call) -> ir.Stmt:
@@ -663,12 +727,21 @@ class FunctionLowerer:
         name = node.id
         if name in self.views:
             return ir.ViewRef(name, self.views[name])
-        if name in self.params:
-            ptype = self.params[name].type
-            assert isinstance(ptype, DataType)
-            return ir.Var(ptype, name)
         if name in self.locals:
             return ir.Var(self.locals[name], name)
+        outer = self._outer_name(name)
+        if outer is not None:
+            return ir.Var(outer, name)
+        if name in self.params:
+            ptype = self.params[name].type
+            if isinstance(ptype, ir.TeamType):
+                self.src.error(
+                    node,
+                    f"the team member {name!r} is only used through its methods",
+                    hint=f"e.g. {name}.league_rank(), {name}.team_rank(), {name}.team_barrier().",
+                )
+            assert isinstance(ptype, DataType)
+            return ir.Var(ptype, name)
         value = self.src.globals.get(name, getattr(__builtins__, name, None))
         if name in self.src.globals and isinstance(value, bool | int | float):
             self.src.error(
@@ -793,6 +866,20 @@ class FunctionLowerer:
         func = node.func
         if node.keywords:
             self.src.error(node.keywords[0], "keyword arguments are not supported in kernel calls")
+        team_query = self._team_method(node)
+        if team_query is not None:
+            return team_query
+        for op in ("for", "reduce", "scan", "single"):
+            name = op if op == "single" else f"parallel_{op}"
+            if self._is_pk_attr(func, name):
+                self.src.error(
+                    node,
+                    f"pk.{name} inside a kernel is a statement"
+                    + ("" if op in ("for", "single") else " or the value of an assignment"),
+                    hint=f"Write `total = pk.{name}(pk.TeamThreadRange(team_member, n), body)`."
+                    if op in ("reduce", "scan")
+                    else _NESTED_CALL_HINT,
+                )
         # v.shape[k] is a Subscript of an Attribute; v.extent(k) is a call.
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             owner = func.value.id
@@ -950,6 +1037,9 @@ class FunctionLowerer:
         return ir.Call(function.return_type, function.name, args, user=True)
 
 
+_NESTED_CALL_HINT = (
+    "Call it on its own line: `pk.parallel_for(pk.TeamThreadRange(team_member, n), body)`."
+)
 _PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max"}
 
 _CALL_HINT = (

@@ -1,0 +1,435 @@
+"""TeamPolicy kernels (hierarchical parallelism) on the native spaces, release and debug
+builds: nested TeamThreadRange / ThreadVectorRange / TeamThreadMDRange bodies, team
+reductions and scans, scratch memory, barriers, pk.single, and the errors of a wrong
+team setup. Every result is checked against NumPy."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from pkt_support import ForceDebugBuild, observing
+
+import pkernels as pk
+
+# (space, team size): the CPU spaces' teams. OpenMP teams are real threads, also more of
+# them than this machine has cores; Serial runs teams of one.
+TEAM_SETUPS = [
+    (pk.OpenMP, pk.AUTO),
+    (pk.OpenMP, 1),
+    (pk.OpenMP, 3),
+    (pk.OpenMP, 4),
+    (pk.Serial, pk.AUTO),
+]
+BUILDS = ["release", "debug"]
+
+
+def _run(build: str, fn, *args, **kwargs):
+    if build == "debug":
+        with observing(ForceDebugBuild()) as obs:
+            result = fn(*args, **kwargs)
+        assert obs.launched and all(k.debug for k in obs.launched)
+        return result
+    return fn(*args, **kwargs)
+
+
+@pk.workunit
+def team_yax(team_member: pk.TeamMember, acc: pk.Acc[float], cols: int, y, x, A):
+    j: int = team_member.league_rank()
+
+    def inner(i: int, inner_acc: pk.Acc[float]):
+        inner_acc += A[j][i] * x[i]
+
+    temp2: float = pk.parallel_reduce(pk.TeamThreadRange(team_member, cols), inner)
+    if team_member.team_rank() == 0:
+        acc += y[j] * temp2
+
+
+@pk.workunit
+def reverse_rows(team_member: pk.TeamMember, out, inp, m: int):
+    row: int = team_member.league_rank()
+    s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team_member.team_scratch(0), m)
+
+    def stage(i: int):
+        s[i] = inp[row, i]
+
+    pk.parallel_for(pk.TeamThreadRange(team_member, m), stage)
+    team_member.team_barrier()
+
+    def write(i: int):
+        out[row, i] = s[m - 1 - i]
+
+    pk.parallel_for(pk.TeamThreadRange(team_member, m), write)
+
+
+@pk.workunit
+def row_prefix(team_member: pk.TeamMember, out, totals, inp):
+    row: int = team_member.league_rank()
+
+    def scan(i: int, partial: pk.Acc[pk.int64], last_pass: bool):
+        partial += inp[row, i]
+        if last_pass:
+            out[row, i] = partial
+
+    total: int = pk.parallel_scan(pk.TeamThreadRange(team_member, inp.extent(1)), scan)
+    if team_member.team_rank() == 0:
+        totals[row] = total
+
+
+@pk.workunit
+def box_fill_and_sum(team_member: pk.TeamMember, acc: pk.Acc[pk.int64], out):
+    b: int = team_member.league_rank()
+
+    def fill(i: int, j: int):
+        out[b, i, j] = 100 * b + 10 * i + j
+
+    pk.parallel_for(pk.TeamThreadMDRange(team_member, out.extent(1), out.extent(2)), fill)
+
+    def add(i: int, j: int, part: pk.Acc[pk.int64]):
+        part += 100 * b + 10 * i + j
+
+    s: int = pk.parallel_reduce(
+        pk.TeamThreadMDRange(team_member, out.extent(1), out.extent(2)), add
+    )
+    if team_member.team_rank() == 0:
+        acc += s
+
+
+@pk.workunit
+def matrix_rows_vector(team_member: pk.TeamMember, out, A, x):
+    """Rows of a block split among the team; each row's dot product a ThreadVectorRange."""
+    block: int = team_member.league_rank()
+    rows_per_team: int = out.extent(0) // team_member.league_size()
+
+    def row(r: int):
+        i: int = block * rows_per_team + r
+
+        def dot(k: int, part: pk.Acc[float]):
+            part += A[i, k] * x[k]
+
+        out[i] = pk.parallel_reduce(pk.ThreadVectorRange(team_member, A.extent(1)), dot)
+
+    pk.parallel_for(pk.TeamThreadRange(team_member, rows_per_team), row)
+
+
+@pk.workunit
+def once_per_team(team_member: pk.TeamMember, count, ranks):
+    def mark():
+        pk.atomic_add(count, [0], 1)
+        ranks[team_member.league_rank()] = team_member.team_size()
+
+    pk.single(pk.PerTeam(team_member), mark)
+
+
+@pk.workunit
+def own_scratch(team_member: pk.TeamMember, out, n: int):
+    mine: pk.ScratchView1D[pk.int64] = pk.ScratchView1D(team_member.thread_scratch(0), n)
+    r: int = team_member.team_rank()
+    for k in range(n):
+        mine[k] = r * 1000 + k
+    team_member.team_barrier()
+    total: int = 0
+    for k in range(n):
+        total += mine[k]
+    out[team_member.league_rank(), r] = total
+
+
+@pk.workunit
+def early_return_body(team_member: pk.TeamMember, out):
+    def body(i: int):
+        if i % 2 == 1:
+            return
+        for k in range(3):
+            if k == 1:
+                return
+            out[team_member.league_rank(), i] += 1 + k
+
+    pk.parallel_for(pk.TeamThreadRange(team_member, out.extent(1)), body)
+
+
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_tutorial_yax_with_a_team_per_row(space, team, build):
+    rng = np.random.default_rng(1)
+    rows, cols = 37, 29
+    A, x, y = rng.random((rows, cols)), rng.random(cols), rng.random(rows)
+    policy = pk.TeamPolicy(space, rows, team)
+    result = _run(build, pk.parallel_reduce, policy, team_yax, cols=cols, y=y, x=x, A=A)
+    assert isinstance(result, float)
+    assert result == pytest.approx(y @ A @ x, rel=1e-12)
+
+
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_scratch_and_barrier_reverse_each_row(space, team, build):
+    rng = np.random.default_rng(2)
+    league, m = 9, 13  # 13 is no multiple of 3 or 4: the last thread gets a short chunk
+    inp = rng.random((league, m))
+    out = np.zeros_like(inp)
+    scratch = pk.ScratchView1D[pk.double].shmem_size(m)
+    policy = pk.TeamPolicy(space, league, team).set_scratch_size(0, pk.PerTeam(scratch))
+    _run(build, pk.parallel_for, policy, reverse_rows, out=out, inp=inp, m=m)
+    np.testing.assert_array_equal(out, inp[:, ::-1])
+
+
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_nested_scan_gives_each_row_its_prefix_sums(space, team, build):
+    inp = np.arange(5 * 11, dtype=np.int64).reshape(5, 11) % 7 - 2
+    out = np.zeros_like(inp)
+    totals = np.zeros(5, dtype=np.int64)
+    policy = pk.TeamPolicy(space, 5, team)
+    _run(build, pk.parallel_for, policy, row_prefix, out=out, totals=totals, inp=inp)
+    np.testing.assert_array_equal(out, np.cumsum(inp, axis=1))
+    np.testing.assert_array_equal(totals, inp.sum(axis=1))
+
+
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_team_thread_md_range_for_and_reduce(space, team, build):
+    out = np.zeros((3, 4, 5), dtype=np.int64)
+    total = _run(
+        build, pk.parallel_reduce, pk.TeamPolicy(space, 3, team), box_fill_and_sum, out=out
+    )
+    b, i, j = np.indices(out.shape)
+    np.testing.assert_array_equal(out, 100 * b + 10 * i + j)
+    assert total == int(out.sum())
+
+
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_thread_vector_range_inside_a_team_thread_range(space, team):
+    rng = np.random.default_rng(3)
+    A, x = rng.random((12, 7)), rng.random(7)
+    out = np.zeros(12)
+    pk.parallel_for(pk.TeamPolicy(space, 4, team), matrix_rows_vector, out=out, A=A, x=x)
+    np.testing.assert_allclose(out, A @ x, rtol=1e-13)
+
+
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_single_per_team_runs_once_per_team(space, team):
+    count = np.zeros(1, dtype=np.int64)
+    sizes = np.zeros(6, dtype=np.int64)
+    pk.parallel_for(pk.TeamPolicy(space, 6, team), once_per_team, count=count, ranks=sizes)
+    assert count[0] == 6
+    expected = 1 if team is pk.AUTO else team
+    np.testing.assert_array_equal(sizes, expected)
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_thread_scratch_is_each_threads_own(build):
+    n, team, league = 5, 3, 4
+    out = np.zeros((league, team), dtype=np.int64)
+    policy = pk.TeamPolicy(pk.OpenMP, league, team).set_scratch_size(
+        0, pk.PerThread(pk.ScratchView1D[pk.int64].shmem_size(n))
+    )
+    _run(build, pk.parallel_for, policy, own_scratch, out=out, n=n)
+    expected = np.array([r * 1000 * n + n * (n - 1) // 2 for r in range(team)])
+    np.testing.assert_array_equal(out, np.tile(expected, (league, 1)))
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_return_in_a_nested_body_ends_that_index_only(build):
+    out = np.zeros((2, 9), dtype=np.int64)
+    _run(build, pk.parallel_for, pk.TeamPolicy(pk.OpenMP, 2, 2), early_return_body, out=out)
+    expected = np.where(np.arange(9) % 2 == 0, 1, 0)
+    np.testing.assert_array_equal(out, np.tile(expected, (2, 1)))
+
+
+def test_teams_larger_than_the_machine_still_run():
+    rng = np.random.default_rng(4)
+    inp = rng.random((3, 40))
+    out = np.zeros_like(inp)
+    scratch = pk.ScratchView1D[pk.double].shmem_size(40)
+    policy = pk.TeamPolicy(pk.OpenMP, 3, 16).set_scratch_size(0, pk.PerTeam(scratch))
+    pk.parallel_for(policy, reverse_rows, out=out, inp=inp, m=40)
+    np.testing.assert_array_equal(out, inp[:, ::-1])
+
+
+# ---------------------------------------------------------------- a wrong team setup
+
+
+def test_team_size_zero_and_bad_vector_length_are_refused():
+    with pytest.raises(ValueError, match="team_size must be at least 1, got 0"):
+        pk.TeamPolicy(pk.OpenMP, 4, 0)
+    with pytest.raises(ValueError, match="vector_length must be a power of two, got 3"):
+        pk.TeamPolicy(pk.OpenMP, 4, 2, 3)
+    with pytest.raises(ValueError, match="exceeds the limit of 1024"):
+        pk.TeamPolicy(pk.OpenMP, 4, 2048)
+
+
+def test_scratch_beyond_the_per_team_limit_is_refused():
+    with pytest.raises(pk.DispatchError, match=r"scratch level 0 needs 40000 bytes .* 32768"):
+        pk.TeamPolicy(pk.OpenMP, 4, 2).set_scratch_size(0, pk.PerTeam(40000))
+    policy = pk.TeamPolicy(pk.OpenMP, 4, pk.AUTO).set_scratch_size(0, pk.PerThread(10000))
+    policy.team_size = 4  # a PerThread size that fits one thread but not a team of four
+    with pytest.raises(pk.DispatchError, match=r"4 threads x 10000 per thread"):
+        pk.parallel_for(policy, reverse_rows, out=np.zeros((4, 2)), inp=np.zeros((4, 2)), m=2)
+
+
+def test_serial_teams_have_one_thread():
+    with pytest.raises(pk.DispatchError, match="Serial space runs teams of one thread"):
+        pk.parallel_for(
+            pk.TeamPolicy(pk.Serial, 2, 2), reverse_rows, out=np.zeros((2, 2)),
+            inp=np.zeros((2, 2)), m=2,
+        )  # fmt: skip
+
+
+def test_scan_over_a_team_policy_is_refused():
+    with pytest.raises(pk.DispatchError, match="parallel_scan over a TeamPolicy"):
+        pk.parallel_scan(pk.TeamPolicy(pk.OpenMP, 2, 1), team_yax, cols=1, y=None, x=None, A=None)
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_too_little_scratch_is_a_kernel_error_not_a_crash(build):
+    inp = np.ones((2, 8))
+    policy = pk.TeamPolicy(pk.OpenMP, 2, 2).set_scratch_size(0, pk.PerTeam(16))
+    with pytest.raises(pk.KernelTeamError) as info:
+        _run(build, pk.parallel_for, policy, reverse_rows, out=np.zeros_like(inp), inp=inp, m=8)
+    message = str(info.value)
+    assert (
+        "ScratchView1D 's' needs 64 bytes of level-0 team scratch but only 16 are left" in message
+    )
+    assert "set_scratch_size(0, pk.PerTeam(...))" in message
+    assert "test_teams.py:" in message
+
+
+@pk.workunit
+def divergent_barrier_at_run_time(team_member: pk.TeamMember, tickets):
+    ticket: int = pk.atomic_fetch_add(tickets, [team_member.league_rank()], 1)
+    if ticket == 0:
+        team_member.team_barrier()
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_a_barrier_only_some_threads_reach_is_reported_not_a_hang(build):
+    tickets = np.zeros(3, dtype=np.int64)
+    with pytest.raises(pk.KernelTeamError) as info:
+        _run(
+            build, pk.parallel_for, pk.TeamPolicy(pk.OpenMP, 3, 2),
+            divergent_barrier_at_run_time, tickets=tickets,
+        )  # fmt: skip
+    line = divergent_barrier_at_run_time.__code__.co_firstlineno + 4  # the barrier's line
+    message = str(info.value)
+    assert re.match(rf".*test_teams.py:{line}: team_barrier\(\) mismatch in league \d", message)
+    assert re.search(rf"team_rank [01] waits at {re.escape(__file__)}:{line}", message)
+    assert "at the end of the workunit" in message
+
+
+def _translation_error(make_module, source: str, policy_team: int = 2) -> pk.TranslationError:
+    module = make_module("import pkernels as pk\n" + source)
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(pk.TeamPolicy(pk.OpenMP, 2, policy_team), module.k, out=np.zeros((2, 4)))
+    return info.value
+
+
+def test_barrier_under_a_team_rank_branch_is_refused_with_a_caret(make_module):
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    r: int = team_member.team_rank()
+    if r == 0:
+        out[0, 0] = 1
+        team_member.team_barrier()
+""",
+    )
+    assert err.lineno == 8
+    assert "team_barrier() under a condition on team_rank()" in str(err)
+    assert err.col == 8
+    assert "\n            team_member.team_barrier()\n            ^" in str(err)
+
+
+def test_barrier_in_a_nested_body_and_nested_team_ranges_are_refused(make_module):
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    def body(i: int):
+        team_member.team_barrier()
+    pk.parallel_for(pk.TeamThreadRange(team_member, 4), body)
+""",
+    )
+    assert "team_barrier() inside a nested parallel body" in str(err) and err.lineno == 6
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    def inner(j: int):
+        out[0, j] = 1
+    def outer(i: int):
+        pk.parallel_for(pk.TeamThreadRange(team_member, 4), inner)
+    pk.parallel_for(pk.TeamThreadRange(team_member, 4), outer)
+""",
+    )
+    assert "a team-split range inside another one" in str(err)
+    assert "ThreadVectorRange" in err.hint
+
+
+def test_misused_team_member_and_bodies_get_clear_errors(make_module):
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    out[0, 0] = team_member.team_id()
+""",
+    )
+    assert "the team member has no method 'team_id'" in str(err)
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    pk.parallel_for(pk.TeamThreadRange(team_member, 4), lambda i: None)
+""",
+    )
+    assert "the body must be a nested def, not a lambda" in str(err)
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    def body(i: int, j: int):
+        out[i, j] = 1
+    pk.parallel_for(pk.TeamThreadRange(team_member, 4), body)
+""",
+    )
+    assert "body() is the body of a nested parallel_for over a team_thread range: it takes (i)" in (
+        str(err)
+    )
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team_member.team_scratch(2), 4)
+""",
+    )
+    assert "level 0 or 1" in str(err)
+
+
+def test_a_nested_body_shadows_the_workunits_names_as_python_does(make_module):
+    module = make_module(
+        """
+import pkernels as pk
+
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    x: int = 7
+    def body(i: int):
+        x = i * 2          # the body's own x
+        out[team_member.league_rank(), i] = x
+    pk.parallel_for(pk.TeamThreadRange(team_member, out.extent(1)), body)
+    out[team_member.league_rank(), 0] = x  # still the workunit's
+"""
+    )
+    for space in (pk.OpenMP, pk.Serial, pk.Debug):
+        out = np.zeros((3, 5), dtype=np.int64)
+        pk.parallel_for(pk.TeamPolicy(space, 3, 1), module.k, out=out)
+        expected = np.tile(np.arange(5) * 2, (3, 1))
+        expected[:, 0] = 7
+        np.testing.assert_array_equal(out, expected)
