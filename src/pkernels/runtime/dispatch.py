@@ -284,9 +284,17 @@ def compiled_kernel(
 
 
 def _line_span(workunit: Callable[..., Any]) -> range:
+    """The Python lines of the workunit, its nested bodies (a team kernel's) included."""
     code = workunit.__code__
+    return range(code.co_firstlineno, max(_last_line(code), code.co_firstlineno) + 1)
+
+
+def _last_line(code: types.CodeType) -> int:
     last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
-    return range(code.co_firstlineno, max(last, code.co_firstlineno) + 1)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            last = max(last, _last_line(const))
+    return last
 
 
 _python_forms: dict[Any, Callable[..., Any]] = {}
