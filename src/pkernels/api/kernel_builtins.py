@@ -98,6 +98,12 @@ def _update(view: Any, indices: Any, fn: Any) -> Any:
     return old
 
 
+def _new(view: Any, indices: Any, fn: Any) -> Any:
+    """Like :func:`_update`, returning the new value (as the element type stores it)."""
+    _update(view, indices, fn)
+    return view[_index(indices)]
+
+
 def atomic_add(view: Any, indices: Any, value: Any) -> None:
     """``view[indices] += value`` atomically."""
     _update(view, indices, lambda a: a + value)
@@ -196,6 +202,96 @@ def atomic_add_fetch(view: Any, indices: Any, value: Any) -> Any:
 def atomic_sub_fetch(view: Any, indices: Any, value: Any) -> Any:
     """Subtract atomically; return the new value."""
     return _update(view, indices, lambda a: a - value) - value
+
+
+def atomic_mul_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Multiply atomically; return the new value."""
+    return _new(view, indices, lambda a: a * value)
+
+
+def atomic_div_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Divide atomically; return the new value."""
+    return _new(view, indices, lambda a: a / value)
+
+
+def atomic_max_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Store the larger of the element and ``value`` atomically; return the new value."""
+    return _new(view, indices, lambda a: value if a < value else a)
+
+
+def atomic_min_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Store the smaller of the element and ``value`` atomically; return the new value."""
+    return _new(view, indices, lambda a: value if value < a else a)
+
+
+def atomic_and_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Bitwise-and atomically; return the new value."""
+    return _new(view, indices, lambda a: a & value)
+
+
+def atomic_or_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Bitwise-or atomically; return the new value."""
+    return _new(view, indices, lambda a: a | value)
+
+
+def atomic_xor_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Bitwise-xor atomically; return the new value."""
+    return _new(view, indices, lambda a: a ^ value)
+
+
+def atomic_mod(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] %= value`` atomically (Python's modulo, integer views)."""
+    _update(view, indices, lambda a: a % value)
+
+
+def atomic_fetch_mod(view: Any, indices: Any, value: Any) -> Any:
+    """Modulo atomically; return the old value."""
+    return _update(view, indices, lambda a: a % value)
+
+
+def atomic_mod_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Modulo atomically; return the new value."""
+    return _new(view, indices, lambda a: a % value)
+
+
+def atomic_lshift(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] <<= value`` atomically (integer views)."""
+    _update(view, indices, lambda a: a << value)
+
+
+def atomic_fetch_lshift(view: Any, indices: Any, value: Any) -> Any:
+    """Shift left atomically; return the old value."""
+    return _update(view, indices, lambda a: a << value)
+
+
+def atomic_lshift_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Shift left atomically; return the new value."""
+    return _new(view, indices, lambda a: a << value)
+
+
+def atomic_rshift(view: Any, indices: Any, value: Any) -> None:
+    """``view[indices] >>= value`` atomically (integer views)."""
+    _update(view, indices, lambda a: a >> value)
+
+
+def atomic_fetch_rshift(view: Any, indices: Any, value: Any) -> Any:
+    """Shift right atomically; return the old value."""
+    return _update(view, indices, lambda a: a >> value)
+
+
+def atomic_rshift_fetch(view: Any, indices: Any, value: Any) -> Any:
+    """Shift right atomically; return the new value."""
+    return _new(view, indices, lambda a: a >> value)
+
+
+def atomic_load(view: Any, indices: Any) -> Any:
+    """The element, read atomically."""
+    return view[_index(indices)]
+
+
+def atomic_store(view: Any, indices: Any, value: Any) -> None:
+    """Store ``value`` atomically."""
+    _update(view, indices, lambda a: value)
 
 
 def atomic_increment(view: Any, indices: Any) -> None:

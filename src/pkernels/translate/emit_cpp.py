@@ -577,12 +577,15 @@ class CppEmitter:
             return f"pk_rt::atomic_cas({ptr}, {operands[0]}, {operands[1]})"
         if op in ("inc", "dec"):
             op, operands = ("add" if op == "inc" else "sub"), [self.literal(1, e.type)]
+        if op == "load":
+            return f"pk_rt::atomic_update({ptr}, [&]({ctype} a) {{ return a; }}, ({ctype}*)nullptr)"
         want_new = op.endswith("_new")
         base = op.removesuffix("_new")
         updates = {
             "add": "a + v", "sub": "a - v", "mul": "a * v", "div": "a / v",
             "max": "(a < v ? v : a)", "min": "(v < a ? v : a)",
             "and": "a & v", "or": "a | v", "xor": "a ^ v",
+            "mod": f"pk_rt::mod(a, v, {_WHERE})", "lshift": "a << v", "rshift": "a >> v",
         }  # fmt: skip
         update = updates[base]
         lam = f"[&]({ctype} a) {{ {ctype} v = {operands[0]}; return ({ctype})({update}); }}"

@@ -996,7 +996,7 @@ class FunctionLowerer(TeamLowering):
 
     def _atomic(self, node: ast.Call, name: str) -> Expr:
         op, fetch = ATOMIC_FUNCTIONS[name]
-        wanted = {"cas": 4, "inc": 2, "dec": 2}.get(op, 3)
+        wanted = {"cas": 4, "inc": 2, "dec": 2, "load": 2}.get(op, 3)
         if len(node.args) != wanted:
             self.src.error(node, f"pk.{name} takes {wanted} arguments (view, [indices], ...)")
         view_node, index_node, *rest = node.args
@@ -1008,7 +1008,7 @@ class FunctionLowerer(TeamLowering):
         ast.copy_location(subscript, node)
         access = self._subscript(subscript)
         operands = [self._expr(r) for r in rest]
-        if op in ("and", "or", "xor") and access.type.is_float:
+        if op.removesuffix("_new") in _INTEGER_ATOMICS and access.type.is_float:
             self.src.error(node, f"pk.{name} needs an integer view")
         self._written(access)
         return ir.AtomicOp(access.type, op, access, operands, fetch)
@@ -1040,6 +1040,7 @@ class FunctionLowerer(TeamLowering):
 _NESTED_CALL_HINT = (
     "Call it on its own line: `pk.parallel_for(pk.TeamThreadRange(team_member, n), body)`."
 )
+_INTEGER_ATOMICS = ("and", "or", "xor", "mod", "lshift", "rshift")
 _PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max"}
 
 _CALL_HINT = (

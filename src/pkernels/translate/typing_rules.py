@@ -87,8 +87,26 @@ ATOMIC_FUNCTIONS: dict[str, tuple[str, bool]] = {}
 for _op in ("add", "sub", "mul", "div", "max", "min", "and", "or", "xor"):
     ATOMIC_FUNCTIONS[f"atomic_{_op}"] = (_op, False)
     ATOMIC_FUNCTIONS[f"atomic_fetch_{_op}"] = (_op, True)
-ATOMIC_FUNCTIONS["atomic_add_fetch"] = ("add_new", True)
-ATOMIC_FUNCTIONS["atomic_sub_fetch"] = ("sub_new", True)
+for _op in (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "max",
+    "min",
+    "and",
+    "or",
+    "xor",
+    "mod",
+    "lshift",
+    "rshift",
+):
+    ATOMIC_FUNCTIONS[f"atomic_{_op}_fetch"] = (f"{_op}_new", True)
+for _op in ("mod", "lshift", "rshift"):  # integer views only
+    ATOMIC_FUNCTIONS[f"atomic_{_op}"] = (_op, False)
+    ATOMIC_FUNCTIONS[f"atomic_fetch_{_op}"] = (_op, True)
+ATOMIC_FUNCTIONS["atomic_load"] = ("load", True)
+ATOMIC_FUNCTIONS["atomic_store"] = ("exchange", False)
 ATOMIC_FUNCTIONS["atomic_exchange"] = ("exchange", True)
 ATOMIC_FUNCTIONS["atomic_compare_exchange"] = ("cas", True)
 ATOMIC_FUNCTIONS["atomic_increment"] = ("inc", False)
