@@ -259,11 +259,41 @@ def _copy(value: Any) -> Any:
         return value.copy()
 
 
+def _on_device(value: Any) -> bool:
+    return type(value).__module__.startswith("cupy")
+
+
+def _device_copy(value: Any) -> Any:
+    """A Cuda clause's own copy of an array: on the GPU (a CuPy array stays one)."""
+    import cupy  # a Cuda clause only runs where CuPy is installed
+
+    return value.copy() if _on_device(value) else cupy.asarray(value)
+
+
+def _on_space(policy: Any, space: Any) -> Any:
+    """``policy`` on another execution space (the clause's ``pk.SPACE`` word)."""
+    import copy
+
+    from pkernels.api.policies import MDRangePolicy, RangePolicy
+
+    if isinstance(policy, RangePolicy):
+        return RangePolicy(space, policy.begin, policy.end)
+    if isinstance(policy, MDRangePolicy):
+        return MDRangePolicy(space, list(policy.begins), list(policy.ends), policy.tiling)
+    moved = copy.copy(policy)  # a TeamPolicy: keep its team and scratch sizes
+    moved.team_scratch, moved.thread_scratch = (
+        list(policy.team_scratch),
+        list(policy.thread_scratch),
+    )
+    moved.space = space
+    return moved
+
+
 def prepare(text: ClauseText, scope: LiveScope) -> Clause:
     """Evaluate a clause in the live program and take its copies. An error is kept in
     the clause (it is reported, and the clause does not run)."""
     from pkernels.api.decorators import marker_of
-    from pkernels.api.policies import RangePolicy, as_policy
+    from pkernels.api.policies import as_policy
     from pkernels.api.spaces import ExecutionSpace
 
     clause = Clause(text)
@@ -283,17 +313,23 @@ def prepare(text: ClauseText, scope: LiveScope) -> Clause:
                 space = _evaluate(scope, text.space, "the space")
                 if not isinstance(space, ExecutionSpace):
                     raise ValueError(f"{text.space} is not an execution space (pk.OpenMP ...)")
-            policy = RangePolicy(space, policy.begin, policy.end)
+            policy = _on_space(policy, space)
         clause.policy = policy
+        on_gpu = policy.space is ExecutionSpace.Cuda
         for argument in text.arguments:
             value = _evaluate(scope, argument.expr, argument.name)
             if argument.mut or not _is_array(value):
                 if argument.mut:
+                    if on_gpu and not _on_device(value) and _is_array(value):
+                        raise ValueError(
+                            f"mut:{argument.name}: a Cuda clause cannot share a host array; "
+                            "drop mut: (the clause then gets a device copy) or pass a CuPy array"
+                        )
                     clause.shared.add(argument.name)
                 clause.kwargs[argument.name] = value
             else:
                 clause.copied[argument.name] = value
-                clause.kwargs[argument.name] = _copy(value)
+                clause.kwargs[argument.name] = _device_copy(value) if on_gpu else _copy(value)
     except Exception as exc:  # noqa: BLE001 - reported in the clause's column
         clause.error = _describe(exc)
     return clause
