@@ -422,11 +422,16 @@ class Frontend(cmd.Cmd):
         where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
         detail = f"thread {event.thread_id}"
         try:
-            level = self.kernel.frame_level(event.thread_id, 0)
-            controller = self.kernel.require_controller()
-            for name in launch.index.split(", "):
-                value = controller.evaluate(cpp_name(name), event.thread_id, level)
-                detail += f", {name}={value}"
+            if self.kernel.team_member:
+                position = self.kernel.team_position(event.thread_id)
+                if position is not None:
+                    detail += f", league {position.league_rank}, team_rank {position.team_rank}"
+            else:
+                level = self.kernel.frame_level(event.thread_id, 0)
+                controller = self.kernel.require_controller()
+                for name in launch.index.split(", "):
+                    value = controller.evaluate(cpp_name(name), event.thread_id, level)
+                    detail += f", {name}={value}"
         except TargetError:
             pass  # stopped in a helper, where the index is not in scope
         source = linecache.getline(frame.file, frame.line).strip() if frame and frame.file else ""

@@ -28,7 +28,8 @@ class KernelLaunch(Message):
 
     ``breakpoints``: dicts with number, file, line, condition, temporary, enabled.
     ``views``: name -> {"rank", "dtype", "shape"}; ``index``: the index parameters' names
-    (``"i, j"`` under an MDRangePolicy).
+    (``"i, j"`` under an MDRangePolicy; the team member's under a TeamPolicy, which is
+    also ``team_member``).
     ``call_stack``: the host frames of the dispatch, outermost first (file, line, function).
     """
 
@@ -49,6 +50,7 @@ class KernelLaunch(Message):
     agent_tids: list[int] = field(default_factory=list)
     variable_kinds: dict[str, str] = field(default_factory=dict)  # name -> float|int|bool
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
+    team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
 
 
 @message_type("kernel-go")

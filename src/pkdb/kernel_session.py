@@ -8,6 +8,7 @@ them), so host and kernel breakpoints keep pdb's single numbering.
 
 from __future__ import annotations
 
+import linecache
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from .gdbexpr import ConditionError, python_to_c
 from .kernel_protocol import KernelLaunch
 from .targets.base import FrameInfo, StopEvent, TargetError, ThreadInfo
+from .teams import TeamPosition
 
 if TYPE_CHECKING:
     from .targets.gdb import GdbController
@@ -46,6 +48,15 @@ def cpp_name(py_name: str) -> str:
     from pkernels.translate.emit_cpp import cpp_name as translate
 
     return translate(py_name)
+
+
+def at_def_line(frame: FrameInfo | None) -> bool:
+    """True when ``frame`` is at the ``def`` line of a Python function: where the
+    generated code declares the function's locals, before its first line runs (gdb
+    stops there on entering a kernel or helper)."""
+    if frame is None or not frame.file or not frame.line or not frame.file.endswith(".py"):
+        return False
+    return linecache.getline(frame.file, frame.line).lstrip().startswith("def ")
 
 
 @dataclass
@@ -164,7 +175,7 @@ class KernelSession:
         views = {
             name: info["rank"] for name, info in (self.launch.views if self.launch else {}).items()
         }
-        return python_to_c(condition, views)
+        return python_to_c(condition, views, self.team_member or None)
 
     def remove(self, number: int) -> None:
         gdb_number = self.gdb_numbers.pop(number, None)
@@ -266,9 +277,10 @@ class KernelSession:
         start, end = raw.find('"'), raw.rfind('"')
         return raw[start + 1 : end] if 0 <= start < end else raw
 
-    def python_frames(self, thread: int) -> list[FrameInfo]:
-        """The kernel frames of ``thread`` that map to Python lines (innermost first)."""
-        frames = self.require_controller().stack(thread, max_depth=64)
+    def python_frames(self, thread: int, stack: list[FrameInfo] | None = None) -> list[FrameInfo]:
+        """The kernel frames of ``thread`` that map to Python lines (innermost first);
+        ``stack``: its gdb stack, when the caller already has it."""
+        frames = self.require_controller().stack(thread, max_depth=64) if stack is None else stack
         kernel_frames = []
         for frame in frames:
             if "pk_launch_" in (frame.function or ""):
@@ -285,3 +297,45 @@ class KernelSession:
         """gdb's level of the ``frame``-th Python frame of ``thread``."""
         frames = self.python_frames(thread)
         return frames[frame].level if frame < len(frames) else 0
+
+    # -- team kernels (TeamPolicy) -----------------------------------------------------
+
+    @property
+    def team_member(self) -> str:
+        """The team member parameter of a TeamPolicy kernel; "" for other kernels."""
+        return self.launch.team_member if self.launch else ""
+
+    def team_position(
+        self, thread: int, stack: list[FrameInfo] | None = None
+    ) -> TeamPosition | None:
+        """League and team rank of ``thread`` in a team kernel (None elsewhere, or for a
+        thread outside the kernel's code). Read from the innermost frame that has the
+        team member: the workunit's parameter, a team helper's ``tm``, or the
+        launcher's ``pk_tm`` (between league ranks)."""
+        if not self.team_member:
+            return None
+        controller = self.require_controller()
+        if stack is None:
+            stack = controller.stack(thread, max_depth=64)
+        for frame in stack:
+            expression = self._team_expression(frame)
+            if expression is None:
+                continue
+            try:
+                text = controller.evaluate(f"*&{expression}", thread, frame.level)
+            except TargetError:
+                continue
+            position = TeamPosition.parse(text)
+            if position is not None:
+                return position
+        return None
+
+    def _team_expression(self, frame: FrameInfo) -> str | None:
+        function = (frame.function or "").split("(")[0]
+        if self.launch is not None and function == self.launch.kernel_symbol:
+            return cpp_name(self.team_member)
+        if function.startswith("pk_rt::team_"):
+            return "tm"
+        if "pk_launch_" in function:
+            return "pk_tm"
+        return None

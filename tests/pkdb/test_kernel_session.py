@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from pkdb_harness import write
+from pkdb_harness import gdb_children, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -80,24 +80,6 @@ def kernel_program(tmp_path: Path) -> Path:
 def session(kernel_program: Path, kernel_pty):
     """``session(*options)``: pkdb on PROGRAM."""
     return lambda *options: kernel_pty(kernel_program, options=options)
-
-
-def gdb_children(pid: int) -> set[int]:
-    """gdb processes started by the pkdb front end ``pid`` (alive, not zombies)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        state, ppid = fields[0], int(fields[1])
-        if ppid == pid and state != "Z" and b"interpreter=mi3" in cmdline:
-            found.add(int(entry.name))
-    return found
 
 
 def _alive(pid: int) -> bool:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..kernel_protocol import KernelFinished, KernelLaunch, KernelReply, KernelRequest
+from ..teams import decode_values
 from . import live_commands, live_eval
 from .hotswap import rules_of
 from .link import AgentLink
@@ -177,6 +178,7 @@ class KernelObserver:
             agent_tids=[t.native_id for t in threading.enumerate() if t is not _main_thread()],
             variable_kinds=dict(kernel.entry.variable_kinds),
             kernel_symbol=kernel.kernel_symbol,
+            team_member=_team_member_name(workunit, dispatch.policy),
         )
         self.finish_requested = False
         self.active = dispatch
@@ -215,7 +217,7 @@ class KernelObserver:
 
     def _on_request(self, request: KernelRequest) -> None:
         try:
-            ok, text, data = self._handle(request.action, request.args)
+            ok, text, data = self._handle(request.action, _decoded(request.args))
         except Exception as exc:  # noqa: BLE001 - any failure is reported, never fatal
             ok, text, data = False, f"{type(exc).__name__}: {exc}", {}
         self.link.send(KernelReply(reply_to=request.id, ok=ok, text=text, data=data))
@@ -279,6 +281,22 @@ def _index_names(workunit: Any, rank: int) -> tuple[str, ...]:
     """The workunit's index parameters (after ``self`` for a workload method)."""
     first = 1 if isinstance(workunit, types.MethodType) else 0
     return workunit.__code__.co_varnames[first : first + rank]
+
+
+def _decoded(args: dict[str, Any]) -> dict[str, Any]:
+    """A request's kernel variables with team members as objects (see ``pkdb.teams``)."""
+    if "locals" in args:
+        args = {**args, "locals": decode_values(args["locals"])}
+    if "per_thread" in args:
+        args = {**args, "per_thread": [decode_values(v) for v in args["per_thread"]]}
+    return args
+
+
+def _team_member_name(workunit: Any, policy: Any) -> str:
+    """A TeamPolicy workunit's team member parameter (its first); "" for other policies."""
+    if type(policy).__name__ != "TeamPolicy":
+        return ""
+    return _index_names(workunit, 1)[0]
 
 
 def _say_in_program_output(text: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..kernel_session import cpp_name
+from ..teams import TeamPosition
 from .kernel_support import KernelConsole, format_value, guarded, kernel_values
 from .registry import Command
 
@@ -38,6 +39,9 @@ def do_eval(console: KernelConsole, arg: str) -> None:
         level = kernel.frame_level(stop.thread, stop.frame)
         controller = kernel.require_controller()
         for name, value in writes.items():
+            if name == kernel.team_member:
+                console.error(f"{name}: the team member cannot be assigned")
+                continue
             if not isinstance(value, bool | int | float):
                 console.error(f"{name}: only numbers can be stored into a kernel variable")
                 continue
@@ -51,7 +55,8 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
     """parallel_print EXPRESSION
     Evaluate EXPRESSION in every stopped kernel thread (over that thread's
     variables, the views and the call site's names) and show a table by
-    thread. Long tables show their first and last rows.
+    thread; in a TeamPolicy kernel, team by team (league rank), with each
+    thread's team rank. Long tables show their first and last rows.
     """
     expression = arg.strip()
     if not expression:
@@ -61,13 +66,19 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
     kernel.require_stop()
     index = kernel.launch.index if kernel.launch else "i"
     rows: list[tuple[int, str]] = []
+    positions: list[TeamPosition | None] = []
     per_thread = []
+    controller = kernel.require_controller()
     for thread in kernel.kernel_threads():
-        if not thread.stopped or not kernel.python_frames(thread.id):
+        if not thread.stopped:
+            continue
+        stack = controller.stack(thread.id, max_depth=64)
+        if not kernel.python_frames(thread.id, stack):
             continue
         values = kernel_values(console, thread.id, 0)
         shown = [format_value(values.get(name, "?")) for name in index.split(", ")]
         rows.append((thread.id, ", ".join(shown)))
+        positions.append(kernel.team_position(thread.id, stack))
         per_thread.append(values)
     if not rows:
         console.error("no kernel thread is stopped in kernel code")
@@ -75,6 +86,9 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
     reply = console.kernel_request("eval_many", expr=expression, per_thread=per_thread)
     if not reply.ok:
         console.error(reply.text)
+        return
+    if kernel.team_member:
+        _team_table(console, expression, rows, positions, reply.data["values"])
         return
     table = [
         (str(tid), idx, value) for (tid, idx), value in zip(rows, reply.data["values"], strict=True)
@@ -89,6 +103,52 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
         console.message(f"{tid:>{widths[0]}}  {idx:>{widths[1]}}  {value}")
     distinct = len({r[2] for r in table})
     console.message(f"({len(table)} threads, {distinct} distinct value{'s' * (distinct != 1)})")
+
+
+def _team_table(
+    console: KernelConsole,
+    expression: str,
+    rows: list[tuple[int, str]],
+    positions: list[TeamPosition | None],
+    values: list[str],
+) -> None:
+    """parallel_print's table for a team kernel: grouped by league rank (the team),
+    then by team rank; the league is shown on the first row of each team."""
+    entries = sorted(
+        zip(positions, (tid for tid, _ in rows), values, strict=True),
+        key=lambda e: (
+            (e[0].league_rank, e[0].team_rank) if e[0] else (1 << 62, 0),
+            e[1],
+        ),
+    )
+    table: list[tuple[str, str, str, str]] = []
+    league_shown = None
+    for position, tid, value in entries:
+        league = position.league_rank if position else None
+        first = league != league_shown or not table
+        league_shown = league
+        table.append(
+            (
+                ("?" if league is None else str(league)) if first else "",
+                str(position.team_rank) if position else "?",
+                str(tid),
+                value,
+            )
+        )
+    header = ("league", "team_rank", "thread", expression)
+    widths = [max(len(r[k]) for r in [header, *table]) for k in range(3)]
+    shown = table
+    if len(table) > _TABLE_HEAD + _TABLE_TAIL:
+        shown = [*table[:_TABLE_HEAD], ("...", "", "", ""), *table[-_TABLE_TAIL:]]
+    for row in [header, *shown]:
+        cells = "  ".join(f"{cell:>{width}}" for cell, width in zip(row, widths, strict=False))
+        console.message(f"{cells}  {row[3]}")
+    teams = len({(p.league_rank, p.shared) for p in positions if p is not None})
+    distinct = len(set(values))
+    console.message(
+        f"({len(table)} threads in {teams} team{'s' * (teams != 1)}, "
+        f"{distinct} distinct value{'s' * (distinct != 1)})"
+    )
 
 
 COMMANDS = [

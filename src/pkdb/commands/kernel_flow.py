@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..targets.base import TargetError
+from ..kernel_session import at_def_line
+from ..targets.base import FrameInfo, StopEvent, TargetError
+from ..team_stepping import STEP_TIMEOUT_SECONDS, TeamStep
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
@@ -56,14 +58,26 @@ def _step(console: KernelConsole, into: bool) -> None:
             "or 'continue'"
         )
         return
+    if kernel.team_member:
+        _team_step(console, thread, into)
+        return
     # Python-line granularity. gdb steps inside the Python functions; past the body's
     # last line it would run the generated loop (every remaining iteration) as one
     # line, so a breakpoint for this thread on the body's entry stops it at the start
     # of its next iteration instead.
     next_iteration = _iteration_breakpoint(console, thread)
+    before = kernel.location(thread)
     try:
         (controller.step if into else controller.next)(thread)
         event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+        entered = event is not None and (
+            (event.breakpoint is not None and event.breakpoint == next_iteration)
+            or (into and before is not None and _function_changed(before, event))
+        )
+        if entered and at_def_line(event.frame):
+            # on to the function's first line (its def line only declares its locals)
+            controller.next(thread)
+            event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
     finally:
         _delete_quietly(console, next_iteration)
     if event is None:  # e.g. waiting at the kernel's end for held threads
@@ -82,6 +96,37 @@ def _step(console: KernelConsole, into: bool) -> None:
         f"Thread {thread} has run all its iterations; it waits at the end of the kernel "
         "for the other threads ('threads' lists them, 'continue' lets them finish)."
     )
+
+
+def _function_changed(before: FrameInfo, event: StopEvent) -> bool:
+    return event.frame is not None and event.frame.function != before.function
+
+
+def _team_step(console: KernelConsole, thread: int, into: bool) -> None:
+    """A step in a TeamPolicy kernel: over team barriers, on to the next league rank."""
+    stop = console.kernel.require_stop()
+    outcome = TeamStep(console.kernel, thread, into).run()
+    if outcome.kind == "exited":
+        console.resume_kernel()  # the program ended: report it
+        return
+    if outcome.kind in ("stopped", "diverted") and outcome.event is not None:
+        stop.event = outcome.event
+        stop.thread = outcome.event.thread_id or thread
+        stop.frame = 0
+        console.message(console.kernel_stop_text(outcome.event))  # type: ignore[attr-defined]
+    elif outcome.kind == "finished":
+        stop.finished.add(thread)
+        console.message(
+            f"Thread {thread} has run all its league ranks; it waits at the end of the kernel "
+            "for the other threads ('threads' lists them, 'continue' lets them finish)."
+        )
+    else:
+        console.message(
+            f"Thread {thread} did not reach another Python line within "
+            f"{STEP_TIMEOUT_SECONDS:.0f} s; it is held where it was interrupted."
+        )
+    for note in outcome.notes:
+        console.message(note)
 
 
 def _iteration_breakpoint(console: KernelConsole, thread: int) -> int | None:
@@ -110,7 +155,9 @@ def _delete_quietly(console: KernelConsole, number: int | None) -> None:
 def do_step(console: KernelConsole, arg: str) -> None:
     """s(tep)
     Run the current kernel thread to the next Python line, entering
-    @pk.function helpers. Other threads stay where they are.
+    @pk.function helpers. Other threads stay where they are, except, in a
+    TeamPolicy kernel, the thread's teammates when the step reaches a team
+    barrier: they run until they reach it too.
     """
     _step(console, into=True)
 
@@ -119,7 +166,11 @@ def do_step(console: KernelConsole, arg: str) -> None:
 def do_next(console: KernelConsole, arg: str) -> None:
     """n(ext)
     Run the current kernel thread to the next Python line of this
-    function, over helper calls. Other threads stay where they are.
+    function, over helper calls. Other threads stay where they are, except,
+    in a TeamPolicy kernel, the thread's teammates when the step reaches a
+    team barrier (team_barrier(), a nested TeamThreadRange reduce or scan,
+    the end of a league rank): they run until they reach it too. Past the
+    workunit's last line it goes on to the thread's next league rank.
     """
     _step(console, into=False)
 

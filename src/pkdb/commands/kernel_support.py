@@ -8,6 +8,7 @@ from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import KernelReply
 from ..kernel_session import KernelSession
 from ..targets.base import TargetError
+from ..teams import TeamPosition, decode, is_encoded
 from .registry import Console
 
 
@@ -29,7 +30,8 @@ def kernel_values(
     """Scalar arguments and locals of a kernel frame (the selected one by default) as
     Python values.
 
-    Views are left out: the agent evaluates over the caller's own arrays instead.
+    Views are left out: the agent evaluates over the caller's own arrays instead. A
+    TeamPolicy kernel's team member is sent as :meth:`TeamPosition.encode` has it.
     """
     kernel = console.kernel
     stop = kernel.require_stop()
@@ -42,10 +44,16 @@ def kernel_values(
     views = launch.views if launch else {}
     kinds = launch.variable_kinds if launch else {}
     values = {}
+    team_member = kernel.team_member
     for name, text in raw.items():
         if name in views or name.startswith("pk_"):
             continue
         py_name = name[:-1] if name.endswith("_") else name
+        if team_member and py_name == team_member:
+            position = TeamPosition.parse(text)
+            if position is not None:
+                values[py_name] = position.encode()
+            continue
         value = parse_gdb_value(text)
         if isinstance(value, int | float | bool):
             kind = kinds.get(py_name)
@@ -58,6 +66,9 @@ def kernel_values(
 
 
 def format_value(value: Any) -> str:
+    """A kernel value as Python shows it (a team member as ``TeamMember(...)``)."""
+    if is_encoded(value):
+        return repr(decode(value))
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)

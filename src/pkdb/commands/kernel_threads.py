@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..teams import TeamPosition
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
@@ -10,26 +11,66 @@ from .registry import Command
 def do_threads(console: KernelConsole, arg: str) -> None:
     """threads
     List the kernel's threads, one a line: its id, state and Python line.
-    The current thread is marked *. Switch with 'thread N'.
+    The current thread is marked *. Switch with 'thread N'. In a TeamPolicy
+    kernel each line also shows the thread's league rank (its team) and
+    team rank, and the threads are listed team by team.
     """
     kernel = console.kernel
     stop = kernel.require_stop()
+    controller = kernel.require_controller()
     running = 0
+    rows: list[tuple[int, TeamPosition | None, str]] = []
     for thread in kernel.kernel_threads():
-        frames = kernel.python_frames(thread.id) if thread.stopped else []
         if not thread.stopped:
             running += 1
             continue  # not held: a worker that has not reached kernel code, a pool thread
+        stack = controller.stack(thread.id, max_depth=64)
+        frames = kernel.python_frames(thread.id, stack)
+        position = kernel.team_position(thread.id, stack)
         mark = "*" if thread.id == stop.thread else " "
         if frames:
             where = f"{frames[0].file}:{frames[0].line} ({_name(frames[0])})"
         elif thread.id in stop.finished:
             where = "(done: waits at the end of the kernel)"
+        elif position is not None and any(
+            (f.function or "").startswith("pk_rt::team_barrier") for f in stack
+        ):
+            where = "(at the end of its league rank: waits for its team)"
+        elif position is not None:
+            where = "(past the end of its league rank)"
         else:
             where = "(held outside the kernel's lines: done, or an idle runtime thread)"
-        console.message(f"{mark} {thread.id:<4} {thread.target_id:<34} {where}")
+        team = f" {position.label()}" if position is not None else ""
+        rows.append(
+            (thread.id, position, f"{mark} {thread.id:<4} {thread.target_id:<34} {where}{team}")
+        )
+    if kernel.team_member:
+        rows = _team_order(rows)
+    for _, _, line in rows:
+        console.message(line)
     if running:
         console.message(f"  ({running} other thread{'s' * (running > 1)} running)")
+
+
+def _team_order(
+    rows: list[tuple[int, TeamPosition | None, str]],
+) -> list[tuple[int, TeamPosition | None, str]]:
+    """Team by team (threads sharing a team's state, teams by their lowest league rank),
+    each team in team rank order; threads outside any team last."""
+    first_league: dict[int, int] = {}
+    for _, position, _ in rows:
+        if position is not None:
+            known = first_league.get(position.shared, position.league_rank)
+            first_league[position.shared] = min(known, position.league_rank)
+
+    def key(row: tuple[int, TeamPosition | None, str]) -> tuple[int, int, int, int]:
+        thread, position, _ = row
+        if position is None:
+            return (1 << 62, 0, 0, thread)
+        team = first_league[position.shared]
+        return (team, position.shared, position.team_rank, thread)
+
+    return sorted(rows, key=key)
 
 
 def _name(frame) -> str:
@@ -59,7 +100,9 @@ def do_thread(console: KernelConsole, arg: str) -> None:
     stop.frame = 0
     frame = kernel.location(number)
     where = f" at {frame.file}:{frame.line}" if frame else ""
-    console.message(f"[Switching to thread {number}{where}]")
+    position = kernel.team_position(number)
+    team = f" ({position.label()})" if position is not None else ""
+    console.message(f"[Switching to thread {number}{where}{team}]")
 
 
 @guarded

@@ -405,9 +405,20 @@ class GdbController(Controller):
         self._require_attached()
         self._cmd(f"-exec-next --thread {int(thread_id)}")
 
-    def finish(self, thread_id: int) -> None:
+    def finish(self, thread_id: int, frame: int = 0) -> None:
+        """Run ``thread_id`` until frame ``frame`` (0: the innermost) returns."""
         self._require_attached()
-        self._cmd(f"-exec-finish --thread {int(thread_id)} --frame 0")
+        self._cmd(f"-exec-finish --thread {int(thread_id)} --frame {int(frame)}")
+
+    def set_thread_breakpoint(self, location: str, thread_id: int, temporary: bool = False) -> int:
+        """Break at ``location`` (a function, ``file:line``...) in ``thread_id`` only; its
+        number. Other threads that pass there are resumed by gdb without a stop event."""
+        opts = "-t " if temporary else ""
+        payload = self._cmd(f"-break-insert {opts}-p {int(thread_id)} {location}").payload
+        number = _int(payload.get("bkpt", {}).get("number"))
+        if number is None:
+            raise TargetError(f"no breakpoint at {location}")
+        return number
 
     def wait_for_stop(
         self, timeout: float | None = None, thread_id: int | None = None
@@ -423,6 +434,23 @@ class GdbController(Controller):
                 if deadline is None:
                     self._state_lock.wait(1.0)
                     continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._state_lock.wait(left)
+
+    def wait_for_stop_among(self, thread_ids: Iterable[int], timeout: float) -> StopEvent | None:
+        """The next stop of one of ``thread_ids`` (or the process exiting) within
+        ``timeout`` seconds; other threads' stops stay queued."""
+        wanted = set(thread_ids)
+        deadline = time.monotonic() + timeout
+        with self._state_lock:
+            while True:
+                for i, event in enumerate(self._stops):
+                    if event.exited or event.thread_id in wanted:
+                        return self._stops.pop(i)
+                if not self._mi.alive:
+                    raise TargetError("gdb is not running")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
