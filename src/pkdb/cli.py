@@ -126,10 +126,10 @@ def _raise_killed(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a pkdb session; the exit status of pkdb itself."""
-    # Start the program's process first: its interpreter start-up and imports overlap
-    # the front end's own (together they are most of pkdb's start-up cost). Whatever
+    # Start the program's process first, as a fork of this one (before anything is
+    # loaded or any thread runs): it loads the agent while the front end loads. Whatever
     # ends this function before the session takes it over ends the process too.
-    debuggee = Debuggee.spawn()
+    debuggee = Debuggee.fork()
     try:
         return _main(argv, debuggee)
     finally:
@@ -151,12 +151,21 @@ def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
     except OSError as exc:
         parser.exit(1, f"pkdb: error: cannot read commands: {exc}\n")
 
-    from .frontend import Frontend
+    from .protocol import ENTRY_STOP, Start
     from .settings import Settings
 
     settings = Settings()
     if options.debug_all_kernels:
         settings.set_value("debug_all_kernels", True)
+    # The program may load and stop at its first line while the front end loads.
+    start = Start(
+        argv=[options.program, *options.args], entry=ENTRY_STOP, state={},
+        settings=settings.as_dict(),
+    )  # fmt: skip
+    debuggee.send(start)
+    debuggee.sent_start = start
+
+    from .frontend import Frontend
 
     frontend = Frontend(
         [options.program, *options.args], settings=settings, script=script, debuggee=debuggee

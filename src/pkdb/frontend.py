@@ -223,7 +223,12 @@ class Frontend(cmd.Cmd):
             except OSError as exc:
                 self.error(f"cannot start the program: {exc}")
                 return
-            restart = self._send_and_wait(start)
+            sent, self.debuggee.sent_start = self.debuggee.sent_start, None
+            if sent is not None and sent != start:  # pkdb's main guessed wrong: start over
+                self.debuggee.terminate()
+                self.debuggee = Debuggee.spawn()
+                sent = None
+            restart = self._send_and_wait(start if sent is None else None)
             if restart is None:
                 return
             entry = restart.entry

@@ -14,12 +14,13 @@ from __future__ import annotations
 import abc
 import io
 import re
+from typing import Any
 
-from .agent.host_debugger import HOST_PROMPT, HostDebugger
 from .commands import help as help_commands
 from .commands import info, program
 from .commands import settings as settings_commands
 from .commands.registry import CommandRouter, Console, split_command
+from .protocol import HOST_PROMPT
 
 #: With no program running, these commands load it (silently, stopped before its first
 #: line) so that pdb itself parses them: breakpoints and aliases outlive runs.
@@ -96,7 +97,7 @@ class HostMode(Mode):
                 *help_commands.COMMANDS,
             ]
         )
-        self._help_debugger: HostDebugger | None = None
+        self._help_debugger: Any = None  # a HostDebugger, made for the first `help`
         self._help_output = io.StringIO()
 
     def default(self, console: Console, line: str) -> None:
@@ -108,6 +109,8 @@ class HostMode(Mode):
     def fallback_help(self, topic: str) -> str | None:
         # pdb's own help text, from a local instance that never runs anything.
         if self._help_debugger is None:
+            from .agent.host_debugger import HostDebugger  # pdb's, loaded when first needed
+
             self._help_debugger = HostDebugger(io.StringIO(), self._help_output, readrc=False)
         self._help_output.seek(0)
         self._help_output.truncate()
@@ -115,6 +118,8 @@ class HostMode(Mode):
         return self._help_output.getvalue()
 
     def completion_names(self) -> list[str]:
+        from .agent.host_debugger import HostDebugger
+
         pdb_names = {name[3:] for name in dir(HostDebugger) if name.startswith("do_")}
         return sorted(pdb_names.union(self.router.names()) - {"EOF"})
 

@@ -31,6 +31,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+#: The prompt of host mode (pdb's, renamed).
+HOST_PROMPT = "(pkdb) "
+
 PROTOCOL_VERSION = 1
 
 #: How the program starts: stop before its first line and show where (like ``python -m

@@ -1,8 +1,11 @@
 """The debuggee process: spawn it, talk to it, interrupt it, end it.
 
-Each run of the user's program is a fresh ``python -m pkdb.agent`` child in its own
-process group, connected to the front end by a private socket pair (the child's end is
-passed by file descriptor). Ending it kills the whole group, so nothing the program
+Each run of the user's program is a fresh agent process in its own process group,
+connected to the front end by a private socket pair (the child's end is passed by file
+descriptor). The first run's is a fork of pkdb itself, taken before the front end loads
+anything (no second interpreter start-up: most of what pkdb costs over pdb); later runs
+are ``python -m pkdb.agent`` children (the front end then has threads, and a fork of a
+threaded process is not safe). Ending it kills the whole group, so nothing the program
 started outlives it; the agent also ends itself when the front end's end of the socket
 closes, which covers the front end being killed outright.
 """
@@ -12,13 +15,13 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .channel import Channel
-    from .protocol import Message
+    from .protocol import Message, Start
 
 #: How long to wait for a killed debuggee to be reaped before giving up on it.
 _REAP_TIMEOUT = 5.0
@@ -27,14 +30,43 @@ _REAP_TIMEOUT = 5.0
 class Debuggee:
     """One running (or just ended) debuggee process."""
 
-    def __init__(self, process: subprocess.Popen, channel: Channel) -> None:
-        self.process = process
+    def __init__(self, process: Any, channel: Channel) -> None:
+        self.process = process  # a subprocess.Popen, or a _ForkedProcess
         self.channel = channel
         self.adopted = False  # a front end owns it (pkdb's main spawns it before that)
+        # The Start message pkdb's main sent ahead of the front end, if any.
+        self.sent_start: Start | None = None
+
+    @classmethod
+    def fork(cls) -> Debuggee:
+        """Start the agent as a fork of this process, which must have no other thread.
+        In the child this never returns: the agent runs the program and the process
+        exits with its status."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                os.setpgid(0, 0)  # its own group: one killpg ends everything it started
+                fd = theirs.detach()
+                from .agent.runner import main as agent_main
+            except BaseException:  # noqa: BLE001 - nothing to report to yet
+                os._exit(1)
+            agent_main(["--channel-fd", str(fd)])  # raises SystemExit, never returns
+        try:
+            os.setpgid(pid, pid)  # also here: whichever runs first, the group exists
+        except OSError:
+            pass  # the child did it already (and may have exec'd)
+        theirs.close()
+        from .channel import Channel
+
+        return cls(_ForkedProcess(pid), Channel(ours))
 
     @classmethod
     def spawn(cls) -> Debuggee:
         """Start the agent; it waits for its :class:`~pkdb.protocol.Start` message."""
+        import subprocess
+
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             process = subprocess.Popen(
@@ -103,6 +135,8 @@ class Debuggee:
         self.channel.close()
         if self.process.returncode is None:  # not reaped: the group id is still ours
             self._signal_group(signal.SIGKILL)
+        import subprocess
+
         try:
             return self.process.wait(timeout=_REAP_TIMEOUT)
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
@@ -113,6 +147,46 @@ class Debuggee:
             os.killpg(self.pgid, signum)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+class _ForkedProcess:
+    """The part of ``subprocess.Popen``'s interface a Debuggee uses, for a forked child."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            while self.returncode is None:
+                try:
+                    _, status = os.waitpid(self.pid, 0)
+                except ChildProcessError:
+                    self.returncode = 0 if self.returncode is None else self.returncode
+                    break
+                except InterruptedError:  # pragma: no cover - retried by Python itself
+                    continue
+                self.returncode = os.waitstatus_to_exitcode(status)
+            return self.returncode
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                import subprocess
+
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+            time.sleep(0.005)
+        assert self.returncode is not None
+        return self.returncode
 
 
 def describe_exit(code: int | None) -> str:

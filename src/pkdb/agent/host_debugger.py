@@ -26,11 +26,16 @@ import threading
 import types
 from typing import Any
 
-from ..protocol import ENTRY_QUIET, ENTRY_RUN, ENTRY_STOP, BreakpointState, DebuggerState
+from ..protocol import (
+    ENTRY_QUIET,
+    ENTRY_RUN,
+    ENTRY_STOP,
+    HOST_PROMPT,
+    BreakpointState,
+    DebuggerState,
+)
 from .channel_io import ChannelConsole
 from .live_commands import LiveKernelCommands
-
-HOST_PROMPT = "(pkdb) "
 
 _BDB_RUN_CODE = bdb.Bdb.run.__code__
 
