@@ -7,6 +7,7 @@ cached on disk, and launched on NumPy arrays.
 
 __version__ = "0.1.0"
 
+from .api.classtypes import classtype  # noqa: E402
 from .api.decorators import function, workunit  # noqa: E402
 from .api.kernel_builtins import *  # noqa: E402,F403
 from .api.policies import MDRangePolicy, RangePolicy  # noqa: E402

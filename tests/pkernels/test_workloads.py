@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
+from pkt_support import ForceDebugBuild, observing
 
 import pkernels as pk
 
@@ -124,3 +127,262 @@ def test_execute_needs_a_workload_with_a_main_method() -> None:
         pk.execute(pk.OpenMP, Plain())
     with pytest.raises(TypeError, match="no @pk.main"):
         pk.execute(pk.OpenMP, NoMain())
+
+
+# ------------------------------------------------------------------ @pk.function methods
+
+
+@pk.workload
+class ScaledRandomSum:
+    """The random-sum workload, its samples computed by @pk.function methods that read
+    ``self.*`` fields (a view and scalars), call each other, and write a view field."""
+
+    def __init__(self, n: int, seed: int, scale: float) -> None:
+        self.N = n
+        self.seed = seed
+        self.scale = scale
+        self.w = np.linspace(0.0, 1.0, n)
+        self.out = np.zeros(n)
+        self.total = 0.0
+
+    @pk.main
+    def run(self) -> None:
+        self.total = pk.parallel_reduce(self.N, self.my_reduction)
+        pk.parallel_for(self.N, self.fill)
+
+    @pk.function
+    def weight(self, i: int) -> float:
+        return self.w[i] * self.scale
+
+    @pk.function
+    def sample(self, i: int) -> float:
+        return pk.rand(self.seed, i) * self.weight(i)
+
+    @pk.function
+    def put(self, i: int, v: float):
+        self.out[i] = v
+
+    @pk.workunit
+    def my_reduction(self, i: int, accumulator: pk.Acc[pk.double]):
+        accumulator += self.sample(i)
+
+    @pk.workunit
+    def fill(self, i: int):
+        self.put(i, self.sample(i) + i)
+
+
+@pk.workload
+class DoubledWeights(ScaledRandomSum):
+    """Another ``weight``, so workunits of its own (with the same bodies)."""
+
+    @pk.function
+    def weight(self, i: int) -> float:
+        return 2.0 * self.w[i] * self.scale
+
+    @pk.workunit
+    def my_reduction(self, i: int, accumulator: pk.Acc[pk.double]):
+        accumulator += self.sample(i)
+
+    @pk.workunit
+    def fill(self, i: int):
+        self.put(i, self.sample(i) + i)
+
+
+@pk.workload
+class SameMethods(ScaledRandomSum):
+    """Inherits everything: shares the base class's workunits and their builds."""
+
+
+@pk.classtype
+class Scaled:
+    def __init__(self, scale: float) -> None:
+        self.sum: float = 0.0
+        self.scale: float = scale
+
+    def add(self, v: float):
+        self.sum += v * self.scale
+
+
+@pk.workload
+class Depths:
+    """A recursive @pk.function method, atomics on a view field through a method, and a
+    classtype value in a workunit method."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.base = 3
+        self.depth = np.zeros(n, dtype=np.int64)
+        self.counts = np.zeros(4, dtype=np.int64)
+
+    @pk.main
+    def run(self) -> None:
+        pk.parallel_for(self.n, self.walk)
+
+    @pk.function
+    def steps(self, k: int) -> int:
+        if k <= 0:
+            return self.base
+        return self.steps(k - 1) + 1
+
+    @pk.function
+    def tally(self, k: int):
+        pk.atomic_add(self.counts, [k % 4], 1)
+
+    @pk.workunit
+    def walk(self, i: int):
+        acc = Scaled(2.0)
+        acc.add(self.steps(i % 5))
+        self.depth[i] = int(acc.sum)
+        self.tally(i)
+
+
+def _samples(workload: ScaledRandomSum, factor: float = 1.0) -> np.ndarray:
+    return np.array(
+        [
+            pk.rand(workload.seed, i) * (factor * workload.w[i] * workload.scale)
+            for i in range(workload.N)
+        ]
+    )
+
+
+@pytest.fixture(params=["release", "debug"])
+def build(request):
+    """Release builds, or debug builds (-O0 -g, bounds checks) forced by an observer."""
+    observer = (
+        observing(ForceDebugBuild()) if request.param == "debug" else contextlib.nullcontext()
+    )
+    with observer:
+        yield request.param
+
+
+def test_function_methods_reading_fields(space, build) -> None:
+    workload = ScaledRandomSum(500, 11, 3.0)
+    pk.execute(space, workload)
+    samples = _samples(workload)
+    if space is pk.OpenMP:  # the threads' partial sums are added in another order
+        assert workload.total == pytest.approx(sum(samples), rel=1e-12)
+    else:
+        assert workload.total == sum(samples)
+    np.testing.assert_array_equal(workload.out, samples + np.arange(500))
+
+
+def test_function_methods_resolve_in_the_object_class(space) -> None:
+    base, doubled = ScaledRandomSum(64, 5, 1.5), DoubledWeights(64, 5, 1.5)
+    same = SameMethods(64, 6, 0.5)
+    for workload in (base, doubled, same, base):
+        pk.execute(space, workload)
+    np.testing.assert_array_equal(base.out, _samples(base) + np.arange(64))
+    np.testing.assert_array_equal(doubled.out, _samples(doubled, 2.0) + np.arange(64))
+    np.testing.assert_array_equal(same.out, _samples(same) + np.arange(64))
+
+
+OVERRIDES = """\
+import pkernels as pk
+
+
+@pk.workload
+class Base:
+    def __init__(self) -> None:
+        self.n = 4
+
+    @pk.main
+    def run(self) -> None:
+        pk.parallel_for(self.n, self.work)
+
+    @pk.function
+    def f(self, i: int) -> int:
+        return i
+
+    @pk.workunit
+    def work(self, i):
+        x = self.f(i)
+
+
+@pk.workload
+class Derived(Base):
+    @pk.function
+    def f(self, i: int) -> int:
+        return 2 * i
+"""
+
+
+def test_a_shared_workunit_calling_an_overridden_method_is_refused(make_module) -> None:
+    module = make_module(OVERRIDES)
+    pk.execute(pk.Serial, module.Base())
+    with pytest.raises(pk.TranslationError) as info:
+        pk.execute(pk.Debug, module.Derived())
+    assert "Derived overrides f, which the workunit Base.work calls" in info.value.reason
+    assert info.value.lineno == OVERRIDES.splitlines().index("    def work(self, i):") + 1
+    assert "Override the workunit in Derived too" in info.value.hint
+
+
+def test_recursive_methods_atomics_and_classtypes(space, build) -> None:
+    workload = Depths(50)
+    pk.execute(space, workload)
+    np.testing.assert_array_equal(workload.depth, 2 * (3 + np.arange(50) % 5))
+    np.testing.assert_array_equal(workload.counts, np.bincount(np.arange(50) % 4))
+
+
+def test_fields_a_method_writes_count_as_written(native_space) -> None:
+    workload = ScaledRandomSum(8, 1, 1.0)
+    workload.out.flags.writeable = False
+    with pytest.raises(pk.DispatchError, match="self_out: the kernel writes to this array"):
+        pk.execute(native_space, workload)
+
+
+METHOD_ERRORS = """\
+import pkernels as pk
+
+
+@pk.workload
+class Bad:
+    def __init__(self) -> None:
+        self.count = 0
+        self.n = 4
+
+    @pk.main
+    def run(self) -> None:
+        pk.parallel_for(self.n, self.assigns)
+
+    @pk.function
+    def bump(self, i: int):
+        self.count = i
+
+    def plain(self, i: int) -> int:
+        return i
+
+    @pk.workunit
+    def assigns(self, i):
+        self.bump(i)
+
+    @pk.workunit
+    def calls_plain(self, i):
+        x = self.plain(i)
+
+    @pk.workunit
+    def calls_workunit(self, i):
+        self.assigns(i)
+"""
+
+
+@pytest.mark.parametrize(
+    "workunit, line_text, caret_text, message",
+    [
+        ("assigns", "self.count = i", "self.count", "cannot assign the field self.count"),
+        ("calls_plain", "x = self.plain(i)", "self.plain(i)", "Bad.plain is not a @pk.function"),
+        ("calls_workunit", "self.assigns(i)", "self.assigns(i)", "Bad.assigns is a workunit"),
+    ],
+)
+def test_function_method_errors(make_module, workunit, line_text, caret_text, message) -> None:
+    module = make_module(METHOD_ERRORS)
+    bad = module.Bad()
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), getattr(bad, workunit))
+    err = info.value
+    lines = METHOD_ERRORS.splitlines()
+    lineno = next(k for k, line in enumerate(lines, 1) if line_text in line)
+    col = lines[lineno - 1].index(caret_text)
+    assert message in err.reason
+    assert (err.filename, err.lineno, err.col) == (module.__file__, lineno, col)
+    assert str(err).startswith(f"{module.__file__}:{lineno}:{col + 1}: ")
+    assert "\n    " + " " * col + "^" in str(err) and err.hint

@@ -125,8 +125,10 @@ class CppEmitter:
         self.line_directive(fn.lineno, fn.filename)
         # The workunit body: a real function in debug builds (gdb breaks and shows frames
         # in it), inlined into the launcher's loop in release builds (cpp_prelude.py).
-        qualifier = "PK_KERNEL_TEMPLATE PK_KERNEL" if is_kernel else "static inline"
-        self.out(f"{qualifier} {ret} {cpp_name(fn.name)}({params}) {{")
+        if is_kernel:
+            self.out(f"PK_KERNEL_TEMPLATE PK_KERNEL {ret} {cpp_name(fn.name)}({params}) {{")
+        else:
+            self.out(f"{self.helper_signature(fn)} {{")
         self.function_body(fn)
 
     def interleaved_function(self, fn: ir.Function, lane_vars: frozenset[str]) -> None:
@@ -190,9 +192,49 @@ class CppEmitter:
         return f"{p.type.ctype} {cpp_name(p.name)}"
 
     def declare(self, fn: ir.Function) -> None:
-        params = ", ".join(self.param_decl(p) for p in fn.params)
+        self.out(f"{self.helper_signature(fn)};")
+
+    def helper_signature(self, fn: ir.Function) -> str:
+        """A helper's declarator. Views come as they are in the caller: ``const View&`` in
+        debug builds, and in release builds whatever the caller has (a View or a
+        restrict-qualified RView), through a template parameter per view (HELPER_MACROS).
+        Classtype values come by reference, as Python passes its objects."""
+        params, views = [], 0
+        for p in fn.params:
+            name = cpp_name(p.name)
+            if isinstance(p.type, ViewType):
+                v = p.type
+                contiguous = "true" if v.contiguous else "false"
+                params.append(
+                    f"PK_HELPER_VIEW(PK_V{views}, {v.dtype.ctype}, {v.rank}, {contiguous}) {name}"
+                )
+                views += 1
+            elif isinstance(p.type, ir.StructType):
+                params.append(f"{p.type.ctype}& {name}")
+            else:
+                params.append(self.param_decl(p))
+        template = ""
+        if views:
+            names = ", ".join(f"typename PK_V{k}" for k in range(views))
+            template = f"PK_HELPER_TEMPLATE({names}) "
         ret = fn.return_type.ctype if fn.return_type is not None else "void"
-        self.out(f"static inline {ret} {cpp_name(fn.name)}({params});")
+        return f"{template}static inline {ret} {cpp_name(fn.name)}({', '.join(params)})"
+
+    def struct_definitions(self, structs: list[ir.StructType]) -> None:
+        """The C++ structs of the classtypes (fields in declaration order). The converting
+        constructor gives every field 0: it is what ``T x = 0;`` declares (locals start
+        zeroed), and it keeps the struct plain data for gdb (``{x = 1, q = 2, id = 0}``)."""
+        for struct in structs:
+            fields = [(cpp_name(name), ftype) for name, ftype in struct.fields]
+            self.out(f"struct {struct.ctype} {{")
+            for name, ftype in fields:
+                self.out(f"    {ftype.ctype} {name};")
+            inits = ", ".join(f"{name}(0)" for name, _ in fields)
+            self.out(f"    {struct.ctype}(int = 0){' : ' + inits if inits else ''} {{}}")
+            self.out("};")
+        if structs:
+            # An rvalue (a call's result) passed where a helper takes a reference.
+            self.out("template <typename T> static inline T& pk_lvalue(T&& v) { return v; }")
 
     # ------------------------------------------------------------ statements
 
@@ -487,6 +529,10 @@ class CppEmitter:
                     f"pk_rt::at({cpp_name(view.name)}, {c_string(view.name)}, __FILE__, "
                     f"__LINE__, {idx})"
                 )
+            case ir.ViewArg(ref=ref):
+                return cpp_name(ref.name)
+            case ir.FieldAccess(base=base, field=name):
+                return f"{self.expr(base)}.{cpp_name(name)}"
             case ir.ViewExtent(view=view, axis=axis):
                 return f"{cpp_name(view.name)}.extent[{axis}]"
             case ir.TeamQuery(team=team, what=what):
@@ -546,9 +592,8 @@ class CppEmitter:
 
     def call(self, e: ir.Call) -> str:
         if e.user:
-            return (
-                f"{KERNEL_NAMESPACE}::{cpp_name(e.func)}({', '.join(self.expr(a) for a in e.args)})"
-            )
+            args = ", ".join(self.user_arg(a) for a in e.args)
+            return f"{KERNEL_NAMESPACE}::{cpp_name(e.func)}({args})"
         name = e.func
         if name in ("rand", "rand_int"):
             seed, counter = (f"(uint64_t){self.cast(a, t.int64)}" for a in e.args[:2])
@@ -565,6 +610,13 @@ class CppEmitter:
             return f"std::{name}({self.cast(e.args[0], t.float64)})"
         args = ", ".join(self.cast(a, e.type) for a in e.args)
         return f"std::{name}({args})"
+
+    def user_arg(self, a: ir.Expr) -> str:
+        """An argument of a helper: a classtype value not held by a name is a temporary,
+        passed to the helper's reference parameter through ``pk_lvalue``."""
+        if isinstance(a.type, ir.StructType) and not _is_lvalue(a):
+            return f"{KERNEL_NAMESPACE}::pk_lvalue({self.expr(a)})"
+        return self.expr(a)
 
     def atomic(self, e: ir.AtomicOp) -> str:
         ptr = f"&{self.expr(e.target)}"
@@ -595,6 +647,45 @@ class CppEmitter:
 
 
 _WHERE = "__FILE__, __LINE__"  # the Python file and line, thanks to #line
+
+# Helpers taking views (see CppEmitter.helper_signature); emitted when one does.
+HELPER_MACROS = """\
+#if PK_DEBUG
+#define PK_HELPER_TEMPLATE(...)
+#define PK_HELPER_VIEW(V, T, R, C) const pk_rt::View<T, R, C>&
+#else
+#define PK_HELPER_TEMPLATE(...) template <__VA_ARGS__>
+#define PK_HELPER_VIEW(V, T, R, C) const V&
+#endif"""
+
+
+def _is_lvalue(e: ir.Expr) -> bool:
+    if isinstance(e, ir.Var):
+        return True
+    return isinstance(e, ir.FieldAccess) and _is_lvalue(e.base)
+
+
+def struct_types(functions: list[ir.Function]) -> list[ir.StructType]:
+    """The classtypes the functions use, each after the classtypes it holds."""
+    found: list[ir.StructType] = []
+
+    def add(tp: object) -> None:
+        if isinstance(tp, ir.StructType) and tp not in found:
+            for _, ftype in tp.fields:
+                add(ftype)
+            found.append(tp)
+
+    for fn in functions:
+        add(fn.return_type)
+        for p in fn.params:
+            add(p.type)
+        for tp in fn.locals.values():
+            add(tp)
+        for s in _statements(fn.body):
+            if isinstance(s, ir.NestedParallel | ir.Single):
+                for tp in s.locals.values():
+                    add(tp)
+    return found
 
 
 def _wrap_small(text: str, rtype: DataType) -> str:
@@ -718,7 +809,11 @@ def interleaved_lanes(fn: ir.Function, operation: str) -> frozenset[str] | None:
     if len(stmts) > 64 or not any(isinstance(s, ir.ForRange) for s in stmts):
         return None
     acc_updates = [
-        s for s in stmts if isinstance(s, ir.Assign | ir.AugAssign) and s.target.name == acc
+        s
+        for s in stmts
+        if isinstance(s, ir.Assign | ir.AugAssign)
+        and isinstance(s.target, ir.Var)
+        and s.target.name == acc
     ]
     if len(acc_updates) != 1 or not any(s is acc_updates[0] for s in fn.body):
         return None
@@ -779,6 +874,9 @@ def emit_module(
     if rank == TEAM:
         em.lines.extend(TEAM_PRELUDE.strip("\n").split("\n"))
     em.lines.append(f"namespace {KERNEL_NAMESPACE} {{")
+    em.struct_definitions(struct_types([*helpers, kernel]))
+    if any(isinstance(p.type, ViewType) for h in helpers for p in h.params):
+        em.lines.extend(HELPER_MACROS.split("\n"))
     for helper in helpers:
         em.declare(helper)
     for helper in helpers:
@@ -838,6 +936,8 @@ def emit_module(
             for k, p in enumerate(kernel.params[:rank])  # type: ignore[union-attr]
         )
     release = _ReleaseLaunch(kernel, marshalled, kname, idx, acc_type, lane_vars, rank)
+    if any(_has_atomics(h) for h in helpers):
+        release.no_alias = "false"  # a helper's atomics share elements among indices
     # Release for/reduce: one function serves both spaces (`omp ... if(pk_parallel)`), so
     # the inlined body is compiled once per alias variant rather than once per space.
     shared = operation in ("for", "reduce") and rank != TEAM
@@ -897,7 +997,7 @@ def emit_module(
             if isinstance(s, ir.NestedParallel):
                 scalars.update({v.name: v.type for v in (*s.indices, s.acc, s.last_pass) if v})
         scalars.update(fn.locals)
-    kinds = {name: _kind(dtype) for name, dtype in scalars.items()}
+    kinds = {name: _kind(dtype) for name, dtype in scalars.items() if isinstance(dtype, DataType)}
     return KernelEntry(
         "\n".join(em.lines) + "\n",
         marshalled,

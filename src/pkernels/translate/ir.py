@@ -32,7 +32,28 @@ class TeamType:
         return "TeamMember"
 
 
-Type = DataType | ViewType | TeamType
+@dataclass(frozen=True)
+class StructType:
+    """A ``@pk.classtype`` value: a C++ struct of scalar and struct fields (in the order of
+    their annotated assignments in ``__init__``). ``name`` is the Python class name."""
+
+    cls: type
+    name: str
+    ctype: str  # the C++ struct
+    fields: tuple[tuple[str, DataType | StructType], ...] = field(compare=False)
+
+    kind = "struct"
+    is_float = False
+    is_integer = False
+
+    def field_type(self, name: str) -> DataType | StructType | None:
+        return dict(self.fields).get(name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Type = DataType | ViewType | TeamType | StructType
 
 
 # ---------------------------------------------------------------- expressions
@@ -77,6 +98,21 @@ class ViewAccess(Expr):
 class ViewExtent(Expr):
     view: ViewRef
     axis: int
+
+
+@dataclass
+class ViewArg(Expr):
+    """A whole view passed to a ``@pk.function`` helper (``type``: its element type)."""
+
+    ref: ViewRef
+
+
+@dataclass
+class FieldAccess(Expr):
+    """``base.field`` of a classtype value (``type``: the field's type)."""
+
+    base: Expr
+    field: str
 
 
 @dataclass
@@ -153,7 +189,7 @@ def subexpressions(e: Expr) -> Iterator[Expr]:
             pass
         case BinOp(left=a, right=b) | Compare(left=a, right=b):
             children = [a, b]
-        case UnaryOp(operand=a) | Cast(operand=a):
+        case UnaryOp(operand=a) | Cast(operand=a) | FieldAccess(base=a):
             children = [a]
         case Select(cond=a, then=b, other=c):
             children = [a, b, c]
@@ -175,13 +211,13 @@ class Stmt:
 
 @dataclass
 class Assign(Stmt):
-    target: Var | ViewAccess
+    target: Var | ViewAccess | FieldAccess
     value: Expr
 
 
 @dataclass
 class AugAssign(Stmt):
-    target: Var | ViewAccess
+    target: Var | ViewAccess | FieldAccess
     op: str
     value: Expr
 
@@ -333,3 +369,6 @@ class Function:
     written_views: set[str] = field(default_factory=set)
     # Scratch views the body allocates (declared at its top, see ScratchAlloc).
     scratch_views: dict[str, ViewType] = field(default_factory=dict)
+    # Views passed to helpers: (the helper's C++ name, {its parameter: our view}), so
+    # what a helper writes counts as written here too (see HelperRegistry).
+    view_passes: list[tuple[str, dict[str, str]]] = field(default_factory=list)

@@ -8,11 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api import types as t
+from ..api.classtypes import is_classtype
 from ..api.decorators import marker_of
 from ..api.teams import ScratchAnnotation
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from . import ir
-from .ir import Expr, ViewType
+from .classtypes import StructRegistry
+from .ir import Expr, StructType, ViewType
+from .lower_classtypes import ClassTypeLowering, call_arg_types
 from .lower_teams import TeamLowering, is_team_annotation
 from .printf import printf_format
 from .source import KernelSource
@@ -66,35 +69,65 @@ _UNSUPPORTED_HINTS: dict[type, str] = {
 
 
 class HelperRegistry:
-    """The ``@pk.function`` helpers one kernel needs, translated once per argument types."""
+    """The ``@pk.function`` helpers one kernel needs, translated once per argument types
+    (views included), and the classtypes it uses with their constructors and methods."""
 
     def __init__(self) -> None:
-        self.functions: dict[tuple[Any, tuple[DataType, ...]], ir.Function] = {}
+        self.functions: dict[tuple[Any, ...], ir.Function] = {}
         self.order: list[ir.Function] = []
         self._names: set[str] = set()
+        self.structs = StructRegistry()
 
-    def get(self, func: Callable[..., Any], arg_types: tuple[DataType, ...]) -> ir.Function:
-        key = (func, arg_types)
+    def get(
+        self,
+        func: Callable[..., Any],
+        arg_types: tuple[ir.Type, ...],
+        struct: StructType | None = None,
+        role: str = "function",
+    ) -> ir.Function:
+        """``func`` translated for ``arg_types``; ``role``: "function", or "init" /
+        "method" of the classtype ``struct``."""
+        key = (func, arg_types, struct, role)
         found = self.functions.get(key)
         if found is not None:
             return found
         source = KernelSource.of(func)
-        name = f"pk_fn_{source.name}"
+        base = struct.name if role == "init" and struct is not None else source.name
+        name = f"pk_fn_{base}"
         suffix = 1
         while name in self._names:
             suffix += 1
-            name = f"pk_fn_{source.name}_{suffix}"
+            name = f"pk_fn_{base}_{suffix}"
         self._names.add(name)
         lowerer = FunctionLowerer(source, self, cpp_name=name)
         # Registered before lowering its body so recursive calls find it.
-        function = lowerer.declare_helper(arg_types)
+        if role == "init":
+            assert struct is not None
+            function = lowerer.declare_constructor(struct, arg_types)
+        else:
+            function = lowerer.declare_helper(arg_types, method_of=struct)
         self.functions[key] = function
         lowerer.lower_body()
         self.order.append(function)
         return function
 
+    def propagate_writes(self, kernel: ir.Function) -> None:
+        """Views a helper writes count as written by every caller that passed them (to a
+        fixed point: helpers may call each other, recursively too)."""
+        by_name = {f.name: f for f in self.order}
+        changed = True
+        while changed:
+            changed = False
+            for caller in [*self.order, kernel]:
+                for callee, passes in caller.view_passes:
+                    written = by_name[callee].written_views
+                    for param, view in passes.items():
+                        if param in written and view not in caller.written_views:
+                            caller.written_views.add(view)
+                            changed = True
 
-class FunctionLowerer(TeamLowering):
+
+class FunctionLowerer(TeamLowering, ClassTypeLowering):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
     def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
@@ -115,6 +148,7 @@ class FunctionLowerer(TeamLowering):
         self.function: ir.Function | None = None
         self.rank = 1  # index parameters of the workunit (an MDRangePolicy's rank)
         self._init_teams()
+        self._init_classtypes()
 
     # ------------------------------------------------------------ entry points
 
@@ -161,34 +195,32 @@ class FunctionLowerer(TeamLowering):
             end_lineno=tree.end_lineno or tree.lineno,
         )
         self.function.body = self._block(tree.body)
+        self.helpers.propagate_writes(self.function)
         return self.function
 
-    def declare_helper(self, arg_types: tuple[DataType, ...]) -> ir.Function:
+    def declare_helper(
+        self, arg_types: tuple[ir.Type, ...], method_of: StructType | None = None
+    ) -> ir.Function:
+        """Declare a helper (or, ``method_of``, a classtype method: its ``self``, the first
+        of ``arg_types``, is the struct, passed by reference)."""
         tree = self.src.tree
         self.is_helper = True
         args = self._plain_params(tree)
-        if len(args) != len(arg_types):
-            self.src.error(
-                tree, f"{tree.name}() takes {len(args)} arguments, called with {len(arg_types)}"
-            )
-        params = []
-        for arg, actual in zip(args, arg_types, strict=True):
-            declared = self._annotation(arg.annotation) if arg.annotation else actual
-            if not isinstance(declared, DataType):
-                self.src.error(arg, "helper parameters must be scalars (views are not supported)")
-            if actual.is_float and not declared.is_float:
-                # Python would pass the float through; C++ would truncate it silently.
-                self.src.error(
-                    arg,
-                    f"{arg.arg!r} is annotated {declared.name} but the call passes a float "
-                    f"({actual.name})",
-                    hint=f"Convert at the call with int(...), or annotate `{arg.arg}: float`.",
-                )
-            params.append(ir.Param(arg.arg, declared))
+        if method_of is not None:
+            if not args:
+                self.src.error(tree, "a classtype method needs its `self` parameter")
+            self.method_of, self.struct_self = method_of, args[0].arg
+            params = [ir.Param(args[0].arg, method_of)]
+            name = f"{method_of.name}.{tree.name}"
+            params += self._helper_params(tree, args[1:], arg_types[1:], name)
+        else:
+            params = self._helper_params(tree, args, arg_types, tree.name)
         if tree.returns is not None:
             ret = self._annotation(tree.returns)
-            if ret is not None and not isinstance(ret, DataType):
-                self.src.error(tree.returns, "a @pk.function must return a scalar type")
+            if ret is not None and not isinstance(ret, DataType | StructType):
+                self.src.error(
+                    tree.returns, "a @pk.function must return a scalar type or a classtype"
+                )
             self.return_type = ret
         else:
             self.return_inferred = True
@@ -206,9 +238,76 @@ class FunctionLowerer(TeamLowering):
         )
         return self.function
 
+    def _helper_params(
+        self,
+        tree: ast.FunctionDef,
+        args: list[ast.arg],
+        arg_types: tuple[ir.Type, ...],
+        name: str,
+    ) -> list[ir.Param]:
+        """The parameters of a helper called with ``arg_types``: a scalar (of its annotation,
+        else of the call), a view (passed whole) or a classtype value (by reference)."""
+        if len(args) != len(arg_types):
+            self.src.error(
+                tree, f"{name}() takes {len(args)} arguments, called with {len(arg_types)}"
+            )
+        params = []
+        for arg, actual in zip(args, arg_types, strict=True):
+            declared = self._annotation(arg.annotation) if arg.annotation else actual
+            if isinstance(actual, ViewType):
+                if not isinstance(declared, ViewAnnotation | ViewType):
+                    self.src.error(
+                        arg,
+                        f"{arg.arg!r} is annotated {_type_name(declared)} but the call passes "
+                        "a view",
+                    )
+                if isinstance(declared, ViewAnnotation) and (
+                    declared.rank != actual.rank
+                    or (declared.dtype is not None and declared.dtype != actual.dtype)
+                ):
+                    self.src.error(
+                        arg,
+                        f"{arg.arg!r} is annotated View{declared.rank}D"
+                        f"[{declared.dtype and declared.dtype.name}] but the call passes "
+                        f"a {actual}",
+                    )
+                params.append(ir.Param(arg.arg, actual))
+                continue
+            if isinstance(declared, ViewAnnotation):
+                self.src.error(
+                    arg,
+                    f"{arg.arg!r} is annotated as a view but the call passes a "
+                    f"{_type_name(actual)}",
+                )
+            if isinstance(actual, StructType) or isinstance(declared, StructType):
+                if declared != actual:
+                    self.src.error(
+                        arg,
+                        f"{arg.arg!r} is annotated {_type_name(declared)} but the call passes "
+                        f"a {_type_name(actual)}",
+                    )
+                params.append(ir.Param(arg.arg, actual))
+                continue
+            if not isinstance(declared, DataType):
+                self.src.error(arg, f"unsupported annotation for the parameter {arg.arg!r}")
+            if actual.is_float and not declared.is_float:
+                # Python would pass the float through; C++ would truncate it silently.
+                self.src.error(
+                    arg,
+                    f"{arg.arg!r} is annotated {declared.name} but the call passes a float "
+                    f"({actual.name})",
+                    hint=f"Convert at the call with int(...), or annotate `{arg.arg}: float`.",
+                )
+            params.append(ir.Param(arg.arg, declared))
+        return params
+
     def lower_body(self) -> None:
         assert self.function is not None
         self.function.body = self._block(self.src.tree.body)
+        if self.constructing is not None:  # __init__ returns the value it filled in
+            assert self.struct_self is not None
+            end = self.src.tree.end_lineno or self.src.tree.lineno
+            self.function.body.append(ir.Return(end, ir.Var(self.constructing, self.struct_self)))
         if self.return_type is not None and self.bare_returns:
             # A bare `return` came before the first `return value` fixed the type.
             self.src.error(
@@ -268,6 +367,13 @@ class FunctionLowerer(TeamLowering):
         if arg.annotation is None:
             return actual
         ann = self._annotation(arg.annotation)
+        if isinstance(ann, StructType):
+            self.src.error(
+                arg,
+                f"a classtype ({ann.name}) cannot be a dispatch argument",
+                hint="Pass its fields (numbers, arrays) as keyword arguments and build the "
+                f"value in the kernel, e.g. `{arg.arg} = {ann.name}(...)`.",
+            )
         if isinstance(actual, ViewType):
             if not isinstance(ann, ViewAnnotation):
                 self.src.error(arg, f"{arg.arg!r} is annotated {ann!r} but receives an array")
@@ -305,13 +411,16 @@ class FunctionLowerer(TeamLowering):
             return value
         if is_team_annotation(value):
             return value
+        if is_classtype(value):
+            return self._struct_of(value, node)
         try:
             return to_datatype(value)
         except TypeError:
             self.src.error(
                 node,
                 f"unsupported type annotation {ast.unparse(node)!r}",
-                hint="Use int, float, bool, pk.int32 ... pk.double, pk.Acc[T] or pk.View1D[T].",
+                hint="Use int, float, bool, pk.int32 ... pk.double, pk.Acc[T], pk.View1D[T] "
+                "or a @pk.classtype class.",
             )
 
     # ------------------------------------------------------------ statements
@@ -348,8 +457,8 @@ class FunctionLowerer(TeamLowering):
                 declared = self._annotation(ann)
                 if isinstance(declared, ScratchAnnotation):
                     return self._scratch_alloc(node, target, value, declared)
-                if not isinstance(declared, DataType):
-                    self.src.error(ann, "local variables must have a scalar type")
+                if not isinstance(declared, DataType | StructType):
+                    self.src.error(ann, "local variables must have a scalar type or a classtype")
                 return self._assign(node, target, value, declared)
             case ast.AugAssign(target=target, op=op, value=value):
                 return self._aug_assign(node, target, op, value)
@@ -403,7 +512,7 @@ class FunctionLowerer(TeamLowering):
             self.src.error(node, f"`{word}` outside a loop")
 
     def _assign(
-        self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: DataType | None
+        self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: Any
     ) -> ir.Stmt:
         # The target is checked first: in `a, b = 1, 2` the error is the tuple target.
         if isinstance(target, ast.Tuple | ast.List):
@@ -412,7 +521,7 @@ class FunctionLowerer(TeamLowering):
                 "tuple assignment is not supported in kernels",
                 hint="Assign each name in its own statement.",
             )
-        if not isinstance(target, ast.Name | ast.Subscript):
+        if not isinstance(target, ast.Name | ast.Subscript | ast.Attribute):
             self.src.error(
                 target,
                 f"cannot assign to {type(target).__name__} in a kernel",
@@ -422,7 +531,11 @@ class FunctionLowerer(TeamLowering):
             nested = self._assigned_call(node, target, value_node, declared)
             if nested is not None:
                 return nested
-        value = self._expr(value_node)
+        if isinstance(target, ast.Attribute):  # a field of a classtype value
+            return self._field_store(node, target, value_node, declared)
+        value = self._any_expr(value_node)
+        if isinstance(target, ast.Subscript) and isinstance(value.type, StructType):
+            self._struct_misuse(value_node, value)
         if isinstance(target, ast.Name):
             bound = self._bind(target, value, declared)
             self._note_assignment(target.id, value)
@@ -461,6 +574,8 @@ class FunctionLowerer(TeamLowering):
             self.src.error(target, f"cannot rebind view {name!r} inside a kernel")
         if name == self.team_name:
             self.src.error(target, f"cannot rebind the team member {name!r}")
+        if self._binds_struct(name, value, declared):
+            return self._bind_struct(target, value, declared)
         # In a nested def, a name it assigns is its own local (Python's scoping).
         shadowing = bool(self.outer_scopes) and name not in self.locals
         if name in self.params and not shadowing:
@@ -532,6 +647,8 @@ class FunctionLowerer(TeamLowering):
             self._written(access)
             self._binop(node, symbol, access, value)  # type check only
             return ir.AugAssign(node.lineno, access, symbol, value)
+        if isinstance(target, ast.Attribute):
+            return self._field_aug_assign(node, target, symbol, value)
         self.src.error(
             target, f"cannot assign to {type(target).__name__} in a kernel", hint=_ASSIGN_HINT
         )
@@ -577,6 +694,8 @@ class FunctionLowerer(TeamLowering):
             if value_node is not None:
                 self.src.error(node, "the body of a nested parallel_* or pk.single returns nothing")
             return ir.JumpTo(node.lineno, self.return_labels[-1])
+        if self.constructing is not None:
+            return self._constructor_return(node, value_node)
         if not self.is_helper:
             if value_node is not None:
                 self.src.error(
@@ -590,7 +709,15 @@ class FunctionLowerer(TeamLowering):
                 self.src.error(node, f"this function must return a {self.return_type.name}")
             self.bare_returns.append(node)
             return ir.Return(node.lineno, None)
-        value = self._expr(value_node)
+        if self.method_of is not None and self.return_inferred:
+            self.src.error(
+                node,
+                f"the method {self.method_of.name}.{self.src.name} returns a value but has no "
+                "return annotation",
+                hint=f"Annotate the type it returns: `def {self.src.name}(self, ...) -> float:`.",
+            )
+        value = self._any_expr(value_node)
+        self._check_struct_return(node, value)
         if not self.return_inferred:
             if self.return_type is None:
                 self.src.error(
@@ -656,6 +783,14 @@ class FunctionLowerer(TeamLowering):
     # ------------------------------------------------------------ expressions
 
     def _expr(self, node: ast.expr, statement: bool = False) -> Expr:
+        """``node`` as a scalar expression (a classtype value only as a statement)."""
+        value = self._any_expr(node, statement)
+        if isinstance(value.type, StructType) and not statement:
+            self._struct_misuse(node, value)
+        return value
+
+    def _any_expr(self, node: ast.expr, statement: bool = False) -> Expr:
+        """``node`` lowered, a classtype value included."""
         match node:
             case ast.Constant(value=bool() as v):
                 return ir.Const(t.bool_, v)
@@ -740,7 +875,7 @@ class FunctionLowerer(TeamLowering):
                     f"the team member {name!r} is only used through its methods",
                     hint=f"e.g. {name}.league_rank(), {name}.team_rank(), {name}.team_barrier().",
                 )
-            assert isinstance(ptype, DataType)
+            assert isinstance(ptype, DataType | StructType)
             return ir.Var(ptype, name)
         value = self.src.globals.get(name, getattr(__builtins__, name, None))
         if name in self.src.globals and isinstance(value, bool | int | float):
@@ -761,6 +896,8 @@ class FunctionLowerer(TeamLowering):
         for operand in (left, right):
             if isinstance(operand, ir.ViewRef):
                 self.src.error(node, "views cannot be used in arithmetic; index them")
+            if isinstance(operand.type, StructType):
+                self._struct_misuse(node, operand)
         if op == "/":
             rtype = (
                 float_of(*(x.type for x in (left, right) if not is_weak(x)))
@@ -841,6 +978,9 @@ class FunctionLowerer(TeamLowering):
         return ir.ViewAccess(view.dtype, ir.ViewRef(base.id, view), indices, node.lineno)
 
     def _attribute(self, node: ast.Attribute) -> Expr:
+        base = self._struct_base(node.value)
+        if base is not None:
+            return self._field_access(node, base)
         if isinstance(node.value, ast.Name):
             module = self.src.globals.get(node.value.id)
             if _is_module(module, "math") or _is_pkernels(module):
@@ -880,6 +1020,10 @@ class FunctionLowerer(TeamLowering):
                     if op in ("reduce", "scan")
                     else _NESTED_CALL_HINT,
                 )
+        if isinstance(func, ast.Attribute):  # p.method(...) on a classtype value
+            receiver = self._struct_base(func.value)
+            if receiver is not None:
+                return self._method_call(node, receiver, func.attr, statement)
         # v.shape[k] is a Subscript of an Attribute; v.extent(k) is a call.
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             owner = func.value.id
@@ -895,6 +1039,8 @@ class FunctionLowerer(TeamLowering):
             target = self.src.globals.get(name)
             if marker_of(target) is not None:
                 return self._helper_call(node, target, statement)
+            if is_classtype(target):
+                return self._construct(node, target, statement)
             # Python's own (also when `from pkernels import *` brought pk.abs/min/max).
             if name in _PY_BUILTINS and (target is None or target is getattr(builtins, name)):
                 return self._builtin(node, name)
@@ -904,6 +1050,12 @@ class FunctionLowerer(TeamLowering):
                 return self._module_call(node, target.__name__, pk=True, stmt=statement)
             if target is None:
                 self.src.error(func, f"function {name!r} is not defined", hint=_CALL_HINT)
+            if isinstance(target, type):
+                self.src.error(
+                    func,
+                    f"the class {name!r} is not a classtype",
+                    hint=f"Decorate it with @pk.classtype to build {name} values in kernels.",
+                )
             self.src.error(func, f"{name!r} is not a kernel function", hint=_CALL_HINT)
         self.src.error(node, f"unsupported call {ast.unparse(func)!r} in a kernel", hint=_CALL_HINT)
 
@@ -1022,19 +1174,9 @@ class FunctionLowerer(TeamLowering):
                 f"{target.__name__!r} is a workunit; only @pk.function helpers "
                 "can be called from kernels",
             )
-        args = [self._expr(a) for a in node.args]
-        arg_types = tuple(
-            t.int64 if isinstance(a, ir.Const) and a.type == t.int64 else a.type for a in args
-        )
-        function = self.helpers.get(target, arg_types)
-        if function.return_type is None and not statement:
-            self.src.error(
-                node,
-                f"{target.__name__}() returns no value here",
-                hint="Annotate the helper's return type (needed for recursive helpers), "
-                "e.g. `def f(x: float) -> float:`.",
-            )
-        return ir.Call(function.return_type, function.name, args, user=True)
+        args = self._call_args(node.args)
+        function = self.helpers.get(target, call_arg_types(args))
+        return self._user_call(node, function, args, statement)
 
 
 _NESTED_CALL_HINT = (
@@ -1050,6 +1192,15 @@ _CALL_HINT = (
 _LOOP_ELSE_HINT = "Set a flag before `break` and test it after the loop."
 _ASSIGN_HINT = "Assign to a local name or to a view element, e.g. `out[i] = value`."
 _OPERATOR_HINT = "Kernels have + - * / // % ** & | ^ << >> and the unary - + ~ not."
+
+
+def _type_name(tp: object) -> str:
+    """``tp`` as error messages name types: float64, View1D[float64], Particle."""
+    if isinstance(tp, DataType | StructType):
+        return tp.name
+    if isinstance(tp, ViewAnnotation):
+        return f"View{tp.rank}D[{tp.dtype.name if tp.dtype else '?'}]"
+    return str(tp)
 
 
 def _is_name(node: ast.expr, name: str) -> bool:
