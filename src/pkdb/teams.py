@@ -113,5 +113,8 @@ def decode(value: object) -> object:
 
 
 def decode_values(values: dict[str, Any]) -> dict[str, Any]:
-    """Kernel variables as sent by the front end, with team members as objects."""
-    return {name: decode(value) for name, value in values.items()}
+    """Kernel variables as sent by the front end, with team members and structs as
+    objects."""
+    from .structs import decode as decode_struct
+
+    return {name: decode_struct(decode(value)) for name, value in values.items()}

@@ -7,6 +7,10 @@ from typing import Any, Protocol
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import KernelReply
 from ..kernel_session import KernelSession
+from ..structs import decode as decode_struct
+from ..structs import encode as encode_struct
+from ..structs import is_encoded as is_struct
+from ..structs import parse_struct
 from ..targets.base import TargetError
 from ..teams import TeamPosition, decode, is_encoded
 from .registry import Console
@@ -27,8 +31,8 @@ class KernelConsole(Console, Protocol):
 def kernel_values(
     console: KernelConsole, thread: int | None = None, frame: int | None = None
 ) -> dict[str, Any]:
-    """Scalar arguments and locals of a kernel frame (the selected one by default) as
-    Python values.
+    """Scalar and struct (``@pk.classtype``) arguments and locals of a kernel frame (the
+    selected one by default) as Python values.
 
     Views are left out: the agent evaluates over the caller's own arrays instead. A
     TeamPolicy kernel's team member is sent as :meth:`TeamPosition.encode` has it.
@@ -54,6 +58,10 @@ def kernel_values(
             if position is not None:
                 values[py_name] = position.encode()
             continue
+        fields = parse_struct(text)  # a @pk.classtype local
+        if fields is not None:
+            values[py_name] = encode_struct(fields)
+            continue
         value = parse_gdb_value(text)
         if isinstance(value, int | float | bool):
             kind = kinds.get(py_name)
@@ -69,6 +77,8 @@ def format_value(value: Any) -> str:
     """A kernel value as Python shows it (a team member as ``TeamMember(...)``)."""
     if is_encoded(value):
         return repr(decode(value))
+    if is_struct(value):
+        return repr(decode_struct(value))
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)

@@ -1,0 +1,70 @@
+"""``@pk.classtype`` locals at a kernel stop: ``p q.x`` reads a field of the struct."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pkdb_harness import write
+
+from pkdb.structs import StructValue, parse_struct
+
+KERNEL_PROMPT = r"\(pkdb-openmp\) "
+
+PROGRAM = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.classtype
+class Particle:
+    def __init__(self, x: float, q: float):
+        self.x: float = x
+        self.q: float = q
+        self.id: int = 0
+
+
+@pk.workunit
+def charges(i, xs, out):
+    p: Particle = Particle(xs[i], 0.5 * i)
+    p.id = i + 100
+    out[i] = p.x * p.q
+    out[i] += p.id
+
+
+out = np.zeros(4)
+pk.parallel_for(4, charges, xs=np.arange(4.0) + 1, out=out)
+print("out", out.tolist())
+"""
+
+
+def test_gdb_struct_text_becomes_fields() -> None:
+    text = "{x = 1, q = 2.5, pos = {a = 0, b = -1}, ok = true}"
+    assert parse_struct(text) == {"x": 1, "q": 2.5, "pos": {"a": 0, "b": -1}, "ok": True}
+    assert parse_struct("@0x7ffc1234: {x = 3}") == {"x": 3}
+    assert parse_struct("3") is None and parse_struct("{x = ") is None
+    value = StructValue(parse_struct(text))
+    assert value.pos.b == -1 and repr(value).startswith("struct(x=1, q=2.5, pos=struct(")
+    with pytest.raises(AttributeError, match="no field 'y'"):
+        _ = value.y
+    with pytest.raises(AttributeError, match="read-only at a stop"):
+        value.x = 2
+
+
+@pytest.mark.skipif(
+    shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
+)
+def test_classtype_local_fields_at_a_kernel_stop(tmp_path: Path, kernel_pty) -> None:
+    s = kernel_pty(write(tmp_path, "particles.py", PROGRAM))
+    s.cmd("break 18")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "particles.py:18" in stop
+    i = int(s.cmd("p i", KERNEL_PROMPT).strip())
+    assert s.cmd("p p.id", KERNEL_PROMPT).strip() == str(i + 100)
+    assert float(s.cmd("p p.x * 2", KERNEL_PROMPT).strip()) == 2.0 * (i + 1)
+    assert "struct(x=" in s.cmd("p p", KERNEL_PROMPT)
+    assert "read-only at a stop" in s.cmd("eval p.x = 3", KERNEL_PROMPT)
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "out [100.0, 102.0, 105.0, 109.0]" in s.cmd("continue")
+    s.quit()
