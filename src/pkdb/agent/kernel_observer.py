@@ -125,25 +125,43 @@ class KernelObserver:
 
     # -- dispatch hooks (main thread) --------------------------------------------------
 
-    @_untraced
     def dispatch_started(self, dispatch: Any) -> None:
+        """Choose the build; and for a compiled kernel, leave the host debugger's tracing
+        off until the dispatch ends (:meth:`dispatch_finished` turns it back on): the
+        rest of the dispatch is pkernels' own Python, where no pdb breakpoint is, and
+        bdb would otherwise see each of its calls (pdb alone does, at every dispatch)."""
+        trace = sys.gettrace()
+        sys.settrace(None)
+        compiled = False
+        try:
+            compiled = self._choose_build(dispatch)
+        finally:
+            if compiled and trace is not None:
+                dispatch.extra["pkdb_trace"] = trace
+            elif sys.gettrace() is None:
+                sys.settrace(trace)
+
+    def _choose_build(self, dispatch: Any) -> bool:
+        """Apply hotswap rules, pick the build; True for a compiled kernel dispatched by
+        the program's main thread."""
         from pkernels.api.spaces import ExecutionSpace
         from pkernels.runtime.hooks import BuildMode
 
         if in_clause():
-            return  # a parallel_launch clause: release build, no hotswap, no stop
+            return False  # a parallel_launch clause: release build, no hotswap, no stop
         # hotswap first: the build and the breakpoints are those of the kernel that runs.
         rules_of(self.debugger).apply(dispatch, _say_in_program_output)
         if dispatch.space is ExecutionSpace.Debug:
-            return  # plain Python: pdb's own breakpoints already stop in it
+            return False  # plain Python: pdb's own breakpoints already stop in it
         if threading.current_thread() is not threading.main_thread():
             # A kernel dispatched by `eval` at a kernel stop runs on the agent's reader
             # thread, which must keep answering: it runs to completion, undebugged.
-            return
+            return False
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
         dispatch.extra["pkdb_breakpoints"] = breakpoints
         if breakpoints or self.debugger.settings.get("debug_all_kernels"):
             dispatch.build = BuildMode.DEBUG
+        return True
 
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
@@ -186,6 +204,14 @@ class KernelObserver:
 
     @_untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
+        trace = dispatch.extra.pop("pkdb_trace", None)
+        try:
+            self._finished(dispatch, error)
+        finally:
+            if trace is not None and sys.gettrace() is None:
+                sys.settrace(trace)  # off since dispatch_started
+
+    def _finished(self, dispatch: Any, error: BaseException | None) -> None:
         if self.active is not dispatch:
             return
         self.active = None
