@@ -26,10 +26,8 @@ from typing import Any
 
 from ..kernel_protocol import KernelFinished, KernelLaunch, KernelReply, KernelRequest
 from ..teams import decode_values
-from . import live_commands, live_eval
-from .hotswap import rules_of
+from .clause_thread import in_clause
 from .link import AgentLink
-from .parallel_launch import in_clause
 
 _AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,6 +71,12 @@ def _collect_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
             if marker is not None and marker.kind == "function":
                 todo.append(target)
     return spans
+
+
+def _live_eval() -> Any:
+    from . import live_eval  # loaded for the first evaluation at a kernel stop
+
+    return live_eval
 
 
 def _untraced(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -150,7 +154,9 @@ class KernelObserver:
         if in_clause():
             return False  # a parallel_launch clause: release build, no hotswap, no stop
         # hotswap first: the build and the breakpoints are those of the kernel that runs.
-        rules_of(self.debugger).apply(dispatch, _say_in_program_output)
+        table = getattr(self.debugger, "_pkdb_hotswap", None)  # see hotswap.rules_of
+        if table is not None:
+            table.apply(dispatch, _say_in_program_output)
         if dispatch.space is ExecutionSpace.Debug:
             return False  # plain Python: pdb's own breakpoints already stop in it
         if threading.current_thread() is not threading.main_thread():
@@ -265,15 +271,14 @@ class KernelObserver:
             self.finish_requested = True
             return True, "", {}
         if action == "exec":
-            text, writes = live_eval.execute(self.active, args["source"], args.get("locals", {}))
+            text, writes = _live_eval().execute(self.active, args["source"], args.get("locals", {}))
             return True, text, {"kernel_writes": writes}
         if action == "eval_many":
-            return (
-                True,
-                "",
-                {"values": live_eval.evaluate_many(self.active, args["expr"], args["per_thread"])},
-            )
-        if action in live_commands.ACTIONS:
+            values = _live_eval().evaluate_many(self.active, args["expr"], args["per_thread"])
+            return True, "", {"values": values}
+        if action in ("hotswap", "parallel_launch"):
+            from . import live_commands
+
             return (*live_commands.handle_kernel_request(self, action, args), {})
         bp = debugger.get_bpbynumber(str(args["number"]))
         if action == "clear":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import hotswap, parallel_launch
 from .live_scope import LiveScope, call_site_scope
 
 #: Kernel-request actions served here.
@@ -37,19 +36,34 @@ class LiveKernelCommands:
         else:
             self.error(text)  # type: ignore[attr-defined]
 
+    # The command modules load at first use (or first `help`): not every session needs them.
     def do_hotswap(self, arg: str) -> None:
+        """Swap a kernel for another; 'help hotswap' says how."""
+        from . import hotswap
+
         self._show(*hotswap.run_command(hotswap.rules_of(self), arg, self._live_scope()))
 
     def do_parallel_launch(self, arg: str) -> None:
+        """Run kernels concurrently; 'help parallel_launch' says how."""
+        from . import parallel_launch
+
         self._show(*parallel_launch.run_command(arg, self._live_scope()))
 
-    do_hotswap.__doc__ = hotswap.HELP
-    do_parallel_launch.__doc__ = parallel_launch.HELP
+    def help_hotswap(self) -> None:
+        from . import hotswap
+
+        self.message(hotswap.HELP)  # type: ignore[attr-defined]
+
+    def help_parallel_launch(self) -> None:
+        from . import parallel_launch
+
+        self.message(parallel_launch.HELP)  # type: ignore[attr-defined]
 
 
 def handle_kernel_request(observer: Any, action: str, args: dict[str, Any]) -> tuple[bool, str]:
     """Answer a kernel-mode ``hotswap`` / ``parallel_launch`` request (reader thread)."""
     from ..kernel_protocol import KernelBusy
+    from . import hotswap, parallel_launch
 
     scope = call_site_scope(observer.active, args.get("locals", {}), observer.debugger)
     arg = args.get("arg", "")

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .clause_thread import clause_thread as _clause_thread
+from .clause_thread import in_clause  # noqa: F401 - part of this module's interface
 from .live_scope import LiveScope
 
 HELP = """parallel_launch CLAUSE ; CLAUSE ; ...
@@ -52,13 +54,6 @@ _OPERATOR_CHARS = set("+-*/%<>=!&|^@~,")
 _CELL_WIDTH = 36
 #: In kernel mode the front end waits for the agent's reply; say we are alive this often.
 KEEPALIVE_SECONDS = 2.0
-
-_clause_thread = threading.local()
-
-
-def in_clause() -> bool:
-    """True in a thread running a parallel_launch clause (observers leave it alone)."""
-    return getattr(_clause_thread, "active", False)
 
 
 class LaunchSyntaxError(Exception):
