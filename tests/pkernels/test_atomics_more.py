@@ -94,3 +94,20 @@ def k(i, x):
     )
     with pytest.raises(pk.TranslationError, match="pk.atomic_mod needs an integer view"):
         pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), module.k, x=np.zeros(2))
+
+
+@pk.workunit
+def atomic_of_views_named_a_and_v(i, a, v, smallest, total):
+    pk.atomic_min(smallest, [0], a[i] - v[i])
+    pk.atomic_add(total, [0], a[i] * v[i])
+
+
+@pytest.mark.parametrize("space", ALL_SPACES)
+def test_operands_may_name_any_view(space):
+    a, v = np.arange(5.0), np.arange(5.0)[::-1].copy()
+    smallest, total = np.array([100.0]), np.zeros(1)
+    pk.parallel_for(
+        pk.RangePolicy(space, 0, 5), atomic_of_views_named_a_and_v, a=a, v=v,
+        smallest=smallest, total=total,
+    )  # fmt: skip
+    assert smallest[0] == (a - v).min() and total[0] == (a * v).sum()

@@ -110,6 +110,7 @@ class KernelObserver:
         self.link = link
         self.report_state = report_state
         self.active: Any = None  # the Dispatch being debugged
+        self._told_gpu: set[Any] = set()  # kernels whose breakpoints the GPU ignores
         self.finish_requested = False
         link.on(KernelRequest, self._on_request)
 
@@ -164,6 +165,14 @@ class KernelObserver:
             # thread, which must keep answering: it runs to completion, undebugged.
             return False
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
+        if dispatch.space is ExecutionSpace.Cuda:
+            if breakpoints and dispatch.workunit not in self._told_gpu:
+                self._told_gpu.add(dispatch.workunit)
+                _say_in_program_output(
+                    f"pkdb: {dispatch.workunit.__name__} runs on the GPU (pk.Cuda), where "
+                    "kernel breakpoints do not stop yet; run it on pk.OpenMP to stop in it"
+                )
+            return True  # the release build; no gdb
         dispatch.extra["pkdb_breakpoints"] = breakpoints
         if breakpoints or self.debugger.settings.get("debug_all_kernels"):
             dispatch.build = BuildMode.DEBUG

@@ -105,7 +105,9 @@ def _run(
     if space is ExecutionSpace.Debug:
         return run_in_python(workunit, operation, policy, kwargs)
     if space is ExecutionSpace.Cuda:
-        raise DispatchError("the Cuda execution space is not available in this build")
+        from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
+
+        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
@@ -133,7 +135,9 @@ def _run_box(
     if space is ExecutionSpace.Debug:
         return run_in_python(workunit, operation, policy, kwargs)
     if space is ExecutionSpace.Cuda:
-        raise DispatchError("the Cuda execution space is not available in this build")
+        from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
+
+        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, rank)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
@@ -163,7 +167,9 @@ def _run_team(
     if space is ExecutionSpace.Debug:
         return run_team_in_python(workunit, operation, policy, kwargs)
     if space is ExecutionSpace.Cuda:
-        raise DispatchError("the Cuda execution space is not available in this build")
+        from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
+
+        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     if space is ExecutionSpace.Serial and team_size != 1:
         raise DispatchError(
             f"the Serial space runs teams of one thread, but this TeamPolicy asks for "

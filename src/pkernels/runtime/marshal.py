@@ -25,19 +25,31 @@ def signature_key(value: Any) -> Any:
         strides = value.strides
         contiguous = value.ndim > 0 and strides[-1] == value.itemsize
         return (value.dtype, value.ndim, contiguous)
+    if is_device_array(value):
+        strides = value.strides
+        contiguous = value.ndim > 0 and strides[-1] == value.itemsize
+        return ("device", value.dtype, value.ndim, contiguous)
     return type(value)
 
 
-def argument_type(name: str, value: Any) -> Type:
-    """The kernel type of one dispatch argument."""
+def is_device_array(value: Any) -> bool:
+    """A GPU array (a CuPy array, or any with ``__cuda_array_interface__``): told apart
+    without importing CuPy."""
+    return hasattr(type(value), "__cuda_array_interface__")
+
+
+def argument_type(name: str, value: Any, device: bool = False) -> Type:
+    """The kernel type of one dispatch argument (``device``: for the Cuda space, whose
+    views are CuPy arrays; the CPU spaces' are NumPy arrays)."""
+    if is_device_array(value):
+        if not device:
+            raise DispatchError(
+                f"{name}: a CuPy array (GPU memory) cannot be used by a CPU space: pass "
+                f"{name}.get() (a NumPy copy), or dispatch on pk.Cuda"
+            )
+        return _view_type(name, value)
     if isinstance(value, np.ndarray):
-        if not 1 <= value.ndim <= 4:
-            raise DispatchError(f"{name}: views must have rank 1 to 4, this array has {value.ndim}")
-        try:
-            dtype = t.from_numpy(value.dtype)
-        except TypeError as exc:
-            raise DispatchError(f"{name}: {exc}") from None
-        return ViewType(dtype, value.ndim, value.strides[-1] == value.itemsize)
+        return _view_type(name, value)
     if isinstance(value, bool | np.bool_):
         return t.bool_
     if isinstance(value, np.generic):
@@ -52,6 +64,17 @@ def argument_type(name: str, value: Any) -> Type:
     raise DispatchError(
         f"{name}: kernels take NumPy arrays and numbers, not {type(value).__name__}"
     )
+
+
+def _view_type(name: str, value: Any) -> Type:
+    """The view type of a NumPy (or CuPy) array argument."""
+    if not 1 <= value.ndim <= 4:
+        raise DispatchError(f"{name}: views must have rank 1 to 4, this array has {value.ndim}")
+    try:
+        dtype = t.from_numpy(value.dtype)
+    except TypeError as exc:
+        raise DispatchError(f"{name}: {exc}") from None
+    return ViewType(dtype, value.ndim, value.strides[-1] == value.itemsize)
 
 
 def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:

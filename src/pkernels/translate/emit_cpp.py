@@ -630,17 +630,27 @@ class CppEmitter:
         if op in ("inc", "dec"):
             op, operands = ("add" if op == "inc" else "sub"), [self.literal(1, e.type)]
         if op == "load":
-            return f"pk_rt::atomic_update({ptr}, [&]({ctype} a) {{ return a; }}, ({ctype}*)nullptr)"
+            return (
+                f"pk_rt::atomic_update({ptr}, [&]({ctype} pk_old) {{ return pk_old; }}, "
+                f"({ctype}*)nullptr)"
+            )
         want_new = op.endswith("_new")
         base = op.removesuffix("_new")
+        # pk_old / pk_value: a kernel's own names are never spelled so (see cpp_name).
         updates = {
-            "add": "a + v", "sub": "a - v", "mul": "a * v", "div": "a / v",
-            "max": "(a < v ? v : a)", "min": "(v < a ? v : a)",
-            "and": "a & v", "or": "a | v", "xor": "a ^ v",
-            "mod": f"pk_rt::mod(a, v, {_WHERE})", "lshift": "a << v", "rshift": "a >> v",
+            "add": "pk_old + pk_value", "sub": "pk_old - pk_value",
+            "mul": "pk_old * pk_value", "div": "pk_old / pk_value",
+            "max": "(pk_old < pk_value ? pk_value : pk_old)",
+            "min": "(pk_value < pk_old ? pk_value : pk_old)",
+            "and": "pk_old & pk_value", "or": "pk_old | pk_value", "xor": "pk_old ^ pk_value",
+            "mod": f"pk_rt::mod(pk_old, pk_value, {_WHERE})",
+            "lshift": "pk_old << pk_value", "rshift": "pk_old >> pk_value",
         }  # fmt: skip
         update = updates[base]
-        lam = f"[&]({ctype} a) {{ {ctype} v = {operands[0]}; return ({ctype})({update}); }}"
+        lam = (
+            f"[&]({ctype} pk_old) {{ {ctype} pk_value = {operands[0]}; "
+            f"return ({ctype})({update}); }}"
+        )
         if want_new:
             return f"({{ {ctype} pk_new; pk_rt::atomic_update({ptr}, {lam}, &pk_new); pk_new; }})"
         return f"pk_rt::atomic_update({ptr}, {lam}, ({ctype}*)nullptr)"

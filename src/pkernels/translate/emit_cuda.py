@@ -1,0 +1,439 @@
+"""Typed kernel IR -> CUDA C++ for the ``Cuda`` space (release builds), compiled by NVRTC.
+
+The statements and expressions are the C++ backend's (:class:`CudaEmitter` subclasses
+:class:`~pkernels.translate.emit_cpp.CppEmitter`): the CUDA runtime text
+(:mod:`pkernels.translate.cuda_prelude`) offers the same ``pk_rt`` functions under the
+same names, so only what differs is overridden here: device qualifiers, math through the
+``pk_math`` overloads (NVRTC has no ``<cmath>``), atomics (``atomicAdd`` where the
+hardware has it), ``pk.printf`` (CUDA's ``printf``) and the launch kernels. Every
+statement keeps its ``#line`` directive, so NVRTC's errors (and cuda-gdb) name Python
+lines.
+
+The ``__global__`` entry points (one per module, :data:`ENTRY`):
+
+* range / MDRange ``parallel_for``: a grid-stride loop over the range (an MDRange box
+  flattened row-major, each flat index decoded into the indices);
+* ``parallel_reduce``: the same loop into a per-thread partial, the block's partials
+  added in shared memory, one partial per block (the host adds them in block order);
+* ``parallel_scan``: one launch per pass, each thread taking a contiguous chunk of the
+  range; the host computes the exclusive prefix of the chunk totals between the passes;
+* TeamPolicy: a team is one block of ``team_size`` threads; blocks take league ranks
+  ``blockIdx.x``, ``+ gridDim.x``, ... (see ``CUDA_TEAM_PRELUDE``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..api import types as t
+from ..api.types import DataType
+from ..build.compiler import GENERATED_PATH
+from . import emit_cpp, ir
+from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
+from .emit_cpp import KERNEL_NAMESPACE, CppEmitter, c_string, cpp_name, view_cpp_type
+from .ir import ViewType
+from .printf import printf_format
+
+TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
+ENTRY = "pk_cuda_entry"  # the __global__ function of every module
+# Threads per block of range and MDRange launches (a power of two: block_sum's tree).
+BLOCK = 256
+# Atomic additions the hardware does (atomicAdd); other types and operations use a CAS loop.
+_HARDWARE_ADD = {t.float32, t.float64, t.int32, t.uint32, t.int64, t.uint64}
+
+
+@dataclass
+class CudaEntry:
+    """How the runtime launches one generated CUDA module."""
+
+    source: str  # CUDA C++ text, with GENERATED_PATH still to substitute
+    params: list[ir.Param]  # marshalled parameters (views and scalars), in order
+    acc_type: DataType | None
+    uses_print: bool
+    operation: str
+    rank: int  # 1: a range, 2 to 4: an MDRange box, TEAM: a TeamPolicy
+    kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
+    symbol: str = ENTRY
+    written_views: frozenset[str] = frozenset()
+    # The bounds of the team-split nested ranges (TeamThreadRange & co.), which pk.AUTO
+    # sizes teams by, and whether the body asks its team size (to split work itself).
+    team_ranges: list[tuple[list[ir.Expr], list[ir.Expr]]] = field(default_factory=list)
+    asks_team_size: bool = False
+
+
+class CudaEmitter(CppEmitter):
+    """:class:`CppEmitter` for device code (see the module docstring)."""
+
+    def print_stmt(self, s: ir.Print) -> None:
+        if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface
+            super().print_stmt(s)
+            return
+        self.uses_print = True
+        fmt, casts = printf_format(s.fmt, len(s.args))
+        args = "".join(f", ({cast})({self.expr(a)})" for cast, a in zip(casts, s.args, strict=True))
+        self.out(f"printf({c_string(fmt)}{args});")
+
+    def literal(self, value: int | float | bool, to: DataType) -> str:
+        if to.is_float:
+            v = float(value)
+            ctype = to.ctype
+            if v != v:
+                return f"pk_rt::nan_value<{ctype}>()"
+            if v in (float("inf"), float("-inf")):
+                return f"{'' if v > 0 else '-'}pk_rt::inf_value<{ctype}>()"
+        return super().literal(value, to)
+
+    def binop(self, op: str, left: ir.Expr, right: ir.Expr, rtype: DataType) -> str:
+        if op == "**" and rtype.is_float:
+            return f"pk_math::pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+        return super().binop(op, left, right, rtype)
+
+    def call(self, e: ir.Call) -> str:
+        if e.user or e.func in ("rand", "rand_int", "min", "max"):
+            return super().call(e)
+        if e.func == "abs":
+            if not e.type.is_float:
+                return super().call(e)
+            arg = e.args[0]
+            text = self.expr(arg) if arg.type == e.type else self.cast(arg, e.type)
+            return f"pk_math::fabs({text})"
+        if e.type == t.bool_:  # isnan, isinf, isfinite
+            return f"pk_math::{e.func}({self.cast(e.args[0], t.float64)})"
+        args = ", ".join(self.cast(a, e.type) for a in e.args)
+        return f"pk_math::{e.func}({args})"
+
+    def expr(self, e: ir.Expr) -> str:
+        if isinstance(e, ir.BoolOp) and e.type != t.bool_:
+            # A value (not just a truth), each operand evaluated once, left to right,
+            # stopping at the first falsy one (`and`) or truthy one (`or`): the C++
+            # backend's GNU statement expression, which NVRTC lacks, as a lambda.
+            self.temps += 1
+            tmp = f"pk_b{self.temps}"
+            ctype = e.type.ctype
+            keep_going = tmp if e.op == "&&" else f"!{tmp}"
+            steps = [f"{ctype} {tmp} = {self.cast(e.values[0], e.type)};"]
+            steps += [f"if ({keep_going}) {tmp} = {self.cast(v, e.type)};" for v in e.values[1:]]
+            return f"([&]() -> {ctype} {{ " + " ".join(steps) + f" return {tmp}; }}())"
+        return super().expr(e)
+
+    def atomic(self, e: ir.AtomicOp) -> str:
+        op = e.op
+        ctype = e.type.ctype
+        ptr = f"&{self.expr(e.target)}"
+        if op in ("inc", "dec"):
+            op, operands = ("add" if op == "inc" else "sub"), [ir.Const(e.type, 1)]
+        else:
+            operands = e.operands
+        values = [self.cast(o, e.type) for o in operands]
+        if op == "exchange":
+            return f"pk_rt::atomic_exchange({ptr}, {values[0]})"
+        if op == "cas":
+            return f"pk_rt::atomic_cas({ptr}, {values[0]}, {values[1]})"
+        base = op.removesuffix("_new")
+        want_new = op.endswith("_new")
+        if base in ("add", "sub") and e.type in _HARDWARE_ADD:
+            value = values[0]
+            if base == "sub":  # a - v is a + (-v), bit for bit (integers wrap alike)
+                value = f"({ctype})(-({value}))"
+            helper = "atomic_add_fetch" if want_new else "atomic_add"
+            return f"pk_rt::{helper}({ptr}, {value})"
+        # The operand is evaluated once; the update runs in a CAS loop (the names are
+        # pk_ ones, which kernel names never are: cpp_name renames those).
+        update = {
+            "add": "pk_a + pk_v", "sub": "pk_a - pk_v", "mul": "pk_a * pk_v",
+            "div": "pk_a / pk_v", "max": "(pk_a < pk_v ? pk_v : pk_a)",
+            "min": "(pk_v < pk_a ? pk_v : pk_a)", "and": "pk_a & pk_v", "or": "pk_a | pk_v",
+            "xor": "pk_a ^ pk_v",
+        }[base]  # fmt: skip
+        function = f"[]({ctype} pk_a, {ctype} pk_v) {{ return ({ctype})({update}); }}"
+        return (
+            f"pk_rt::atomic_apply({ptr}, {values[0]}, {function}, "
+            f"{'true' if want_new else 'false'})"
+        )
+
+
+_HOST_FUNCTION = re.compile(
+    r"^(\s*(?:template\s*<[^>]*>\s*|PK_HELPER_TEMPLATE\([^)]*\)\s*)?)static inline "
+)
+_CONSTRUCTOR = re.compile(r"^(\s*)(\w+\(int = 0\))")
+
+
+def _device_code(line: str) -> str:
+    """A line of the C++ backend's definitions made device code: its helpers (``static
+    inline``) become ``__device__ inline`` functions, classtype constructors
+    ``__host__ __device__``. Statements are left as they are."""
+    line = _HOST_FUNCTION.sub(r"\1__device__ inline ", line)
+    return _CONSTRUCTOR.sub(r"\1__host__ __device__ \2", line)
+
+
+def _statements(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
+    for s in body:
+        yield s
+        match s:
+            case ir.If(body=inner, orelse=orelse):
+                yield from _statements(inner)
+                yield from _statements(orelse)
+            case (
+                ir.ForRange(body=inner)
+                | ir.While(body=inner)
+                | ir.NestedParallel(body=inner)
+                | ir.Single(body=inner)
+            ):
+                yield from _statements(inner)
+
+
+def _statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
+    match s:
+        case ir.Assign(target=target, value=value) | ir.AugAssign(target=target, value=value):
+            return [target, value]
+        case ir.ExprStmt(value=value) | ir.Return(value=ir.Expr() as value):
+            return [value]
+        case ir.If(cond=cond) | ir.While(cond=cond):
+            return [cond]
+        case ir.ForRange(start=start, stop=stop, step=step):
+            return [start, stop, step]
+        case ir.Print(args=args):
+            return list(args)
+        case ir.NestedParallel(begins=begins, ends=ends):
+            return [*begins, *ends]
+        case ir.ScratchAlloc(extents=extents):
+            return list(extents)
+    return []
+
+
+def _team_shape(kernel: ir.Function) -> tuple[list[tuple[list[ir.Expr], list[ir.Expr]]], bool]:
+    ranges = []
+    asks = False
+    for s in _statements(kernel.body):
+        if isinstance(s, ir.NestedParallel) and s.kind != "thread_vector":
+            ranges.append((s.begins, s.ends))
+        for top in _statement_exprs(s):
+            for e in ir.subexpressions(top):
+                if isinstance(e, ir.TeamQuery) and e.what == "team_size":
+                    asks = True
+    return ranges, asks
+
+
+def emit_cuda_module(
+    kernel: ir.Function,
+    helpers: list[ir.Function],
+    operation: str,
+    index_type: DataType,
+    rank: int = 1,
+) -> CudaEntry:
+    """The CUDA module of one workunit specialisation (see the module docstring)."""
+    em = CudaEmitter()
+    body: list[str] = [f"namespace {KERNEL_NAMESPACE} {{"]
+    em.lines = body
+    # Classtypes and helpers taking views, where the C++ backend has them (looked up, so
+    # this module follows that backend as it grows).
+    struct_types = getattr(emit_cpp, "struct_types", None)
+    if struct_types is not None:
+        em.struct_definitions(struct_types([*helpers, kernel]))
+    macros = getattr(emit_cpp, "HELPER_MACROS", None)
+    if macros and any(isinstance(p.type, ViewType) for h in helpers for p in h.params):
+        em.lines.extend(macros.split("\n"))
+    for helper in helpers:
+        em.declare(helper)
+    for helper in helpers:
+        em.function(helper, is_kernel=False)
+    em.function(kernel, is_kernel=True)
+    em.lines.append(f"}}  // namespace {KERNEL_NAMESPACE}")
+    body[:] = [_device_code(line) for line in body]
+
+    # The runtime goes first; the #line resets in `body` count the lines before them.
+    head = [f"// Generated by pkernels (CUDA) from {kernel.filename}, workunit {kernel.py_name}"]
+    head += CUDA_PRELUDE.strip("\n").split("\n")
+    if em.uses_print:
+        head += CUDA_PRINT_PRELUDE.strip("\n").split("\n")
+    if rank == TEAM:
+        head += CUDA_TEAM_PRELUDE.strip("\n").split("\n")
+    offset = len(head)
+    reset = f'"{GENERATED_PATH}"'
+    for line in body:
+        if line.startswith("#line ") and line.endswith(reset):
+            # reset_line() counted from the start of `body`: shift by the runtime's lines.
+            line = f"#line {int(line.split()[1]) + offset} {reset}"
+        head.append(line)
+    em.lines = head
+
+    marshalled = [p for p in kernel.params if p.role == "arg"]
+    acc = next((p for p in kernel.params if p.role == "acc"), None)
+    acc_type = acc.type if acc is not None else None
+    assert acc_type is None or isinstance(acc_type, DataType)
+    kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
+    params, views, args = _marshalled(marshalled)
+    em.lines.extend(
+        _entry(operation, rank, kernel, kname, index_type, acc_type, params, views, args)
+    )
+    ranges, asks = _team_shape(kernel) if rank == TEAM else ([], False)
+    return CudaEntry(
+        "\n".join(em.lines) + "\n",
+        marshalled,
+        acc_type,
+        em.uses_print,
+        operation,
+        rank,
+        kname,
+        written_views=frozenset(kernel.written_views),
+        team_ranges=ranges,
+        asks_team_size=asks,
+    )
+
+
+def _marshalled(marshalled: list[ir.Param]) -> tuple[list[str], list[str], str]:
+    """The entry's parameters for the marshalled arguments (a view as its data pointer,
+    extents and strides in elements), the statements that build the views, and the
+    argument list passed on to the body."""
+    params: list[str] = []
+    views: list[str] = []
+    names: list[str] = []
+    for p in marshalled:
+        name = cpp_name(p.name)
+        if isinstance(p.type, ViewType):
+            v = p.type
+            params.append(f"{v.dtype.ctype}* {name}_data")
+            params += [f"const int64_t {name}_e{k}" for k in range(v.rank)]
+            params += [f"const int64_t {name}_s{k}" for k in range(v.rank)]
+            extents = ", ".join(f"{name}_e{k}" for k in range(v.rank))
+            strides = ", ".join(f"{name}_s{k}" for k in range(v.rank))
+            views.append(
+                f"    const {view_cpp_type(v)} {name}{{{name}_data, {{{extents}}}, {{{strides}}}}};"
+            )
+        else:
+            assert isinstance(p.type, DataType)
+            params.append(f"const {p.type.ctype} {name}")
+        names.append(name)
+    return params, views, "".join(", " + n for n in names)
+
+
+def _entry(
+    operation: str,
+    rank: int,
+    kernel: ir.Function,
+    kname: str,
+    index_type: DataType,
+    acc: DataType | None,
+    params: list[str],
+    views: list[str],
+    args: str,
+) -> list[str]:
+    """The ``__global__`` entry point: its parameters (the launch's, then the marshalled
+    arguments') and body."""
+    T = acc.ctype if acc is not None else ""
+    lead: list[str]
+    lines: list[str] = []
+    stride = "    const int64_t pk_stride = (int64_t)gridDim.x * blockDim.x;"
+    first = "(int64_t)blockIdx.x * blockDim.x + threadIdx.x"
+    if rank == TEAM:
+        lead = [
+            "const int64_t pk_league",
+            "const int64_t pk_team_bytes0",
+            "const int64_t pk_team_bytes1",
+            "const int64_t pk_thread_bytes0",
+            "const int64_t pk_thread_bytes1",
+            "char* pk_level1",
+            "const int64_t pk_level1_stride",
+            "pk_rt::Fault* pk_fault",
+        ]
+        if acc is not None:
+            lead.append(f"{T}* pk_partials")
+        file = c_string(kernel.filename)
+        call = f"{kname}(pk_tm{', pk_total' if acc is not None else ''}{args});"
+        lines += [
+            "    extern __shared__ unsigned long long pk_dynamic[];",
+            "    const int64_t pk_bytes[4] = "
+            "{pk_team_bytes0, pk_team_bytes1, pk_thread_bytes0, pk_thread_bytes1};",
+            "    pk_rt::TeamShared pk_ts;",
+            "    pk_rt::team_setup(pk_ts, (unsigned char*)pk_dynamic, pk_bytes, "
+            f"pk_level1 + blockIdx.x * pk_level1_stride, pk_fault, {file});",
+            "    pk_rt::TeamMember pk_tm;",
+        ]
+        if acc is not None:
+            lines.append(f"    {T} pk_total = 0;")
+        lines += [
+            "    for (int64_t pk_l = blockIdx.x; pk_l < pk_league; pk_l += gridDim.x) {",
+            "        pk_rt::team_start(pk_tm, &pk_ts, pk_l, pk_league);",
+            f"        {call}",
+            f"        pk_rt::team_barrier(pk_tm, {file}, pk_rt::TEAM_END_OF_WORKUNIT);",
+            "    }",
+        ]
+        if acc is not None:
+            lines.append("    pk_rt::team_total(pk_ts, pk_total, pk_partials);")
+    elif operation == "scan":
+        assert acc is not None and rank == 1
+        lead = [
+            "const int64_t pk_begin",
+            "const int64_t pk_end",
+            "const int64_t pk_chunk",
+            "const bool pk_last",
+            f"{T}* pk_partials",
+        ]
+        idx = f"({index_type.ctype})pk_i"
+        lines += [
+            f"    const int64_t pk_t = {first};",
+            "    const int64_t pk_lo = pk_begin + pk_t * pk_chunk;",
+            "    if (pk_lo >= pk_end) return;",
+            "    const int64_t pk_hi = pk_end - pk_lo > pk_chunk ? pk_lo + pk_chunk : pk_end;",
+            f"    {T} pk_acc = pk_last ? pk_partials[pk_t] : ({T})0;",
+            "    for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
+            f"        {kname}({idx}, pk_acc, pk_last{args});",
+            "    if (!pk_last) pk_partials[pk_t] = pk_acc;",
+        ]
+    else:
+        if rank == 1:
+            lead = ["const int64_t pk_begin", "const int64_t pk_end"]
+            header = [
+                stride,
+                f"    for (int64_t pk_i = pk_begin + {first}; pk_i < pk_end; pk_i += pk_stride)",
+            ]
+            idx = f"({index_type.ctype})pk_i"
+            decode: list[str] = []
+        else:
+            lead = [f"const int64_t pk_b{k}, const int64_t pk_e{k}" for k in range(rank)]
+            header = [
+                f"    const int64_t pk_n{k} = pk_e{k} > pk_b{k} ? pk_e{k} - pk_b{k} : 0;"
+                for k in range(rank)
+            ]
+            count = " * ".join(f"pk_n{k}" for k in range(rank))
+            header += [
+                f"    const int64_t pk_count = {count};",
+                stride,
+                f"    for (int64_t pk_f = {first}; pk_f < pk_count; pk_f += pk_stride) {{",
+                "        int64_t pk_r = pk_f;",
+            ]
+            decode = []
+            for k in reversed(range(1, rank)):  # row-major: the last index varies fastest
+                decode.append(f"        const int64_t pk_i{k} = pk_b{k} + pk_r % pk_n{k};")
+                decode.append(f"        pk_r /= pk_n{k};")
+            decode.append("        const int64_t pk_i0 = pk_b0 + pk_r;")
+            idx = ", ".join(
+                f"({p.type.ctype})pk_i{k}"
+                for k, p in enumerate(kernel.params[:rank])  # type: ignore[union-attr]
+            )
+        if operation == "for":
+            call = f"{kname}({idx}{args});"
+        else:
+            assert operation == "reduce" and acc is not None
+            lead.append(f"{T}* pk_partials")
+            lines += [f"    __shared__ {T} pk_shared[{BLOCK}];", f"    {T} pk_total = 0;"]
+            call = f"{kname}({idx}, pk_total{args});"
+        lines += header
+        if rank == 1:
+            lines.append(f"        {call}")
+        else:
+            lines += decode
+            lines += [f"        {call}", "    }"]
+        if operation == "reduce":
+            lines.append("    pk_rt::block_sum(pk_shared, pk_total, pk_partials);")
+    signature = ", ".join([*lead, *params])
+    # Teams may have up to 1024 threads: the compiler must keep to the registers that allows.
+    bound = 1024 if rank == TEAM else BLOCK
+    return [
+        f'extern "C" __global__ void __launch_bounds__({bound}) {ENTRY}({signature}) {{',
+        *views,
+        *lines,
+        "}",
+    ]
