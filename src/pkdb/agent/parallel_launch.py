@@ -341,9 +341,17 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _run_clause(clause: Clause) -> None:
+def _run_clause(clause: Clause, spare_a_core: bool = False) -> None:
+    """Run one clause (in its own thread). ``spare_a_core``: an OpenMP clause runs on one
+    thread fewer than the machine has, leaving a core to the thread that drives a Cuda
+    clause's GPU at the same time (otherwise one OpenMP thread shares a core with it)."""
     import pkernels as pk
     from pkernels.api.decorators import marker_of
+
+    if spare_a_core:
+        gomp = _libgomp()
+        if gomp is not None:  # the calling thread's setting: only this clause's regions
+            gomp.omp_set_num_threads(max(1, gomp.omp_get_max_threads() - 1))
 
     dispatch = {"for": pk.parallel_for, "reduce": pk.parallel_reduce, "scan": pk.parallel_scan}
     marker = marker_of(clause.workunit)
@@ -364,14 +372,30 @@ def _run_clause(clause: Clause) -> None:
     clause.compiled = len(marker.specializations) > before
 
 
+def _libgomp() -> Any:
+    """The OpenMP runtime the kernels use (loaded by them already), or None."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return None
+
+
 def launch(clauses: list[Clause], keepalive: Callable[[], None] | None = None) -> float:
     """Run every prepared clause that has no error, concurrently; the wall time."""
+    from pkernels.api.spaces import ExecutionSpace
+
+    runnable = [c for c in clauses if c.ok]
+    gpu = any(c.policy.space is ExecutionSpace.Cuda for c in runnable)
     threads = [
         threading.Thread(
-            target=_run_clause, args=(c,), name=f"pkdb-parallel-launch-{c.number}", daemon=True
+            target=_run_clause,
+            args=(c, gpu and c.policy.space is ExecutionSpace.OpenMP),
+            name=f"pkdb-parallel-launch-{c.number}",
+            daemon=True,
         )
-        for c in clauses
-        if c.ok
+        for c in runnable
     ]
     start = time.perf_counter()
     for thread in threads:

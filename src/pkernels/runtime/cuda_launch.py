@@ -415,7 +415,11 @@ class CudaKernel:
 
     def _run(self, cp: Any, blocks: int, threads: int, args: tuple, shared: int = 0) -> None:
         self.function((blocks,), (threads,), args, shared_mem=shared)
-        cp.cuda.get_current_stream().synchronize()
+        # Wait on a blocking-sync event: the thread sleeps instead of spinning a core, which
+        # an OpenMP kernel running at the same time (parallel_launch) needs.
+        done = cp.cuda.Event(block=True, disable_timing=True)
+        done.record()
+        done.synchronize()
 
 
 def _in_order_sum(partials: np.ndarray) -> Any:
