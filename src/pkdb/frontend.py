@@ -453,9 +453,15 @@ class Frontend(cmd.Cmd):
             return f"{space} kernel interrupted at {where} ({detail}){current}"
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"
+            note = ""
+            if launch.crash_signal:
+                note = (
+                    "\n(the kernel's release build: its variables are not available; to see "
+                    "them, run it again with a breakpoint in it or 'set debug_all_kernels on')"
+                )
             return (
                 f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
-                f"{current}"
+                f"{current}{note}"
             )
         number = next(
             (n for n, g in self.kernel.gdb_numbers.items() if g == event.breakpoint), None

@@ -51,6 +51,8 @@ class KernelLaunch(Message):
     variable_kinds: dict[str, str] = field(default_factory=dict)  # name -> float|int|bool
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
     team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
+    # Not 0: a release build got this fatal signal; gdb attaches to see it again.
+    crash_signal: int = 0
 
 
 @message_type("kernel-go")

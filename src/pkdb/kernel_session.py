@@ -8,6 +8,7 @@ them), so host and kernel breakpoints keep pdb's single numbering.
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,9 @@ _RUNTIME_LIBRARIES = (
     "/libstdc",
     "/ld-linux",
 )
+
+#: gdb's answer to ``info line *ADDR``: ``Line 8 of "/path/prog.py" starts at ...``.
+_INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
 
 
 def cpp_name(py_name: str) -> str:
@@ -282,12 +286,35 @@ class KernelSession:
         ``stack``: its gdb stack, when the caller already has it."""
         frames = self.require_controller().stack(thread, max_depth=64) if stack is None else stack
         kernel_frames = []
+        release = self.launch is not None and self.launch.crash_signal != 0
         for frame in frames:
             if "pk_launch_" in (frame.function or ""):
                 break  # the generated launcher: below it is the runtime, then Python's C
             if frame.file and frame.file.endswith(".py"):
                 kernel_frames.append(frame)
+            elif release and frame.address is not None:
+                # A release build: the body is inlined and its frame shows the launcher's
+                # line, but the line table still maps the address to the Python line.
+                mapped = self._python_line(thread, frame.address)
+                if mapped is not None:
+                    file, line = mapped
+                    kernel_frames.append(  # named after the kernel, not the OpenMP region
+                        dataclasses.replace(
+                            frame, function=self.launch.kernel, file=file, fullname=file, line=line
+                        )
+                    )
         return kernel_frames
+
+    def _python_line(self, thread: int, address: int) -> tuple[str, int] | None:
+        """The Python file and line gdb's line table gives ``address``, if any."""
+        try:
+            text = self.require_controller().send_raw(f"info line *{address:#x}", thread)
+        except TargetError:
+            return None
+        found = _INFO_LINE.search(text)
+        if found is None or not found.group(2).endswith(".py"):
+            return None
+        return found.group(2), int(found.group(1))
 
     def location(self, thread: int, frame: int = 0) -> FrameInfo | None:
         frames = self.python_frames(thread)

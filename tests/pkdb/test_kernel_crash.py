@@ -124,3 +124,33 @@ def test_ctrl_c_interrupts_a_running_kernel_into_kernel_mode(start) -> None:
     )
     assert sorted(rows) == ["0", "1"]  # both kernel threads are held, with live values
     assert s.quit() == 0
+
+
+# A release build (no breakpoint, so no gdb while it runs) writing far out of its view.
+WILD_STORE = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def scatter(i, stride, out):
+    j = i * stride
+    out[j] = i
+
+
+out = np.zeros(4, dtype=np.int64)
+pk.parallel_for(4, scatter, stride=10**12, out=out)
+print(out)
+"""
+
+
+def test_segfault_in_a_release_build_stops_at_the_python_line(start) -> None:
+    s = start("wild.py", WILD_STORE)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"received SIGSEGV at \S*wild.py:8 \(thread \d+", stop), stop
+    assert "-> out[j] = i" in stop
+    assert "release build: its variables are not available" in stop
+    assert re.search(r"#0 \S*wild.py:8 \(scatter\)", s.cmd("where", KERNEL_PROMPT))
+    out = s.cmd("continue")
+    assert "killed by signal SIGSEGV" in out
+    assert s.quit() == 0

@@ -110,6 +110,9 @@ class KernelObserver:
         self.link = link
         self.report_state = report_state
         self.active: Any = None  # the Dispatch being debugged
+        # The compiled kernel running now (dispatch, kernel), for a crash in a release build.
+        self.running: tuple[Any, Any] | None = None
+        self._parking = False  # whether the kernel runtime parks crashing threads now
         self._told_gpu: set[Any] = set()  # kernels whose breakpoints the GPU ignores
         self.finish_requested = False
         link.on(KernelRequest, self._on_request)
@@ -126,6 +129,9 @@ class KernelObserver:
     def _register(self) -> None:
         from pkernels.runtime import hooks
 
+        from .crash_watch import CrashWatch
+
+        CrashWatch(self._crashed).start()
         hooks.add_observer(self)
 
     # -- dispatch hooks (main thread) --------------------------------------------------
@@ -180,12 +186,20 @@ class KernelObserver:
 
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.running = (dispatch, kernel)
+            self._park_crashes(kernel, not kernel.debug)  # under gdb, gdb sees the signal
         if not kernel.debug:
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
             "debug_all_kernels"
         ):
             return
+        self.finish_requested = False
+        self.active = dispatch
+        self.link.request(self._launch_message(dispatch, kernel), interruptible=False)
+
+    def _launch_message(self, dispatch: Any, kernel: Any, crash_signal: int = 0) -> KernelLaunch:
         workunit = dispatch.workunit
         views = {
             name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
@@ -193,7 +207,7 @@ class KernelObserver:
             if hasattr(value, "ndim") and hasattr(value, "shape")
         }
         _, first, last = function_span(workunit)
-        launch = KernelLaunch(
+        return KernelLaunch(
             id=self.link.new_id(),
             pid=os.getpid(),
             kernel=workunit.__name__,
@@ -206,16 +220,38 @@ class KernelObserver:
             source=str(kernel.source),
             index=", ".join(_index_names(workunit, getattr(dispatch.policy, "rank", 1))),
             views=views,
-            breakpoints=dispatch.extra["pkdb_breakpoints"],
+            breakpoints=dispatch.extra.get("pkdb_breakpoints", []),
             call_stack=_call_stack(dispatch.frame),
             agent_tids=[t.native_id for t in threading.enumerate() if t is not _main_thread()],
             variable_kinds=dict(kernel.entry.variable_kinds),
             kernel_symbol=kernel.kernel_symbol,
             team_member=_team_member_name(workunit, dispatch.policy),
+            crash_signal=crash_signal,
         )
+
+    def _park_crashes(self, kernel: Any, on: bool) -> None:
+        """Have the kernel runtime park a crashing thread (release builds: no debugger is
+        attached to see the signal), or not (gdb attached)."""
+        if on == self._parking:
+            return
+        park = getattr(getattr(kernel, "_lib", None), "pk_crash_parking", None)
+        if park is not None:
+            park(1 if on else 0)
+            self._parking = on
+
+    def _crashed(self, signal_number: int, thread_id: int) -> None:
+        """A thread got a fatal signal in a release build (the crash-watch thread; the
+        crashed thread is parked): have the front end attach gdb to the kernel, then let
+        the thread go on, to fault again under gdb."""
+        running = self.running
+        if running is None:
+            return  # not in a kernel: the program dies of it, as without pkdb
+        dispatch, kernel = running
         self.finish_requested = False
         self.active = dispatch
-        self.link.request(launch, interruptible=False)
+        message = self._launch_message(dispatch, kernel, crash_signal=signal_number)
+        message.breakpoints = []  # gdb only has to see the signal
+        self.link.request(message, interruptible=False)
 
     @_untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
@@ -227,6 +263,8 @@ class KernelObserver:
                 sys.settrace(trace)  # off since dispatch_started
 
     def _finished(self, dispatch: Any, error: BaseException | None) -> None:
+        if self.running is not None and self.running[0] is dispatch:
+            self.running = None
         if self.active is not dispatch:
             return
         self.active = None

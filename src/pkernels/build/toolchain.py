@@ -13,7 +13,11 @@ from ..errors import CompileError
 
 # -ffp-contract=off: no fused multiply-adds, so every operation rounds as Python (and the
 # Debug space, and the -O0 debug build) rounds it: a*b + c gives the same bits everywhere.
-RELEASE_FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp")
+# -g1: line tables only (no cost at run time, none measurable at compile time), so a
+# debugger attached to a crashed release build names the Python line.
+RELEASE_FLAGS = (
+    "-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp", "-g1",
+)  # fmt: skip
 DEBUG_FLAGS = ("-O0", "-g3", "-fno-omit-frame-pointer", "-fopenmp", "-DPK_DEBUG=1")
 COMMON_FLAGS = ("-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-w")
 
