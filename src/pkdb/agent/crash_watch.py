@@ -1,19 +1,81 @@
 """A release-build kernel that crashes under pkdb stops at its Python line anyway.
 
 Kernels without breakpoints run their release builds with no debugger attached
-(breakpoint skipping). For them the kernel runtime parks a thread that gets a fatal
-signal (``pk_crash_parking`` in the C++ prelude): it writes ``"<signal> <tid>"`` to a
-pipe and waits. This module's thread reads that pipe, has the front end attach gdb to
-the running kernel (a :class:`~pkdb.kernel_protocol.KernelLaunch` naming the signal),
-then releases the parked thread: the faulting instruction runs again, now under gdb,
-which stops it at the Python line (release builds carry line tables).
+(breakpoint skipping). While one runs, a small C library of ours (:data:`PARKING_SOURCE`,
+compiled once through pkernels' build cache) parks a thread that gets a fatal signal: it
+writes ``"<signal> <tid>"`` to a pipe and waits. This module's thread reads that pipe,
+has the front end attach gdb to the running kernel (a ``KernelLaunch`` naming the
+signal), then releases the parked thread: the faulting instruction runs again, now under
+gdb, which stops it at the Python line (release builds carry line tables).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from collections.abc import Callable
+from typing import Any
+
+#: The signal handler that parks a crashing thread (async-signal-safe: write, read,
+#: sigaction), and ``pk_crash_parking(on)`` to install or remove it.
+PARKING_SOURCE = r"""
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+#include <sys/syscall.h>
+extern "C" {
+// Crash parking, for a debugger that is not attached yet (pkdb, while a release build
+// runs): a fatal signal writes "<signal> <thread id>\n" to the fd in $PKDB_CRASH_FD,
+// then waits for a byte on $PKDB_CRASH_RELEASE_FD (the debugger attaches meanwhile),
+// restores the default action and returns, so the faulting instruction runs again, now
+// under the debugger. Installed by pk_crash_parking(1), removed by pk_crash_parking(0).
+static int pk_crash_fd = -1, pk_crash_release_fd = -1;
+static void pk_crash_park(int sig, siginfo_t*, void*) {
+    char text[48];
+    int n = 0;
+    long values[2] = {sig, (long)syscall(SYS_gettid)};
+    for (int k = 0; k < 2; ++k) {
+        char digits[24];
+        int d = 0;
+        long v = values[k];
+        do { digits[d++] = (char)('0' + v % 10); v /= 10; } while (v > 0 && d < 20);
+        while (d > 0) text[n++] = digits[--d];
+        text[n++] = k == 0 ? ' ' : '\n';
+    }
+    if (write(pk_crash_fd, text, n) == n) {
+        char c;
+        while (read(pk_crash_release_fd, &c, 1) < 0 && errno == EINTR) {
+        }
+    }
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+}
+__attribute__((visibility("default"))) int pk_crash_parking(int on) {
+    static const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    const char* fd = std::getenv("PKDB_CRASH_FD");
+    const char* release = std::getenv("PKDB_CRASH_RELEASE_FD");
+    if (on && (fd == nullptr || release == nullptr)) return 0;
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    if (on) {
+        pk_crash_fd = std::atoi(fd);
+        pk_crash_release_fd = std::atoi(release);
+        action.sa_sigaction = pk_crash_park;
+        action.sa_flags = SA_SIGINFO;
+    } else {
+        action.sa_handler = SIG_DFL;
+    }
+    sigemptyset(&action.sa_mask);
+    for (int sig : signals) sigaction(sig, &action, nullptr);
+    return 1;
+}
+}
+"""
 
 #: Bytes written to release the parked threads (every thread that crashed waits for one).
 _RELEASE_ALL = b"x" * 256
@@ -32,11 +94,29 @@ class CrashWatch:
         os.environ["PKDB_CRASH_FD"] = str(notify_write)
         os.environ["PKDB_CRASH_RELEASE_FD"] = str(self._release_read)
         self._thread = threading.Thread(target=self._watch, name="pkdb-crash-watch", daemon=True)
+        #: The loaded parking library, once built (in the watch thread: the program does
+        #: not wait for g++ the first time).
+        self.library: Any = None
+        self.ready = threading.Event()  # set once the library is loaded (or failed to)
 
     def start(self) -> None:
         self._thread.start()
 
+    def _load(self) -> None:
+        from pkernels.build.compiler import build
+
+        try:
+            module = build(PARKING_SOURCE, False, "pkdb crash parking")
+            library = ctypes.CDLL(str(module.library))
+            library.pk_crash_parking.argtypes = [ctypes.c_int]
+            self.library = library
+        except Exception:  # noqa: BLE001 - without it a crash just ends the program
+            self.library = None
+        finally:
+            self.ready.set()
+
     def _watch(self) -> None:
+        self._load()
         while True:
             data = os.read(self._notify_read, 64)
             if not data:

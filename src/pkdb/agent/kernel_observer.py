@@ -112,7 +112,8 @@ class KernelObserver:
         self.active: Any = None  # the Dispatch being debugged
         # The compiled kernel running now (dispatch, kernel), for a crash in a release build.
         self.running: tuple[Any, Any] | None = None
-        self._parking = False  # whether the kernel runtime parks crashing threads now
+        self._parking = False  # whether crashing threads are parked now (release builds)
+        self._crash_watch: Any = None
         self._told_gpu: set[Any] = set()  # kernels whose breakpoints the GPU ignores
         self.finish_requested = False
         link.on(KernelRequest, self._on_request)
@@ -131,7 +132,8 @@ class KernelObserver:
 
         from .crash_watch import CrashWatch
 
-        CrashWatch(self._crashed).start()
+        self._crash_watch = CrashWatch(self._crashed)
+        self._crash_watch.start()
         hooks.add_observer(self)
 
     # -- dispatch hooks (main thread) --------------------------------------------------
@@ -188,7 +190,7 @@ class KernelObserver:
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
         if threading.current_thread() is threading.main_thread():
             self.running = (dispatch, kernel)
-            self._park_crashes(kernel, not kernel.debug)  # under gdb, gdb sees the signal
+            self._park_crashes(not kernel.debug)  # under gdb, gdb sees the signal
         if not kernel.debug:
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
@@ -229,14 +231,17 @@ class KernelObserver:
             crash_signal=crash_signal,
         )
 
-    def _park_crashes(self, kernel: Any, on: bool) -> None:
+    def _park_crashes(self, on: bool) -> None:
         """Have the kernel runtime park a crashing thread (release builds: no debugger is
         attached to see the signal), or not (gdb attached)."""
         if on == self._parking:
             return
-        park = getattr(getattr(kernel, "_lib", None), "pk_crash_parking", None)
-        if park is not None:
-            park(1 if on else 0)
+        watch = self._crash_watch
+        if watch is None or not watch.ready.wait(timeout=30):  # built once, at the start
+            return
+        library = watch.library
+        if library is not None:
+            library.pk_crash_parking(1 if on else 0)
             self._parking = on
 
     def _crashed(self, signal_number: int, thread_id: int) -> None:

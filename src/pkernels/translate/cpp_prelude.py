@@ -21,10 +21,6 @@ PRELUDE = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cerrno>
-#include <csignal>
-#include <unistd.h>
-#include <sys/syscall.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -156,53 +152,6 @@ static int fault_kind = 0;  // 1: index, 2: zero division
 }  // namespace pk_rt
 
 extern "C" {
-// Crash parking, for a debugger that is not attached yet (pkdb, while a release build
-// runs): a fatal signal writes "<signal> <thread id>\n" to the fd in $PKDB_CRASH_FD,
-// then waits for a byte on $PKDB_CRASH_RELEASE_FD (the debugger attaches meanwhile),
-// restores the default action and returns, so the faulting instruction runs again, now
-// under the debugger. Installed by pk_crash_parking(1), removed by pk_crash_parking(0).
-static int pk_crash_fd = -1, pk_crash_release_fd = -1;
-static void pk_crash_park(int sig, siginfo_t*, void*) {
-    char text[48];
-    int n = 0;
-    long values[2] = {sig, (long)syscall(SYS_gettid)};
-    for (int k = 0; k < 2; ++k) {
-        char digits[24];
-        int d = 0;
-        long v = values[k];
-        do { digits[d++] = (char)('0' + v % 10); v /= 10; } while (v > 0 && d < 20);
-        while (d > 0) text[n++] = digits[--d];
-        text[n++] = k == 0 ? ' ' : '\n';
-    }
-    if (write(pk_crash_fd, text, n) == n) {
-        char c;
-        while (read(pk_crash_release_fd, &c, 1) < 0 && errno == EINTR) {
-        }
-    }
-    struct sigaction dfl;
-    std::memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, nullptr);
-}
-__attribute__((visibility("default"))) int pk_crash_parking(int on) {
-    static const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    const char* fd = std::getenv("PKDB_CRASH_FD");
-    const char* release = std::getenv("PKDB_CRASH_RELEASE_FD");
-    if (on && (fd == nullptr || release == nullptr)) return 0;
-    struct sigaction action;
-    std::memset(&action, 0, sizeof action);
-    if (on) {
-        pk_crash_fd = std::atoi(fd);
-        pk_crash_release_fd = std::atoi(release);
-        action.sa_sigaction = pk_crash_park;
-        action.sa_flags = SA_SIGINFO;
-    } else {
-        action.sa_handler = SIG_DFL;
-    }
-    sigemptyset(&action.sa_mask);
-    for (int sig : signals) sigaction(sig, &action, nullptr);
-    return 1;
-}
 // Debuggers break here to stop in the faulting thread (pkdb does).
 __attribute__((noinline, visibility("default"))) void pk_fault_hook(const char* message) {
     __asm__ volatile("" : : "r"(message) : "memory");
