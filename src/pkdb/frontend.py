@@ -378,6 +378,11 @@ class Frontend(cmd.Cmd):
             self.kernel.close()
         assert self.debuggee is not None
         self.debuggee.send(KernelGo(reply_to=message.id))
+        if message.crash_signal == signal.SIGINT and self.kernel.controller is not None:
+            try:  # Ctrl-C in a release build: stop the kernel threads now that gdb is there
+                self.kernel.controller.interrupt()
+            except TargetError:
+                pass
         return False
 
     def _on_kernel_finished(self, message: KernelFinished) -> bool:
@@ -447,18 +452,18 @@ class Frontend(cmd.Cmd):
                 f"{space} kernel thread {event.thread_id} stopped by a failed check at {where} "
                 f"({detail}):\n    {fault}{current}"
             )
+        note = ""
+        if launch.crash_signal:
+            note = (
+                "\n(the kernel's release build: its variables are not available; to see "
+                "them, run it again with a breakpoint in it or 'set debug_all_kernels on')"
+            )
         if event.reason == "interrupted" or (
             event.reason == "signal-received" and event.signal_name == "SIGINT"
         ):
-            return f"{space} kernel interrupted at {where} ({detail}){current}"
+            return f"{space} kernel interrupted at {where} ({detail}){current}{note}"
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"
-            note = ""
-            if launch.crash_signal:
-                note = (
-                    "\n(the kernel's release build: its variables are not available; to see "
-                    "them, run it again with a breakpoint in it or 'set debug_all_kernels on')"
-                )
             return (
                 f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
                 f"{current}{note}"

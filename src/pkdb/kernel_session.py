@@ -45,6 +45,8 @@ _RUNTIME_LIBRARIES = (
 
 #: gdb's answer to ``info line *ADDR``: ``Line 8 of "/path/prog.py" starts at ...``.
 _INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
+#: The template argument of a release build's body (``spin<false>``).
+_RELEASE_VARIANT = re.compile(r"<(true|false)>$")
 
 
 def cpp_name(py_name: str) -> str:
@@ -217,10 +219,14 @@ class KernelSession:
         held = self.hold_running_threads()
         agent = self.release_agent_threads()
         arrived = [e for e in arrived if e.thread_id not in agent]
-        if event.thread_id in agent:
+        interrupt = event.reason == "interrupted" or (
+            event.reason == "signal-received" and event.signal_name in ("SIGINT", "0", None)
+        )
+        if event.thread_id in agent or (interrupt and not self.python_frames(event.thread_id)):
             # Ctrl-C lands on whichever thread the kernel picks, often the agent's:
             # report an interrupt in a kernel thread that shows Python lines instead.
-            current = next((t for t in held if self.python_frames(t)), None)
+            candidates = held or [t.id for t in self.kernel_threads() if t.stopped]
+            current = next((t for t in candidates if self.python_frames(t)), None)
             if current is None:
                 self.require_controller().continue_()
                 return None
@@ -291,11 +297,18 @@ class KernelSession:
             if "pk_launch_" in (frame.function or ""):
                 break  # the generated launcher: below it is the runtime, then Python's C
             if frame.file and frame.file.endswith(".py"):
+                if release and frame.function:  # the release body: a template on PK_NA
+                    frame = dataclasses.replace(
+                        frame, function=_RELEASE_VARIANT.sub("", frame.function)
+                    )
                 kernel_frames.append(frame)
             elif release and frame.address is not None:
                 # A release build: the body is inlined and its frame shows the launcher's
                 # line, but the line table still maps the address to the Python line.
                 mapped = self._python_line(thread, frame.address)
+                previous = kernel_frames[-1] if kernel_frames else None
+                if mapped is not None and previous and (previous.file, previous.line) == mapped:
+                    continue  # the same line as the inlined body's frame above it
                 if mapped is not None:
                     file, line = mapped
                     kernel_frames.append(  # named after the kernel, not the OpenMP region

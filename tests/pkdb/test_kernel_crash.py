@@ -154,3 +154,38 @@ def test_segfault_in_a_release_build_stops_at_the_python_line(start) -> None:
     out = s.cmd("continue")
     assert "killed by signal SIGSEGV" in out
     assert s.quit() == 0
+
+
+# A release build that runs for hours: no breakpoint, so no gdb until Ctrl-C.
+LONG_RELEASE = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def spin(i, n, out):
+    x: float = 1.0
+    for k in range(n):
+        x = x * 1.0000001 + 0.5
+    out[i] = x
+
+
+out = np.zeros(2)
+pk.parallel_for(2, spin, n=10, out=out)  # compiled now: the next dispatch just runs
+print("compiled", flush=True)
+pk.parallel_for(2, spin, n=10**13, out=out)
+print(out)
+"""
+
+
+def test_ctrl_c_interrupts_a_release_build_into_kernel_mode(start) -> None:
+    s = start("long.py", LONG_RELEASE)
+    s.child.sendline("continue")
+    s.child.expect("compiled")
+    time.sleep(0.5)
+    s.child.sendintr()
+    stop = s.wait_prompt(KERNEL_PROMPT)
+    assert re.search(r"OpenMP kernel interrupted at \S*long.py:(7|8|9) \(thread \d+", stop), stop
+    assert "release build: its variables are not available" in stop
+    assert re.search(r"#0 \S*long.py:(7|8|9) \(spin\)", s.cmd("where", KERNEL_PROMPT))
+    assert s.quit() == 0

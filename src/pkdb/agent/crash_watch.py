@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -98,6 +100,8 @@ class CrashWatch:
         #: not wait for g++ the first time).
         self.library: Any = None
         self.ready = threading.Event()  # set once the library is loaded (or failed to)
+        self._wakeup_read: int | None = None
+        self._on_interrupt: Callable[[], None] | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -115,9 +119,34 @@ class CrashWatch:
         finally:
             self.ready.set()
 
+    def watch_interrupts(self, on_interrupt: Callable[[], None]) -> None:
+        """Also call ``on_interrupt()`` (in the watch thread) when Ctrl-C reaches the
+        program: Python's own handler only runs once native code returns, but its C part
+        writes the signal to a wakeup fd at once. Call from the main thread, before
+        :meth:`start`. (A program that sets its own wakeup fd, as asyncio does, replaces
+        this one: Ctrl-C then waits for the kernel, as without pkdb.)"""
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        self._wakeup_read = read
+        self._on_interrupt = on_interrupt
+
     def _watch(self) -> None:
         self._load()
+        sources = [self._notify_read]
+        if self._wakeup_read is not None:
+            sources.append(self._wakeup_read)
         while True:
+            ready, _, _ = select.select(sources, [], [])
+            if self._wakeup_read in ready:
+                signals = os.read(self._wakeup_read, 64)
+                if signal.SIGINT in signals and self._on_interrupt is not None:
+                    try:
+                        self._on_interrupt()
+                    except Exception:  # noqa: BLE001 - Ctrl-C then just reaches Python
+                        pass
+            if self._notify_read not in ready:
+                continue
             data = os.read(self._notify_read, 64)
             if not data:
                 return

@@ -18,6 +18,7 @@ import functools
 import importlib.abc
 import importlib.machinery
 import os
+import signal
 import sys
 import threading
 import types
@@ -133,6 +134,8 @@ class KernelObserver:
         from .crash_watch import CrashWatch
 
         self._crash_watch = CrashWatch(self._crashed)
+        if threading.current_thread() is threading.main_thread():
+            self._crash_watch.watch_interrupts(self._interrupted)
         self._crash_watch.start()
         hooks.add_observer(self)
 
@@ -243,6 +246,14 @@ class KernelObserver:
         if library is not None:
             library.pk_crash_parking(1 if on else 0)
             self._parking = on
+
+    def _interrupted(self) -> None:
+        """Ctrl-C while a compiled kernel runs (the crash-watch thread): a release build
+        has no debugger attached; have the front end attach gdb and interrupt it."""
+        running = self.running
+        if running is None or running[1].debug or self.active is not None:
+            return  # host code (Python's handler acts), or gdb is attached already
+        self._crashed(signal.SIGINT, 0)
 
     def _crashed(self, signal_number: int, thread_id: int) -> None:
         """A thread got a fatal signal in a release build (the crash-watch thread; the
