@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from .channel import ChannelClosed
 from .commands.registry import split_commands
 from .kernel_protocol import KernelFinished, KernelGo, KernelLaunch, KernelReply, KernelRequest
-from .kernel_session import KernelSession, cpp_name
+from .kernel_session import KernelSession, cpp_name, is_interrupt
 from .modes import HostMode, KernelMode, Mode
 from .protocol import (
     ENTRY_QUIET,
@@ -458,9 +458,7 @@ class Frontend(cmd.Cmd):
                 "\n(the kernel's release build: its variables are not available; to see "
                 "them, run it again with a breakpoint in it or 'set debug_all_kernels on')"
             )
-        if event.reason == "interrupted" or (
-            event.reason == "signal-received" and event.signal_name == "SIGINT"
-        ):
+        if is_interrupt(event):
             return f"{space} kernel interrupted at {where} ({detail}){current}{note}"
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"

@@ -49,6 +49,14 @@ _INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
 _RELEASE_VARIANT = re.compile(r"<(true|false)>$")
 
 
+def is_interrupt(event: StopEvent) -> bool:
+    """Whether a stop is an interrupt (Ctrl-C, or gdb stopping a running thread: non-stop
+    mode reports that as signal 0 or SIGINT) rather than a breakpoint or a crash."""
+    return event.reason == "interrupted" or (
+        event.reason == "signal-received" and event.signal_name in ("SIGINT", "0", None)
+    )
+
+
 def cpp_name(py_name: str) -> str:
     """The generated code's name of a kernel variable (pkernels' translator rule)."""
     from pkernels.translate.emit_cpp import cpp_name as translate
@@ -219,9 +227,7 @@ class KernelSession:
         held = self.hold_running_threads()
         agent = self.release_agent_threads()
         arrived = [e for e in arrived if e.thread_id not in agent]
-        interrupt = event.reason == "interrupted" or (
-            event.reason == "signal-received" and event.signal_name in ("SIGINT", "0", None)
-        )
+        interrupt = is_interrupt(event)
         if event.thread_id in agent or (interrupt and not self.python_frames(event.thread_id)):
             # Ctrl-C lands on whichever thread the kernel picks, often the agent's:
             # report an interrupt in a kernel thread that shows Python lines instead.
