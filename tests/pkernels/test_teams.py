@@ -10,6 +10,16 @@ import re
 import numpy as np
 import pytest
 from pkt_support import ForceDebugBuild, observing
+from team_kernels import (
+    box_fill_and_sum,
+    divergent_barrier_at_run_time,
+    matrix_rows_vector,
+    once_per_team,
+    own_scratch,
+    reverse_rows,
+    row_prefix,
+    team_yax,
+)
 
 import pkernels as pk
 
@@ -32,107 +42,6 @@ def _run(build: str, fn, *args, **kwargs):
         assert obs.launched and all(k.debug for k in obs.launched)
         return result
     return fn(*args, **kwargs)
-
-
-@pk.workunit
-def team_yax(team_member: pk.TeamMember, acc: pk.Acc[float], cols: int, y, x, A):
-    j: int = team_member.league_rank()
-
-    def inner(i: int, inner_acc: pk.Acc[float]):
-        inner_acc += A[j][i] * x[i]
-
-    temp2: float = pk.parallel_reduce(pk.TeamThreadRange(team_member, cols), inner)
-    if team_member.team_rank() == 0:
-        acc += y[j] * temp2
-
-
-@pk.workunit
-def reverse_rows(team_member: pk.TeamMember, out, inp, m: int):
-    row: int = team_member.league_rank()
-    s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team_member.team_scratch(0), m)
-
-    def stage(i: int):
-        s[i] = inp[row, i]
-
-    pk.parallel_for(pk.TeamThreadRange(team_member, m), stage)
-    team_member.team_barrier()
-
-    def write(i: int):
-        out[row, i] = s[m - 1 - i]
-
-    pk.parallel_for(pk.TeamThreadRange(team_member, m), write)
-
-
-@pk.workunit
-def row_prefix(team_member: pk.TeamMember, out, totals, inp):
-    row: int = team_member.league_rank()
-
-    def scan(i: int, partial: pk.Acc[pk.int64], last_pass: bool):
-        partial += inp[row, i]
-        if last_pass:
-            out[row, i] = partial
-
-    total: int = pk.parallel_scan(pk.TeamThreadRange(team_member, inp.extent(1)), scan)
-    if team_member.team_rank() == 0:
-        totals[row] = total
-
-
-@pk.workunit
-def box_fill_and_sum(team_member: pk.TeamMember, acc: pk.Acc[pk.int64], out):
-    b: int = team_member.league_rank()
-
-    def fill(i: int, j: int):
-        out[b, i, j] = 100 * b + 10 * i + j
-
-    pk.parallel_for(pk.TeamThreadMDRange(team_member, out.extent(1), out.extent(2)), fill)
-
-    def add(i: int, j: int, part: pk.Acc[pk.int64]):
-        part += 100 * b + 10 * i + j
-
-    s: int = pk.parallel_reduce(
-        pk.TeamThreadMDRange(team_member, out.extent(1), out.extent(2)), add
-    )
-    if team_member.team_rank() == 0:
-        acc += s
-
-
-@pk.workunit
-def matrix_rows_vector(team_member: pk.TeamMember, out, A, x):
-    """Rows of a block split among the team; each row's dot product a ThreadVectorRange."""
-    block: int = team_member.league_rank()
-    rows_per_team: int = out.extent(0) // team_member.league_size()
-
-    def row(r: int):
-        i: int = block * rows_per_team + r
-
-        def dot(k: int, part: pk.Acc[float]):
-            part += A[i, k] * x[k]
-
-        out[i] = pk.parallel_reduce(pk.ThreadVectorRange(team_member, A.extent(1)), dot)
-
-    pk.parallel_for(pk.TeamThreadRange(team_member, rows_per_team), row)
-
-
-@pk.workunit
-def once_per_team(team_member: pk.TeamMember, count, ranks):
-    def mark():
-        pk.atomic_add(count, [0], 1)
-        ranks[team_member.league_rank()] = team_member.team_size()
-
-    pk.single(pk.PerTeam(team_member), mark)
-
-
-@pk.workunit
-def own_scratch(team_member: pk.TeamMember, out, n: int):
-    mine: pk.ScratchView1D[pk.int64] = pk.ScratchView1D(team_member.thread_scratch(0), n)
-    r: int = team_member.team_rank()
-    for k in range(n):
-        mine[k] = r * 1000 + k
-    team_member.team_barrier()
-    total: int = 0
-    for k in range(n):
-        total += mine[k]
-    out[team_member.league_rank(), r] = total
 
 
 @pk.workunit
@@ -210,7 +119,7 @@ def test_thread_vector_range_inside_a_team_thread_range(space, team):
 def test_single_per_team_runs_once_per_team(space, team):
     count = np.zeros(1, dtype=np.int64)
     sizes = np.zeros(6, dtype=np.int64)
-    pk.parallel_for(pk.TeamPolicy(space, 6, team), once_per_team, count=count, ranks=sizes)
+    pk.parallel_for(pk.TeamPolicy(space, 6, team), once_per_team, count=count, sizes=sizes)
     assert count[0] == 6
     expected = 1 if team is pk.AUTO else team
     np.testing.assert_array_equal(sizes, expected)
@@ -291,14 +200,7 @@ def test_too_little_scratch_is_a_kernel_error_not_a_crash(build):
         "ScratchView1D 's' needs 64 bytes of level-0 team scratch but only 16 are left" in message
     )
     assert "set_scratch_size(0, pk.PerTeam(...))" in message
-    assert "test_teams.py:" in message
-
-
-@pk.workunit
-def divergent_barrier_at_run_time(team_member: pk.TeamMember, tickets):
-    ticket: int = pk.atomic_fetch_add(tickets, [team_member.league_rank()], 1)
-    if ticket == 0:
-        team_member.team_barrier()
+    assert "team_kernels.py:" in message
 
 
 @pytest.mark.parametrize("build", BUILDS)
@@ -311,8 +213,9 @@ def test_a_barrier_only_some_threads_reach_is_reported_not_a_hang(build):
         )  # fmt: skip
     line = divergent_barrier_at_run_time.__code__.co_firstlineno + 4  # the barrier's line
     message = str(info.value)
-    assert re.match(rf".*test_teams.py:{line}: team_barrier\(\) mismatch in league \d", message)
-    assert re.search(rf"team_rank [01] waits at {re.escape(__file__)}:{line}", message)
+    kernels = divergent_barrier_at_run_time.__code__.co_filename
+    assert re.match(rf".*team_kernels.py:{line}: team_barrier\(\) mismatch in league \d", message)
+    assert re.search(rf"team_rank [01] waits at {re.escape(kernels)}:{line}", message)
     assert "at the end of the workunit" in message
 
 
