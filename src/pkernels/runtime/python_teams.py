@@ -38,6 +38,7 @@ import numpy as np
 from ..api.teams import SCRATCH_ALIGNMENT, NestedRange, TeamMember, TeamPolicy
 from ..api.types import float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
+from ..translate.pyexec import AccumulatorToCell
 from ..translate.source import KernelSource
 
 # -- running a TeamPolicy ---------------------------------------------------------------
@@ -431,7 +432,7 @@ def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., An
         _strip_annotations(tree)
         tree.body = [_ScratchElementType().visit(stmt) for stmt in tree.body]
         if operation == "reduce":
-            tree.body = [_CellRewriter(tree.args.args[1].arg).visit(s) for s in tree.body]
+            tree.body = [AccumulatorToCell(tree.args.args[1].arg).visit(s) for s in tree.body]
         code = _compile_def(tree, source.filename, workunit.__code__)
         form = _team_forms[key] = _bind(code, workunit)
     return form
@@ -466,7 +467,7 @@ def _nested_acc_form(
         tree.decorator_list = []
         acc_name = tree.args.args[position].arg
         _strip_annotations(tree)
-        tree.body = [_CellRewriter(acc_name).visit(stmt) for stmt in tree.body]
+        tree.body = [AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body]
         cached = _nested_forms[key] = (
             _compile_def(tree, filename, code),
             _python_type(body, position),
@@ -553,78 +554,6 @@ def _bind(code: types.CodeType, like: Callable[..., Any]) -> Callable[..., Any]:
     func.__kwdefaults__ = copy.copy(like.__kwdefaults__)
     func.__qualname__ = like.__qualname__
     return func
-
-
-class _CellRewriter(ast.NodeTransformer):
-    """``name`` -> ``name[0]`` where ``name`` means the accumulator: not inside nested
-    functions that bind a local of the same name."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id != self.name:
-            return node
-        cell = ast.Subscript(
-            value=ast.Name(id=self.name, ctx=ast.Load()), slice=ast.Constant(0), ctx=node.ctx
-        )
-        return ast.copy_location(cell, node)
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        # Decorators, defaults and annotations are evaluated in the enclosing scope.
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        node.args = self.visit(node.args)
-        if node.returns is not None:
-            node.returns = self.visit(node.returns)
-        if not _binds(node, self.name):
-            node.body = [self.visit(stmt) for stmt in node.body]
-        return node
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_arguments(self, node: ast.arguments) -> ast.AST:
-        node.defaults = [self.visit(d) for d in node.defaults]
-        node.kw_defaults = [d if d is None else self.visit(d) for d in node.kw_defaults]
-        for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]:
-            if arg is not None and arg.annotation is not None:
-                arg.annotation = self.visit(arg.annotation)
-        return node
-
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
-        node.args = self.visit(node.args)
-        if self.name not in _parameters(node.args):
-            node.body = self.visit(node.body)
-        return node
-
-
-def _parameters(args: ast.arguments) -> set[str]:
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    return {arg.arg for arg in every if arg is not None}
-
-
-def _binds(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """Whether ``name`` is a local of ``func`` (a parameter, or assigned there without a
-    ``nonlocal`` declaration)."""
-    if name in _parameters(func.args):
-        return True
-    stack: list[ast.AST] = list(func.body)
-    assigned = False
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Nonlocal) and name in node.names:
-            return False
-        if isinstance(node, ast.Global) and name in node.names:
-            return True
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            assigned = True
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            if node.name == name:
-                assigned = True
-            continue  # their bodies are other scopes
-        if isinstance(node, ast.Lambda):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    return assigned
 
 
 _SCRATCH_VIEW = re.compile(r"ScratchView[1-9]D")

@@ -15,7 +15,10 @@ from typing import Any
 from .source import KernelSource
 
 
-class _AccumulatorToCell(ast.NodeTransformer):
+class AccumulatorToCell(ast.NodeTransformer):
+    """``name`` -> ``name[0]`` where ``name`` means the accumulator: not inside nested
+    functions that bind a local of the same name (a team kernel's nested bodies)."""
+
     def __init__(self, name: str) -> None:
         self.name = name
 
@@ -27,6 +30,62 @@ class _AccumulatorToCell(ast.NodeTransformer):
         )
         return ast.copy_location(cell, node)
 
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        # Decorators, defaults and annotations are evaluated in the enclosing scope.
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self.visit(node.args)
+        if node.returns is not None:
+            node.returns = self.visit(node.returns)
+        if not _binds(node, self.name):
+            node.body = [self.visit(stmt) for stmt in node.body]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_arguments(self, node: ast.arguments) -> ast.AST:
+        node.defaults = [self.visit(d) for d in node.defaults]
+        node.kw_defaults = [d if d is None else self.visit(d) for d in node.kw_defaults]
+        for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]:
+            if arg is not None and arg.annotation is not None:
+                arg.annotation = self.visit(arg.annotation)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        node.args = self.visit(node.args)
+        if self.name not in _parameters(node.args):
+            node.body = self.visit(node.body)
+        return node
+
+
+def _parameters(args: ast.arguments) -> set[str]:
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {arg.arg for arg in every if arg is not None}
+
+
+def _binds(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether ``name`` is a local of ``func`` (a parameter, or assigned there without a
+    ``nonlocal`` declaration)."""
+    if name in _parameters(func.args):
+        return True
+    stack: list[ast.AST] = list(func.body)
+    assigned = False
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Nonlocal) and name in node.names:
+            return False
+        if isinstance(node, ast.Global) and name in node.names:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            assigned = True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                assigned = True
+            continue  # their bodies are other scopes
+        if isinstance(node, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return assigned
+
 
 def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..., Any]:
     """``func`` with its accumulator (the parameter at ``position``: the second, or the
@@ -37,7 +96,7 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
     new_tree = ast.FunctionDef(
         name=tree.name,
         args=tree.args,
-        body=[_AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body],
+        body=[AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body],
         decorator_list=[],
         returns=None,
         type_params=[],
