@@ -55,10 +55,10 @@ from ..errors import (
 )
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry, emit_cuda_module
-from ..translate.kernel import ROLES, lower_workunit
+from ..translate.kernel import lower_workunit
 from . import hooks
 from .hooks import BuildMode, Dispatch
-from .marshal import argument_type, signature_key
+from .marshal import argument_type
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -131,12 +131,6 @@ def run_cuda(
     return kernel.launch(policy, kwargs)
 
 
-def _argument_names(workunit: Callable[..., Any], operation: str, rank: int) -> tuple[str, ...]:
-    code = workunit.__code__
-    leading = len(ROLES[operation]) + max(rank, 1) - 1  # the index(es) or team member, acc...
-    return code.co_varnames[leading : code.co_argcount]
-
-
 def cuda_kernel(
     workunit: Callable[..., Any],
     marker: KernelMarker,
@@ -146,16 +140,9 @@ def cuda_kernel(
 ) -> CudaKernel:
     """The loaded CUDA build of ``workunit`` for these arguments (translated and compiled
     on first use, then kept in the workunit's memo)."""
-    names = _argument_names(workunit, operation, rank)
-    try:
-        key = ("cuda", operation, tuple(signature_key(kwargs[n]) for n in names), rank)
-        if len(kwargs) != len(names):
-            raise KeyError
-    except KeyError:
-        from .dispatch import _check_arguments
+    from .dispatch import specialization_key
 
-        _check_arguments(workunit, operation, kwargs, rank)
-        raise
+    key, names = specialization_key(workunit, operation, kwargs, rank, "cuda")
     kernel = marker.specializations.get(key)
     if kernel is None:
         from .dispatch import _line_span

@@ -246,6 +246,27 @@ def _check_arguments(
         )
 
 
+def specialization_key(
+    workunit: Callable[..., Any],
+    operation: str,
+    kwargs: dict[str, Any],
+    rank: int,
+    build: Any,
+) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """The memo key of ``workunit``'s build for these arguments (``build``: what else
+    tells builds apart, e.g. the BuildMode), and the names of its keyword parameters.
+    Arguments that do not fit the workunit raise DispatchError."""
+    names = _argument_names(workunit, operation, rank)
+    try:
+        key = (operation, build, rank, tuple(signature_key(kwargs[n]) for n in names))
+        if len(kwargs) != len(names):
+            raise KeyError
+    except KeyError:
+        _check_arguments(workunit, operation, kwargs, rank)
+        raise
+    return key, names
+
+
 def compiled_kernel(
     workunit: Callable[..., Any],
     marker: KernelMarker,
@@ -256,20 +277,7 @@ def compiled_kernel(
 ) -> CompiledKernel:
     """The loaded build of ``workunit`` for these arguments (translated on first use);
     ``rank`` > 1: for an MDRangePolicy of that rank."""
-    names = _argument_names(workunit, operation, rank)
-    try:
-        key: tuple[Any, ...] = (
-            operation,
-            build_mode,
-            tuple(signature_key(kwargs[n]) for n in names),
-        )
-        if rank != 1:
-            key += (rank,)
-        if len(kwargs) != len(names):
-            raise KeyError
-    except KeyError:
-        _check_arguments(workunit, operation, kwargs, rank)
-        raise
+    key, names = specialization_key(workunit, operation, kwargs, rank, build_mode)
     kernel = marker.specializations.get(key)
     if kernel is None:
         arg_types = {n: argument_type(n, kwargs[n]) for n in names}
