@@ -57,23 +57,29 @@ static void pk_crash_park(int sig, siginfo_t*, void*) {
     dfl.sa_handler = SIG_DFL;
     sigaction(sig, &dfl, nullptr);
 }
+// Installing saves the program's own actions (Python's faulthandler, say); removing
+// puts them back.
 __attribute__((visibility("default"))) int pk_crash_parking(int on) {
     static const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    static struct sigaction saved[5];
+    static int installed = 0;
     const char* fd = std::getenv("PKDB_CRASH_FD");
     const char* release = std::getenv("PKDB_CRASH_RELEASE_FD");
+    if (on == installed) return 1;
     if (on && (fd == nullptr || release == nullptr)) return 0;
-    struct sigaction action;
-    std::memset(&action, 0, sizeof action);
     if (on) {
         pk_crash_fd = std::atoi(fd);
         pk_crash_release_fd = std::atoi(release);
+        struct sigaction action;
+        std::memset(&action, 0, sizeof action);
         action.sa_sigaction = pk_crash_park;
         action.sa_flags = SA_SIGINFO;
+        sigemptyset(&action.sa_mask);
+        for (int k = 0; k < 5; ++k) sigaction(signals[k], &action, &saved[k]);
     } else {
-        action.sa_handler = SIG_DFL;
+        for (int k = 0; k < 5; ++k) sigaction(signals[k], &saved[k], nullptr);
     }
-    sigemptyset(&action.sa_mask);
-    for (int sig : signals) sigaction(sig, &action, nullptr);
+    installed = on;
     return 1;
 }
 }
