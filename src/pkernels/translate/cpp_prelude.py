@@ -15,7 +15,81 @@ The workunit body is declared through macros so one generated source serves both
   ``__restrict__`` (``RView``) and g++ drops its run-time alias checks around vector loops.
 """
 
-PRELUDE = r"""
+
+def shared_arithmetic(qualifier: str, math: str) -> str:
+    """Python's float ``//`` and ``%``, integer ``**``, ``abs``/``min``/``max`` and the
+    counter-based random numbers, as C++ for a runtime whose functions are declared
+    ``qualifier`` and whose math functions live in namespace ``math`` (the CPU's and the
+    GPU's, one text: the same results bit for bit)."""
+    text = _SHARED_ARITHMETIC.lstrip("\n")
+    return text.replace("PK_FN ", qualifier + " ").replace("PK_MATH::", math)
+
+
+_SHARED_ARITHMETIC = r"""
+// ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32).
+// a // b is not floor(a / b): 1.0 // 0.1 == 9.0, as 0.1 is slightly above one tenth.
+template <typename T>
+PK_FN T fmod_py(T a, T b) {
+    T r = PK_MATH::fmod(a, b);
+    if (r != 0) {
+        if ((r < 0) != (b < 0)) r += b;
+    } else {
+        r = PK_MATH::copysign(T(0), b);
+    }
+    return r;
+}
+
+template <typename T>
+PK_FN T floordiv_py(T a, T b) {
+    T r = PK_MATH::fmod(a, b);
+    T div = (a - r) / b;
+    if (r != 0 && ((r < 0) != (b < 0))) div -= T(1);
+    if (div == 0) return PK_MATH::copysign(T(0), a / b);
+    T q = PK_MATH::floor(div);
+    if (div - q > T(0.5)) q += T(1);
+    return q;
+}
+
+template <typename T>
+PK_FN T ipow(T base, T exp) {
+    T result = 1;
+    while (exp > 0) {
+        if (exp & 1) result *= base;
+        exp >>= 1;
+        if (exp > 0) base *= base;  // not after the last bit: it could overflow needlessly
+    }
+    return result;
+}
+
+template <typename T>
+PK_FN T iabs(T v) { return v < 0 ? -v : v; }
+template <typename T>
+PK_FN T min(T a, T b) { return b < a ? b : a; }
+template <typename T>
+PK_FN T max(T a, T b) { return a < b ? b : a; }
+
+// ---- counter-based random numbers: pk.rand(seed, counter), pk.rand_int(seed, counter, n)
+PK_FN uint64_t splitmix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+PK_FN uint64_t rand_bits(uint64_t seed, uint64_t counter) {
+    return splitmix64(splitmix64(seed) ^ counter);
+}
+PK_FN double rand_uniform(uint64_t seed, uint64_t counter) {
+    return (double)(rand_bits(seed, counter) >> 11) * 0x1.0p-53;  // [0, 1), 53 bits
+}
+PK_FN int64_t rand_int(uint64_t seed, uint64_t counter, int64_t n) {
+    return n > 0 ? (int64_t)(rand_bits(seed, counter) % (uint64_t)n) : 0;
+}
+
+"""
+
+
+PRELUDE = (
+    r"""
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
@@ -255,66 +329,9 @@ static inline T mod(T a, T b, const char* file, int line) {
     return r;
 }
 
-// ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32).
-// a // b is not floor(a / b): 1.0 // 0.1 == 9.0, as 0.1 is slightly above one tenth.
-template <typename T>
-static inline T fmod_py(T a, T b) {
-    T r = std::fmod(a, b);
-    if (r != 0) {
-        if ((r < 0) != (b < 0)) r += b;
-    } else {
-        r = std::copysign(T(0), b);
-    }
-    return r;
-}
-
-template <typename T>
-static inline T floordiv_py(T a, T b) {
-    T r = std::fmod(a, b);
-    T div = (a - r) / b;
-    if (r != 0 && ((r < 0) != (b < 0))) div -= T(1);
-    if (div == 0) return std::copysign(T(0), a / b);
-    T q = std::floor(div);
-    if (div - q > T(0.5)) q += T(1);
-    return q;
-}
-
-template <typename T>
-static inline T ipow(T base, T exp) {
-    T result = 1;
-    while (exp > 0) {
-        if (exp & 1) result *= base;
-        exp >>= 1;
-        if (exp > 0) base *= base;  // not after the last bit: it could overflow needlessly
-    }
-    return result;
-}
-
-template <typename T>
-static inline T iabs(T v) { return v < 0 ? -v : v; }
-template <typename T>
-static inline T min(T a, T b) { return b < a ? b : a; }
-template <typename T>
-static inline T max(T a, T b) { return a < b ? b : a; }
-
-// ---- counter-based random numbers: pk.rand(seed, counter), pk.rand_int(seed, counter, n)
-static inline uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-static inline uint64_t rand_bits(uint64_t seed, uint64_t counter) {
-    return splitmix64(splitmix64(seed) ^ counter);
-}
-static inline double rand_uniform(uint64_t seed, uint64_t counter) {
-    return (double)(rand_bits(seed, counter) >> 11) * 0x1.0p-53;  // [0, 1), 53 bits
-}
-static inline int64_t rand_int(uint64_t seed, uint64_t counter, int64_t n) {
-    return n > 0 ? (int64_t)(rand_bits(seed, counter) % (uint64_t)n) : 0;
-}
-
-// ---- atomics (GCC builtins: no <atomic>, works on float and double)
+"""
+    + shared_arithmetic("static inline", "std::")
+    + r"""// ---- atomics (GCC builtins: no <atomic>, works on float and double)
 template <typename T, typename F>
 static inline T atomic_update(T* p, F f, T* new_value) {
     T old;
@@ -466,6 +483,7 @@ struct Printer {
 
 }  // namespace pk_rt
 """
+)
 
 
 # The runtime of TeamPolicy kernels, added after PRELUDE only to the modules that need it.

@@ -15,6 +15,8 @@ Three parts, added as a module needs them: :data:`CUDA_PRELUDE` (always),
 
 from __future__ import annotations
 
+from .cpp_prelude import shared_arithmetic
+
 # Functions of one float argument / two, as the IR names them (typing_rules.MATH_FUNCTIONS
 # plus floor, ceil and trunc); each gets a double and a float overload in pk_math.
 _UNARY = (
@@ -136,64 +138,9 @@ __device__ __forceinline__ T mod(T a, T b, const char* file, int line) {
     return r;
 }
 
-// ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32)
-template <typename T>
-__device__ __forceinline__ T fmod_py(T a, T b) {
-    T r = pk_math::fmod(a, b);
-    if (r != 0) {
-        if ((r < 0) != (b < 0)) r += b;
-    } else {
-        r = pk_math::copysign(T(0), b);
-    }
-    return r;
-}
-
-template <typename T>
-__device__ __forceinline__ T floordiv_py(T a, T b) {
-    T r = pk_math::fmod(a, b);
-    T div = (a - r) / b;
-    if (r != 0 && ((r < 0) != (b < 0))) div -= T(1);
-    if (div == 0) return pk_math::copysign(T(0), a / b);
-    T q = pk_math::floor(div);
-    if (div - q > T(0.5)) q += T(1);
-    return q;
-}
-
-template <typename T>
-__device__ __forceinline__ T ipow(T base, T exp) {
-    T result = 1;
-    while (exp > 0) {
-        if (exp & 1) result *= base;
-        exp >>= 1;
-        if (exp > 0) base *= base;  // not after the last bit: it could overflow needlessly
-    }
-    return result;
-}
-
-template <typename T>
-__device__ __forceinline__ T iabs(T v) { return v < 0 ? -v : v; }
-template <typename T>
-__device__ __forceinline__ T min(T a, T b) { return b < a ? b : a; }
-template <typename T>
-__device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
-
-// ---- counter-based random numbers: the CPU's splitmix64, bit for bit
-__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-__device__ __forceinline__ uint64_t rand_bits(uint64_t seed, uint64_t counter) {
-    return splitmix64(splitmix64(seed) ^ counter);
-}
-__device__ __forceinline__ double rand_uniform(uint64_t seed, uint64_t counter) {
-    return (double)(rand_bits(seed, counter) >> 11) * 0x1.0p-53;  // [0, 1), 53 bits
-}
-__device__ __forceinline__ int64_t rand_int(uint64_t seed, uint64_t counter, int64_t n) {
-    return n > 0 ? (int64_t)(rand_bits(seed, counter) % (uint64_t)n) : 0;
-}
-
+"""
+    + shared_arithmetic("__device__ __forceinline__", "pk_math::")
+    + r"""
 // ---- atomics: atomicAdd where the hardware has it, else an atomicCAS loop on the bits
 // (1- and 2-byte elements through the aligned 4-byte word that holds them)
 template <typename To, typename From>
