@@ -691,7 +691,7 @@ def struct_types(functions: list[ir.Function]) -> list[ir.StructType]:
             add(p.type)
         for tp in fn.locals.values():
             add(tp)
-        for s in _statements(fn.body):
+        for s in ir.statements(fn.body):
             if isinstance(s, ir.NestedParallel | ir.Single):
                 for tp in s.locals.values():
                     add(tp)
@@ -730,67 +730,24 @@ _PURE_EXPRS = (
 )  # fmt: skip
 
 
-_subexprs = ir.subexpressions
-
-
-def _statements(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
-    """Every statement of ``body``, nested ones included."""
-    for s in body:
-        yield s
-        match s:
-            case ir.If(body=inner, orelse=orelse):
-                yield from _statements(inner)
-                yield from _statements(orelse)
-            case (
-                ir.ForRange(body=inner)
-                | ir.While(body=inner)
-                | ir.NestedParallel(body=inner)
-                | ir.Single(body=inner)
-            ):
-                yield from _statements(inner)
-
-
-def _read_exprs(s: ir.Stmt) -> list[ir.Expr]:
-    """The expressions a statement evaluates (an assignment's target only when it is a view
-    element, whose indices are read)."""
-    match s:
-        case ir.Assign(target=target, value=value):
-            return [value] if isinstance(target, ir.Var) else [target, value]
-        case ir.AugAssign(target=target, value=value):
-            return [target, value]
-        case ir.ExprStmt(value=value) | ir.Return(value=ir.Expr() as value):
-            return [value]
-        case ir.If(cond=cond) | ir.While(cond=cond):
-            return [cond]
-        case ir.ForRange(start=start, stop=stop, step=step):
-            return [start, stop, step]
-        case ir.Print(args=args):
-            return list(args)
-        case ir.NestedParallel(begins=begins, ends=ends):
-            return [*begins, *ends]
-        case ir.ScratchAlloc(extents=extents):
-            return list(extents)
-    return []
-
-
 def _stores_in_loops(fn: ir.Function) -> bool:
     """Whether the body stores into a view inside one of its loops. (The launcher's loop
     over the indices gains nothing: restrict holds within one call of the body, one
     index, so g++ still checks for overlap across indices there.)"""
-    loops = [s for s in _statements(fn.body) if isinstance(s, ir.ForRange | ir.While)]
+    loops = [s for s in ir.statements(fn.body) if isinstance(s, ir.ForRange | ir.While)]
     return any(
         isinstance(s, ir.Assign | ir.AugAssign) and isinstance(s.target, ir.ViewAccess)
         for loop in loops
-        for s in _statements(loop.body)
+        for s in ir.statements(loop.body)
     )
 
 
 def _has_atomics(fn: ir.Function) -> bool:
     return any(
         isinstance(e, ir.AtomicOp)
-        for s in _statements(fn.body)
-        for top in _read_exprs(s)
-        for e in _subexprs(top)
+        for s in ir.statements(fn.body)
+        for top in ir.read_expressions(s)
+        for e in ir.subexpressions(top)
     )
 
 
@@ -815,7 +772,7 @@ def interleaved_lanes(fn: ir.Function, operation: str) -> frozenset[str] | None:
     if operation != "reduce" or fn.written_views:  # helper calls: rejected below
         return None
     index, acc = fn.params[0].name, fn.params[1].name
-    stmts = list(_statements(fn.body))
+    stmts = list(ir.statements(fn.body))
     if len(stmts) > 64 or not any(isinstance(s, ir.ForRange) for s in stmts):
         return None
     acc_updates = [
@@ -836,15 +793,15 @@ def interleaved_lanes(fn: ir.Function, operation: str) -> frozenset[str] | None:
             or (s.target.name in params and s is not acc_updates[0])
         ):
             return None  # a view element, or a parameter other than acc
-        reads = [s.value] if isinstance(s, ir.Assign | ir.AugAssign) else _read_exprs(s)
-        for e in (sub for top in reads for sub in _subexprs(top)):
+        reads = [s.value] if isinstance(s, ir.Assign | ir.AugAssign) else ir.read_expressions(s)
+        for e in (sub for top in reads for sub in ir.subexpressions(top)):
             if not isinstance(e, _PURE_EXPRS) or (isinstance(e, ir.Call) and e.user):
                 return None
             if isinstance(e, ir.Var) and e.name == acc:
                 return None
 
     def varies(e: ir.Expr, names: set[str]) -> bool:
-        return any(isinstance(sub, ir.Var) and sub.name in names for sub in _subexprs(e))
+        return any(isinstance(sub, ir.Var) and sub.name in names for sub in ir.subexpressions(e))
 
     varying = {index}
     changed = True
@@ -862,7 +819,7 @@ def interleaved_lanes(fn: ir.Function, operation: str) -> frozenset[str] | None:
         if isinstance(s, ir.ForRange) and (
             s.var.name in varying
             or s.var.name in params
-            or any(varies(e, varying) for e in _read_exprs(s))
+            or any(varies(e, varying) for e in ir.read_expressions(s))
         ):
             return None
     return frozenset(varying)
@@ -1001,7 +958,7 @@ def emit_module(
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
         scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
-        for s in _statements(fn.body):  # nested bodies' locals (kernel's own names win)
+        for s in ir.statements(fn.body):  # nested bodies' locals (kernel's own names win)
             if isinstance(s, ir.NestedParallel | ir.Single):
                 scalars.update(s.locals)
             if isinstance(s, ir.NestedParallel):

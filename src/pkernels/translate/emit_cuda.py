@@ -24,7 +24,6 @@ The ``__global__`` entry points (one per module, :data:`ENTRY`):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..api import types as t
@@ -168,48 +167,13 @@ def _device_code(line: str) -> str:
     return _CONSTRUCTOR.sub(r"\1__host__ __device__ \2", line)
 
 
-def _statements(body: list[ir.Stmt]) -> Iterator[ir.Stmt]:
-    for s in body:
-        yield s
-        match s:
-            case ir.If(body=inner, orelse=orelse):
-                yield from _statements(inner)
-                yield from _statements(orelse)
-            case (
-                ir.ForRange(body=inner)
-                | ir.While(body=inner)
-                | ir.NestedParallel(body=inner)
-                | ir.Single(body=inner)
-            ):
-                yield from _statements(inner)
-
-
-def _statement_exprs(s: ir.Stmt) -> list[ir.Expr]:
-    match s:
-        case ir.Assign(target=target, value=value) | ir.AugAssign(target=target, value=value):
-            return [target, value]
-        case ir.ExprStmt(value=value) | ir.Return(value=ir.Expr() as value):
-            return [value]
-        case ir.If(cond=cond) | ir.While(cond=cond):
-            return [cond]
-        case ir.ForRange(start=start, stop=stop, step=step):
-            return [start, stop, step]
-        case ir.Print(args=args):
-            return list(args)
-        case ir.NestedParallel(begins=begins, ends=ends):
-            return [*begins, *ends]
-        case ir.ScratchAlloc(extents=extents):
-            return list(extents)
-    return []
-
-
 def _team_shape(kernel: ir.Function) -> tuple[list[tuple[list[ir.Expr], list[ir.Expr]]], bool]:
     ranges = []
     asks = False
-    for s in _statements(kernel.body):
+    for s in ir.statements(kernel.body):
         if isinstance(s, ir.NestedParallel) and s.kind != "thread_vector":
             ranges.append((s.begins, s.ends))
-        for top in _statement_exprs(s):
+        for top in ir.read_expressions(s):
             for e in ir.subexpressions(top):
                 if isinstance(e, ir.TeamQuery) and e.what == "team_size":
                     asks = True

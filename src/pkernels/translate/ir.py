@@ -342,6 +342,46 @@ class JumpTo(Stmt):
     label: str
 
 
+def statements(body: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement of ``body``, nested ones included."""
+    for s in body:
+        yield s
+        match s:
+            case If(body=inner, orelse=orelse):
+                yield from statements(inner)
+                yield from statements(orelse)
+            case (
+                ForRange(body=inner)
+                | While(body=inner)
+                | NestedParallel(body=inner)
+                | Single(body=inner)
+            ):
+                yield from statements(inner)
+
+
+def read_expressions(s: Stmt) -> list[Expr]:
+    """The expressions a statement evaluates (an assignment's target only when it is a view
+    element, whose indices are read)."""
+    match s:
+        case Assign(target=target, value=value):
+            return [value] if isinstance(target, Var) else [target, value]
+        case AugAssign(target=target, value=value):
+            return [target, value]
+        case ExprStmt(value=value) | Return(value=Expr() as value):
+            return [value]
+        case If(cond=cond) | While(cond=cond):
+            return [cond]
+        case ForRange(start=start, stop=stop, step=step):
+            return [start, stop, step]
+        case Print(args=args):
+            return list(args)
+        case NestedParallel(begins=begins, ends=ends):
+            return [*begins, *ends]
+        case ScratchAlloc(extents=extents):
+            return list(extents)
+    return []
+
+
 # ---------------------------------------------------------------- functions
 
 
