@@ -93,6 +93,9 @@ class KernelEntry:
 
 
 class CppEmitter:
+    #: Where the math functions (sqrt, pow, fabs, isnan...) of the target's runtime live.
+    MATH = "std::"
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.indent = 0
@@ -585,7 +588,7 @@ class CppEmitter:
         if op == "**":
             if rtype.is_integer:
                 return f"pk_rt::ipow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
-            return f"std::pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+            return f"{self.MATH}pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
         if rtype == t.bool_:
             return f"({self.expr(left)} {op} {self.expr(right)})"
         return _wrap_small(f"({self.cast(left, rtype)} {op} {self.cast(right, rtype)})", rtype)
@@ -602,14 +605,14 @@ class CppEmitter:
             return f"pk_rt::rand_int({seed}, {counter}, {self.cast(e.args[2], t.int64)})"
         if name == "abs":
             arg = self.expr(e.args[0]) if e.args[0].type == e.type else self.cast(e.args[0], e.type)
-            return f"std::fabs({arg})" if e.type.is_float else f"pk_rt::iabs({arg})"
+            return f"{self.MATH}fabs({arg})" if e.type.is_float else f"pk_rt::iabs({arg})"
         if name in ("min", "max"):
             a, b = e.args
             return f"pk_rt::{name}({self.cast(a, e.type)}, {self.cast(b, e.type)})"
         if e.type == t.bool_:  # isnan, isinf, isfinite
-            return f"std::{name}({self.cast(e.args[0], t.float64)})"
+            return f"{self.MATH}{name}({self.cast(e.args[0], t.float64)})"
         args = ", ".join(self.cast(a, e.type) for a in e.args)
-        return f"std::{name}({args})"
+        return f"{self.MATH}{name}({args})"
 
     def user_arg(self, a: ir.Expr) -> str:
         """An argument of a helper: a classtype value not held by a name is a temporary,

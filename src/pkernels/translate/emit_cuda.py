@@ -65,6 +65,8 @@ class CudaEntry:
 class CudaEmitter(CppEmitter):
     """:class:`CppEmitter` for device code (see the module docstring)."""
 
+    MATH = "pk_math::"  # overloads for float and double (NVRTC has no <cmath>)
+
     def print_stmt(self, s: ir.Print) -> None:
         if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface
             super().print_stmt(s)
@@ -83,25 +85,6 @@ class CudaEmitter(CppEmitter):
             if v in (float("inf"), float("-inf")):
                 return f"{'' if v > 0 else '-'}pk_rt::inf_value<{ctype}>()"
         return super().literal(value, to)
-
-    def binop(self, op: str, left: ir.Expr, right: ir.Expr, rtype: DataType) -> str:
-        if op == "**" and rtype.is_float:
-            return f"pk_math::pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
-        return super().binop(op, left, right, rtype)
-
-    def call(self, e: ir.Call) -> str:
-        if e.user or e.func in ("rand", "rand_int", "min", "max"):
-            return super().call(e)
-        if e.func == "abs":
-            if not e.type.is_float:
-                return super().call(e)
-            arg = e.args[0]
-            text = self.expr(arg) if arg.type == e.type else self.cast(arg, e.type)
-            return f"pk_math::fabs({text})"
-        if e.type == t.bool_:  # isnan, isinf, isfinite
-            return f"pk_math::{e.func}({self.cast(e.args[0], t.float64)})"
-        args = ", ".join(self.cast(a, e.type) for a in e.args)
-        return f"pk_math::{e.func}({args})"
 
     def expr(self, e: ir.Expr) -> str:
         if isinstance(e, ir.BoolOp) and e.type != t.bool_:
