@@ -34,11 +34,14 @@ HELP = """parallel_launch CLAUSE ; CLAUSE ; ...
             [for|reduce|scan] KERNEL [pk.SPACE] POLICY ARG ...
         KERNEL a workunit (the operation is inferred when omitted: a
         second parameter named acc or annotated pk.Acc means reduce,
-        a third named last_pass means scan); SPACE pk.OpenMP, pk.Serial
-        or pk.Debug (overrides the policy's space); POLICY an expression
-        such as N or pk.RangePolicy(0, N); each ARG NAME=EXPR. Arrays are
-        copied for each clause, unless written mut:NAME=EXPR (or mut:NAME):
-        then the kernel writes the program's own array.
+        a third named last_pass means scan); SPACE pk.OpenMP, pk.Serial,
+        pk.Debug or pk.Cuda (overrides the policy's space); POLICY an
+        expression such as N, pk.RangePolicy(0, N), an MDRangePolicy or a
+        TeamPolicy; each ARG NAME=EXPR. Arrays are copied for each clause
+        (on the GPU for a Cuda clause), unless written mut:NAME=EXPR (or
+        mut:NAME): then the kernel writes the program's own array (a Cuda
+        clause shares only CuPy arrays). An OpenMP clause next to a Cuda
+        clause uses one thread fewer, leaving a core to drive the GPU.
         Shown per clause: status, time, return value, and for each array
         the clause wrote: shape, dtype, min/max, sum, first elements and
         the largest difference from the first clause's version.
