@@ -72,7 +72,9 @@ class TeamLowering:
     # ------------------------------------------------------------ the team member
 
     def _is_team(self, node: ast.expr) -> bool:
-        return isinstance(node, ast.Name) and node.id == self.team_name is not None
+        return (
+            self.team_name is not None and isinstance(node, ast.Name) and node.id == self.team_name
+        )
 
     def _team_method(self, node: ast.Call) -> Expr | None:
         """``team_member.league_rank()`` & co. as an expression, or None if ``node`` is no
@@ -257,8 +259,6 @@ class TeamLowering:
             )
         range_node, body_node = args
         kind, begins, ends = self._nested_range(range_node, operation)
-        if operation != "for" and result is None and kind in _TEAM_SPLIT:
-            pass  # the total is dropped, but the collective still runs in every thread
         if kind in _TEAM_SPLIT:
             for k in self.nested_kinds:
                 if k in _TEAM_SPLIT:
