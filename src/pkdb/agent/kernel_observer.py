@@ -191,9 +191,14 @@ class KernelObserver:
 
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
-        if threading.current_thread() is threading.main_thread():
-            self.running = (dispatch, kernel)
-            self._park_crashes(not kernel.debug)  # under gdb, gdb sees the signal
+        # Other threads (eval at a stop, parallel_launch clauses) run release builds, and a
+        # GPU kernel (always a release build) has no host code of ours to stop in.
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if dispatch.space.name == "Cuda":
+            return
+        self.running = (dispatch, kernel)
+        self._park_crashes(not kernel.debug)  # under gdb, gdb sees the signal itself
         if not kernel.debug:
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
