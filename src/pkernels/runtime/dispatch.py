@@ -7,6 +7,7 @@ cost nothing when no observer is registered.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import sys
@@ -211,7 +212,11 @@ def _check_index_parameters(workunit: Callable[..., Any], operation: str, rank: 
 
 
 def _argument_names(workunit: Callable[..., Any], operation: str, rank: int = 1) -> tuple[str, ...]:
-    code = workunit.__code__
+    return _keyword_names(workunit.__code__, operation, rank)
+
+
+@functools.lru_cache(maxsize=1024)
+def _keyword_names(code: types.CodeType, operation: str, rank: int) -> tuple[str, ...]:
     return code.co_varnames[_leading(operation, rank) : code.co_argcount]
 
 
@@ -256,15 +261,23 @@ def specialization_key(
     """The memo key of ``workunit``'s build for these arguments (``build``: what else
     tells builds apart, e.g. the BuildMode), and the names of its keyword parameters.
     Arguments that do not fit the workunit raise DispatchError."""
-    names = _argument_names(workunit, operation, rank)
+    names = _keyword_names(workunit.__code__, operation, rank)
+    signature = []
     try:
-        key = (operation, build, rank, tuple(signature_key(kwargs[n]) for n in names))
+        for name in names:
+            value = kwargs[name]
+            if type(value) is np.ndarray:  # the common case, as signature_key gives it
+                ndim = value.ndim
+                contiguous = ndim > 0 and value.strides[-1] == value.itemsize
+                signature.append((value.dtype, ndim, contiguous))
+            else:
+                signature.append(signature_key(value))
         if len(kwargs) != len(names):
             raise KeyError
     except KeyError:
         _check_arguments(workunit, operation, kwargs, rank)
         raise
-    return key, names
+    return (operation, build, rank, tuple(signature)), names
 
 
 def compiled_kernel(

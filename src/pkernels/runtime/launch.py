@@ -11,14 +11,13 @@ from typing import Any
 from ..api.spaces import ExecutionSpace
 from ..build.compiler import BuiltModule
 from ..errors import (
-    DispatchError,
     KernelError,
     KernelIndexError,
     KernelTeamError,
     KernelZeroDivisionError,
 )
 from ..translate.emit_cpp import KernelEntry
-from .marshal import c_argtypes, c_arguments, result_buffer
+from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
 _FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
 _TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
@@ -46,6 +45,8 @@ class CompiledKernel:
     entry: KernelEntry
     _lib: Any = field(repr=False, default=None)
     _launchers: dict[ExecutionSpace, Any] = field(repr=False, default_factory=dict)
+    _plan: ArgumentPlan | None = field(repr=False, default=None)
+    _reports_faults: bool = field(repr=False, default=False)
 
     @property
     def library(self) -> Path:
@@ -74,6 +75,8 @@ class CompiledKernel:
             fn.argtypes = argtypes
             fn.restype = None
             self._launchers[space] = fn
+        self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
+        self._reports_faults = self.module.debug or self.entry.rank == _TEAM
         self._lib.pk_fault_message.restype = ctypes.c_char_p
         self._lib.pk_fault_kind.restype = ctypes.c_int
 
@@ -82,12 +85,7 @@ class CompiledKernel:
 
         A kernel built for an MDRangePolicy box (``entry.rank`` > 1) takes ``begin`` and
         ``end`` as ctypes arrays of ``rank`` int64 (see :func:`box_bounds`)."""
-        for name in self.entry.written_views:
-            if not kwargs[name].flags.writeable:
-                # NumPy refuses such writes too; native code would just do them (into a
-                # broadcast array's one element, or into the bytes an array was made from).
-                raise DispatchError(f"{name}: the kernel writes to this array, but it is read-only")
-        args = c_arguments(self.entry.params, kwargs)
+        args = self._plan.marshal(kwargs)
         acc_type = self.entry.acc_type
         result = result_buffer(acc_type) if acc_type is not None else None
         if self.entry.uses_print:
@@ -95,7 +93,7 @@ class CompiledKernel:
         self._launchers[space](
             begin, end, ctypes.addressof(result) if result is not None else None, *args
         )
-        if self.module.debug or self.entry.rank == _TEAM:
+        if self._reports_faults:
             message = self._lib.pk_fault_message()
             if message is not None:
                 kind = _FAULTS.get(self._lib.pk_fault_kind(), KernelError)

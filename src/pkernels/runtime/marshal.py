@@ -94,31 +94,70 @@ def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:
 
 def c_arguments(params: list[Param], kwargs: dict[str, Any]) -> list[Any]:
     """The flat C argument list for ``kwargs`` (views as pointer, extents, strides)."""
-    out: list[Any] = []
-    for p in params:
-        value = kwargs[p.name]
-        if isinstance(p.type, ViewType):
-            itemsize = value.itemsize
-            strides = value.strides
-            if any(s % itemsize for s in strides):
-                raise DispatchError(
-                    f"{p.name}: array strides {strides} are not multiples of its element size"
-                )
-            out.append(value.ctypes.data)
-            out.extend(value.shape)
-            out.extend(s // itemsize for s in strides)
-        elif p.type.is_float:
-            out.append(float(value))
-        elif p.type == t.bool_:
-            out.append(bool(value))
-        else:
-            number = int(value)
-            low, high = _INT_RANGES[p.type.name]
-            if not low <= number <= high:
-                # ctypes would silently keep the low bits: 2**64 would arrive as 0.
-                raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")
-            out.append(number)
-    return out
+    return ArgumentPlan(params).marshal(kwargs)
+
+
+# What an ArgumentPlan step does with its argument.
+_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT = range(5)
+
+
+class ArgumentPlan:
+    """How a kernel's keyword arguments become its flat C argument list, worked out once
+    per compiled kernel: a dispatch then walks a tuple of small steps instead of the IR
+    types. Dispatches often come right after a kernel that swept the caches, when every
+    Python object touched costs a cache miss: this is the dispatch's hot path."""
+
+    def __init__(self, params: list[Param], written: frozenset[str] = frozenset()) -> None:
+        steps: list[tuple[str, int, Any]] = []
+        for p in params:
+            if isinstance(p.type, ViewType):
+                steps.append((p.name, _WRITTEN_VIEW if p.name in written else _VIEW, None))
+            elif p.type.is_float:
+                steps.append((p.name, _FLOAT, None))
+            elif p.type == t.bool_:
+                steps.append((p.name, _BOOL, None))
+            else:
+                steps.append((p.name, _INT, (*_INT_RANGES[p.type.name], p.type.name)))
+        self.steps = tuple(steps)
+
+    def marshal(self, kwargs: dict[str, Any]) -> list[Any]:
+        """The flat C argument list for ``kwargs``; DispatchError for a read-only array
+        the kernel writes, strides that are not whole elements, or an int out of range."""
+        out: list[Any] = []
+        for name, kind, extra in self.steps:
+            value = kwargs[name]
+            if kind <= _WRITTEN_VIEW:
+                # One C call gives the address and the read-only flag (.ctypes, .flags:
+                # Python-level objects built at each access).
+                pointer, readonly = value.__array_interface__["data"]
+                if readonly and kind == _WRITTEN_VIEW:
+                    # NumPy refuses such writes too; native code would just do them (into
+                    # a broadcast array's one element, or the bytes an array was made from).
+                    raise DispatchError(
+                        f"{name}: the kernel writes to this array, but it is read-only"
+                    )
+                out.append(pointer)
+                out.extend(value.shape)
+                itemsize = value.itemsize
+                for stride in value.strides:
+                    if stride % itemsize:
+                        raise DispatchError(
+                            f"{name}: array strides {value.strides} are not multiples of its "
+                            "element size"
+                        )
+                    out.append(stride // itemsize)
+            elif kind == _FLOAT:
+                out.append(float(value))
+            elif kind == _BOOL:
+                out.append(bool(value))
+            else:
+                number = int(value)
+                low, high, type_name = extra
+                if not low <= number <= high:
+                    # ctypes would silently keep the low bits: 2**64 would arrive as 0.
+                    raise DispatchError(f"{name}: {number} does not fit in {type_name}")
+                out.append(number)
+        return out
 
 
 _INT_RANGES = {
