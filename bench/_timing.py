@@ -1,16 +1,24 @@
-"""Timing helpers for the benchmarks: warm-up, interleaved repeats, medians, tables.
+"""Timing helpers for the benchmarks: warm-up, interleaved rounds, medians, paired ratios,
+tables.
 
-The compiled variants of one kernel are timed in rotation (A, B, C, then B, C, A, ...)
+The compiled variants of one kernel are timed in rounds, every variant once per round,
 rather than all repeats of A then all of B, so a burst of load from another process on
-a small machine lands on every variant alike instead of on one.
+a small machine lands on every variant alike instead of on one. The order within a round
+changes from round to round (a balanced Latin square): each variant goes first, second,
+... equally often and follows each other variant equally often. Because the samples of
+one round were taken within a few ms of each other, a comparison of two variants is made
+round by round (:func:`paired`): the per-round ratio cancels the slow drift of the
+machine's speed that a ratio of two medians keeps.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -21,22 +29,44 @@ def time_once(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
+def balanced_orders(k: int) -> list[list[int]]:
+    """Orders of ``k`` variants for successive rounds (a Williams design): over one cycle
+    of the returned orders every variant runs in every position equally often, and right
+    after every other variant equally often (``k`` orders for even ``k``, ``2k`` for odd).
+    A plain rotation (A B C D, B C D A, ...) would leave each variant almost always right
+    after the same other one, whose thread pool may still be spinning."""
+    if k <= 1:
+        return [list(range(k))]
+    first = [0]
+    low, high = 1, k - 1
+    while len(first) < k:
+        first.append(low)
+        low += 1
+        if len(first) < k:
+            first.append(high)
+            high -= 1
+    orders = [[(v + r) % k for v in first] for r in range(k)]
+    if k % 2:
+        orders += [order[::-1] for order in orders]
+    return orders
+
+
 def interleaved(
     variants: dict[str, Callable[[], Any]], repeats: int, warmup: int = 1
 ) -> dict[str, list[float]]:
     """Per-variant call times (seconds): ``warmup`` untimed calls each, then ``repeats``
-    timed rounds in which every variant runs once. Round ``r`` starts with variant
-    ``r mod k``, so no variant always runs right after the same other one (a thread pool
-    still spinning from the previous call slows whoever comes next)."""
+    timed rounds in which every variant runs once, in the order :func:`balanced_orders`
+    gives for that round. ``samples[name][r]`` is the time of round ``r``, so two
+    variants' lists can be compared round by round (:func:`paired`)."""
     for fn in variants.values():
         for _ in range(warmup):
             fn()
     names = list(variants)
+    orders = balanced_orders(len(names))
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
-        for k in range(len(names)):
-            name = names[(r + k) % len(names)]
-            samples[name].append(time_once(variants[name])[0])
+        for k in orders[r % len(orders)]:
+            samples[names[k]].append(time_once(variants[names[k]])[0])
     return samples
 
 
@@ -83,6 +113,61 @@ def spread(values: Sequence[float]) -> float:
     """Relative spread of the samples: (max - min) / median."""
     m = statistics.median(values)
     return (max(values) - min(values)) / m if m else 0.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values``, linear between order statistics."""
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def bootstrap_median_interval(
+    values: Sequence[float], level: float = 0.90, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile-bootstrap interval of the median of ``values``: the median of
+    ``resamples`` resamples (drawn with replacement, fixed seed: same data, same
+    interval), and the central ``level`` share of those medians."""
+    rng = random.Random(seed)
+    n = len(values)
+    medians = sorted(statistics.median(rng.choices(values, k=n)) for _ in range(resamples))
+    tail = 100 * (1 - level) / 2
+    return percentile(medians, tail), percentile(medians, 100 - tail)
+
+
+@dataclass
+class Paired:
+    """How much faster ``timed`` ran than ``reference``, judged round by round."""
+
+    median: float  # median over rounds of reference[r] / timed[r]
+    low: float  # 90% bootstrap interval of that median
+    high: float
+    q25: float  # quartiles of the per-round ratios themselves
+    q75: float
+    faster: float  # share of rounds in which ``timed`` was faster
+    rounds: int
+
+
+def paired(reference: Sequence[float], timed: Sequence[float]) -> Paired:
+    """Speed of ``timed`` relative to ``reference`` (above 1: faster) from per-round
+    ratios ``reference[r] / timed[r]`` of samples taken in the same round
+    (:func:`interleaved`): their median, a 90% bootstrap interval of that median, their
+    quartiles, and the share of rounds ``timed`` won."""
+    if len(reference) != len(timed) or not reference:
+        raise ValueError("paired samples need the same, non-zero number of rounds")
+    ratios = [ref / t for ref, t in zip(reference, timed, strict=True)]
+    low, high = bootstrap_median_interval(ratios)
+    return Paired(
+        statistics.median(ratios),
+        low,
+        high,
+        percentile(ratios, 25),
+        percentile(ratios, 75),
+        sum(r > 1.0 for r in ratios) / len(ratios),
+        len(ratios),
+    )
 
 
 def fmt_seconds(seconds: float) -> str:

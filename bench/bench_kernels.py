@@ -3,11 +3,19 @@
     python bench/bench_kernels.py [--quick] [--repeats N] [--threads T]
 
 Kernels: yAx (examples/yax.py), a 7-point 3D stencil, a Lennard-Jones force loop over
-a neighbour list. Prints, per kernel, the median time of every variant and its speed
-relative to the hand-written C++ (hand time / variant time: 1.00 = as fast, above 1 =
-faster); then cold compile, cached load and dispatch overhead; then PASS/MISS against
-the project's targets. Every variant's result is checked against NumPy; the script
-exits with status 1 if one disagrees. See bench/README.md.
+a neighbour list. The compiled variants of a kernel are timed in rounds, each variant
+called once per round, in an order that changes from round to round (balanced: every
+variant in every position, and after every other, equally often).
+
+Prints, per kernel, the median and best time of every variant and its speed relative to
+the hand-written C++ (hand time / variant time: 1.00 = as fast, above 1 = faster); then
+paired speed ratios: per round, reference time / pkernels time from the same round, their
+median over the rounds and a 90% bootstrap interval of that median; then cold compile,
+cached load and dispatch overhead; then PASS/MISS against the project's targets, the
+speed targets judged on the median paired ratio (a ratio of two medians taken at
+different moments drifts by +-10% between runs on a noisy machine; the paired ratio
+cancels that drift). Every variant's result is checked against NumPy; the script exits
+with status 1 if one disagrees. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -40,6 +48,11 @@ NUMBA = "Numba parallel"
 NUMPY = "NumPy"
 DEBUG = "pkernels Debug"
 
+# Paired comparisons (timed variant, reference): per round, reference time / timed time.
+# The first two are judged against the targets; the launch-only ones are diagnostics
+# (the generated code without pkernels' Python dispatch).
+PAIRS = [(PK, HAND), (PK, NUMBA), (PK_LAUNCH, HAND), (PK_LAUNCH, NUMBA)]
+
 
 @dataclass
 class Measured:
@@ -58,6 +71,8 @@ class KernelReport:
     variants: dict[str, Measured] = field(default_factory=dict)
     first_call: dict[str, float] = field(default_factory=dict)
     outside_load: float | None = None  # share of the CPUs other processes used while timing
+    # (timed, reference) -> per-round ratios reference / timed, summarised (_timing.Paired)
+    paired: dict[tuple[str, str], Any] = field(default_factory=dict)
     compile: dict[str, float] = field(default_factory=dict)
 
 
@@ -67,7 +82,10 @@ def parse_args() -> argparse.Namespace:
         "--quick", action="store_true", help="small problem sizes (seconds, not minutes)"
     )
     p.add_argument(
-        "--repeats", type=int, default=None, help="timed repeats per variant (15; 7 quick)"
+        "--repeats",
+        type=int,
+        default=None,
+        help="timed rounds, one call of each variant per round (48; 12 quick)",
     )
     p.add_argument(
         "--threads",
@@ -81,7 +99,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--keep-cache", action="store_true", help="keep the temporary kernel cache")
     args = p.parse_args()
     if args.repeats is None:
-        args.repeats = 7 if args.quick else 15
+        # Multiples of 12: whole cycles of the balanced orders of 4 (or 3) variants.
+        args.repeats = 12 if args.quick else 48
     if args.compile_repeats is None:
         args.compile_repeats = 1 if args.quick else 3
     if args.repeats < 1 or args.compile_repeats < 1 or args.threads < 1:
@@ -162,6 +181,9 @@ def run(args: argparse.Namespace, root: Path, main_cache: Path) -> int:
             rep.variants[name] = Measured(
                 tm.median(values), min(values), tm.spread(values), err, err <= wl.tolerance
             )
+        for timed, reference in PAIRS:
+            if timed in calls and reference in calls:  # same rounds: samples pair up
+                rep.paired[timed, reference] = tm.paired(samples[reference], samples[timed])
 
         dbg_call, dbg_error, fraction, note = wl.debug()
         dbg_times = []
@@ -192,9 +214,13 @@ def run(args: argparse.Namespace, root: Path, main_cache: Path) -> int:
     dispatch = measure_dispatch(hand, nk, pk, np, tm, args.quick)
 
     print_results(reports, cached, dispatch, nk is not None, tm)
-    verdicts = targets(reports, dispatch, nk is not None)
+    verdicts = targets(reports, dispatch)
     tm.print_table(
-        "Targets (speed from medians; the verdict is on the median)",
+        "Targets. Kernel speed: 'paired' = median over the rounds of the per-round ratio "
+        "reference time /\npkernels time (same round) [90% bootstrap interval of that "
+        "median]; the speed verdicts are on\nthat paired median (the ratios of medians and "
+        "of bests are shown for comparison only).\nCompile: median of the cold compiles; "
+        "dispatch: median of the batches of calls",
         ["target", "measured", "verdict"],
         verdicts,
     )
@@ -239,7 +265,11 @@ def print_header(args: argparse.Namespace, cache: Path, np: Any, numba: Any, hw:
     print(f"  g++       {gxx.splitlines()[0] if gxx else '?'}")
     print(f"  flags     {' '.join(hw.CXX_FLAGS)} (pkernels release = hand C++)")
     print(f"  cache     {cache} (fresh: first calls compile)")
-    print(f"  repeats   {args.repeats} per variant (median), interleaved, after 1 warm-up")
+    print(
+        f"  repeats   {args.repeats} rounds after 1 warm-up call; each round calls every "
+        "compiled variant once,\n            in an order balanced over the rounds; NumPy "
+        "timed apart, as many times"
+    )
 
 
 def _percent(value: float | None) -> str:
@@ -420,6 +450,45 @@ def print_results(
 
     rows = []
     for rep in reports:
+        first = True
+        for (timed, reference), pr in rep.paired.items():
+            m_ref, m_timed = rep.variants[reference], rep.variants[timed]
+            rows.append(
+                [
+                    rep.name if first else "",
+                    f"{timed} vs {reference}",
+                    f"{pr.median:.2f}x",
+                    f"[{pr.low:.2f}, {pr.high:.2f}]",
+                    f"{pr.q25:.2f}-{pr.q75:.2f}",
+                    f"{round(100 * pr.faster)}% of {pr.rounds}",
+                    f"{m_ref.seconds / m_timed.seconds:.2f}x",
+                    "target" if timed == PK else "diagnostic",
+                ]
+            )
+            first = False
+    if rows:
+        tm.print_table(
+            "Paired speed ratios: per round, reference time / timed time, both from the same "
+            "round\n(above 1: the first variant is faster). paired median: median over the "
+            "rounds; 90% interval:\nbootstrap interval of that median (2000 resamples of the "
+            "rounds); rounds IQR: 25th-75th\npercentile of the per-round ratios; rounds faster: "
+            "share of rounds the first variant won;\nratio of medians: as in the table above, "
+            "for comparison",
+            [
+                "kernel",
+                "pair",
+                "paired median",
+                "90% interval",
+                "rounds IQR",
+                "rounds faster",
+                "ratio of medians",
+                "role",
+            ],
+            rows,
+        )
+
+    rows = []
+    for rep in reports:
         load = cached.get(rep.name, {})
         first_load = load.get("first")
         rows.append(
@@ -469,30 +538,27 @@ def print_results(
     )
 
 
-def targets(reports: list[KernelReport], dispatch: dict, have_numba: bool) -> list[list[str]]:
+def targets(reports: list[KernelReport], dispatch: dict) -> list[list[str]]:
     def verdict(ok: bool) -> str:
         return "PASS" if ok else "MISS"
 
+    def speed_row(rep: KernelReport, reference: str, label: str, target: float) -> list[str]:
+        pr = rep.paired.get((PK, reference))
+        if pr is None:
+            return [f"{rep.name}: pkernels >= {label}", "numba not installed", "n/a"]
+        pk_m, ref = rep.variants[PK], rep.variants[reference]
+        of_medians, of_bests = ref.seconds / pk_m.seconds, ref.best / pk_m.best
+        measured = (
+            f"paired {pr.median:.3f}x [{pr.low:.3f}, {pr.high:.3f}]; "
+            f"ratio of medians {of_medians:.2f}x, of bests {of_bests:.2f}x"
+        )
+        close = " (interval spans target)" if pr.low < target <= pr.high else ""
+        return [f"{rep.name}: pkernels >= {label}", measured, verdict(pr.median >= target) + close]
+
     rows = []
     for rep in reports:
-        pk_m = rep.variants[PK]
-        hand = rep.variants[HAND]
-        speed = hand.seconds / pk_m.seconds
-        rows.append(
-            [f"{rep.name}: pkernels >= {TARGET_VS_HAND}x hand C++",
-             f"{speed:.2f}x (best {hand.best / pk_m.best:.2f}x)",
-             verdict(speed >= TARGET_VS_HAND)]
-        )  # fmt: skip
-        if have_numba:
-            nb = rep.variants[NUMBA]
-            vs = nb.seconds / pk_m.seconds
-            rows.append(
-                [f"{rep.name}: pkernels >= Numba",
-                 f"{vs:.2f}x Numba's speed (best {nb.best / pk_m.best:.2f}x)",
-                 verdict(vs >= TARGET_VS_NUMBA)]
-            )  # fmt: skip
-        else:
-            rows.append([f"{rep.name}: pkernels >= Numba", "numba not installed", "n/a"])
+        rows.append(speed_row(rep, HAND, f"{TARGET_VS_HAND}x hand C++", TARGET_VS_HAND))
+        rows.append(speed_row(rep, NUMBA, "Numba", TARGET_VS_NUMBA))
         for mode in ("release", "debug"):
             s = rep.compile[mode]
             rows.append(
