@@ -13,6 +13,7 @@ import cmd
 import linecache
 import signal
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
@@ -45,6 +46,9 @@ from .terminal import Terminal
 _POLL_INTERVAL = 0.25
 #: While a kernel runs under gdb, how long to wait for the agent before looking at gdb.
 _KERNEL_POLL_INTERVAL = 0.005
+#: Seconds Ctrl-C in a HYBRID launch waits for a thread to begin an index in the debug
+#: build before stopping the threads where they are (in release code).
+NEXT_INDEX_PATIENCE = 0.5
 #: Exit statuses of a program killed by a crash signal.
 _CRASH_CODES = frozenset(-s for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT))
 
@@ -74,6 +78,7 @@ class Frontend(cmd.Cmd):
         self._kernel_request_ids = 0
         self.debuggee: Debuggee | None = None
         self.agent_prompt: Prompt | None = None  # the agent's pending input request
+        self._interrupt_at: float | None = None  # see NEXT_INDEX_PATIENCE
         self.state: dict[str, Any] = {}  # breakpoints & aliases, for the next run
         self.finished = False
         self._script = deque(script)
@@ -296,7 +301,10 @@ class Frontend(cmd.Cmd):
         handler says the user has the word (a prompt), True when the run is over."""
         while True:
             if self.kernel.active and self._check_kernel_stop():
+                self._interrupt_at = None
                 return False
+            if self._interrupt_at is not None and time.monotonic() > self._interrupt_at:
+                self._interrupt_kernel()
             timeout = _KERNEL_POLL_INTERVAL if self.kernel.active else _POLL_INTERVAL
             try:
                 message = debuggee.receive(timeout=timeout)
@@ -379,13 +387,23 @@ class Frontend(cmd.Cmd):
         assert self.debuggee is not None
         self.debuggee.send(KernelGo(reply_to=message.id))
         if message.crash_signal == signal.SIGINT and self.kernel.controller is not None:
-            try:  # Ctrl-C in a release build: stop the kernel threads now that gdb is there
-                self.kernel.controller.interrupt()
-            except TargetError:
-                pass
+            if message.stop_at_next_index:
+                # The threads stop as they begin their next index, in the debug build; one
+                # deep in a long index would keep the user waiting: interrupt then.
+                self._interrupt_at = time.monotonic() + NEXT_INDEX_PATIENCE
+            else:
+                self._interrupt_kernel()  # Ctrl-C in a release build: gdb is there now
         return False
 
+    def _interrupt_kernel(self) -> None:
+        self._interrupt_at = None
+        try:
+            self.kernel.require_controller().interrupt()
+        except TargetError:
+            pass
+
     def _on_kernel_finished(self, message: KernelFinished) -> bool:
+        self._interrupt_at = None
         if message.error:
             self.message(f"Kernel {message.kernel} failed: {message.error}")
         self._leave_kernel(close=False)
@@ -453,7 +471,19 @@ class Frontend(cmd.Cmd):
                 f"({detail}):\n    {fault}{current}"
             )
         note = ""
-        if launch.crash_signal:
+        if event.breakpoint is not None and event.breakpoint == self.kernel.next_index_breakpoint:
+            self.kernel.forget_next_index_breakpoint()
+            return (
+                f"{space} kernel interrupted at {where} ({detail}){current}\n(stopped as the "
+                "thread began its next index, in the debug build; until Ctrl-C this launch ran "
+                "release code, proven unable to fail a check)"
+            )
+        if launch.stop_at_next_index:
+            note = (
+                "\n(threads still in this launch's release code show no variables; each one's "
+                "next index runs the debug build: 'continue' stops the first to begin one)"
+            )
+        elif launch.crash_signal:
             note = (
                 "\n(the kernel's release build: its variables are not available; to see "
                 "them, run it again with a breakpoint in it or 'set debug_all_kernels on')"

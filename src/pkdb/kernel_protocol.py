@@ -53,6 +53,12 @@ class KernelLaunch(Message):
     team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
     # Not 0: a release build got this fatal signal; gdb attaches to see it again.
     crash_signal: int = 0
+    # A HYBRID launch's release build running beside the debug build (its line tables
+    # name the Python lines of threads still in release code), or "".
+    fast_library: str = ""
+    # Ctrl-C in release code that now hands each thread's next index to the debug build:
+    # stop there (the variables are available), rather than where the threads are.
+    stop_at_next_index: bool = False
 
 
 @message_type("kernel-go")

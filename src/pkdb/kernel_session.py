@@ -94,6 +94,9 @@ class KernelSession:
         self.stop: KernelStop | None = None
         self.gdb_numbers: dict[int, int] = {}  # pkdb breakpoint -> gdb breakpoint
         self.fault_breakpoint: int | None = None  # gdb's, on pk_fault_hook (debug builds)
+        # gdb's temporary breakpoint on the debug body, after Ctrl-C in a HYBRID launch's
+        # release code: the first thread to begin an index in the debug build stops there.
+        self.next_index_breakpoint: int | None = None
         self._attached_pid: int | None = None
 
     # -- life cycle --------------------------------------------------------------------
@@ -127,12 +130,17 @@ class KernelSession:
             self.fault_breakpoint = self.controller.set_breakpoint_on_function(
                 "pk_fault_hook"
             ).number
-        if launch.library not in self._symbols_loaded:
-            self.controller.send_raw(f"sharedlibrary {re.escape(launch.library)}")
-            self._symbols_loaded.add(launch.library)
+        for library in filter(None, (launch.library, launch.fast_library)):
+            if library not in self._symbols_loaded:
+                self.controller.send_raw(f"sharedlibrary {re.escape(library)}")
+                self._symbols_loaded.add(library)
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
+        if launch.stop_at_next_index:
+            self.next_index_breakpoint = self.controller.set_breakpoint_on_function(
+                launch.kernel_symbol, temporary=True
+            ).number
         self.controller.continue_()
         return problems
 
@@ -140,6 +148,16 @@ class KernelSession:
         """The kernel returned: forget the stop; gdb stays attached for the next one."""
         self.launch = None
         self.stop = None
+        self.forget_next_index_breakpoint()
+
+    def forget_next_index_breakpoint(self) -> None:
+        """Remove the Ctrl-C breakpoint of a HYBRID launch (hit, or the kernel ended)."""
+        number, self.next_index_breakpoint = self.next_index_breakpoint, None
+        if number is not None and self.controller is not None and self.controller.alive:
+            try:
+                self.controller.delete_breakpoint(number)
+            except TargetError:
+                pass  # hit: gdb removed it already
 
     def close(self) -> None:
         """The debuggee is gone or the session ends: detach and stop gdb."""
@@ -149,6 +167,7 @@ class KernelSession:
         self.controller = None
         self._attached_pid = None
         self.fault_breakpoint = None
+        self.next_index_breakpoint = None
         self.gdb_numbers.clear()
 
     # -- breakpoints -------------------------------------------------------------------

@@ -51,6 +51,15 @@ SETTINGS: tuple[Setting, ...] = (
         "Build every kernel for debugging (-O0 -g, bounds checks), not only kernels "
         "with a breakpoint; kernels without one otherwise run their release build.",
     ),
+    Setting(
+        "fast_debug_builds",
+        True,
+        "Under debug_all_kernels, a range parallel_for with no breakpoint runs release "
+        "code when it is proven before the launch that the debug build's checks cannot "
+        "fail (every view index in range, no integer division by zero); Ctrl-C then "
+        "stops each thread at its next index, in the debug build. off: the debug build "
+        "runs every index.",
+    ),
 )
 
 

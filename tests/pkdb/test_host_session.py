@@ -332,11 +332,12 @@ def test_settings_reach_the_debuggee(main_program, pkdb_pty):
         "p [o.settings for o in __import__('gc').get_objects()"
         " if type(o).__name__ == 'HostDebugger']"
     )
-    assert session.cmd(probe) == "[{'debug_all_kernels': True}]\n"
+    assert session.cmd(probe) == "[{'debug_all_kernels': True, 'fast_debug_builds': True}]\n"
     session.cmd("set debug_all_kernels off")
-    assert session.cmd(probe) == "[{'debug_all_kernels': False}]\n"
+    session.cmd("set fast_debug_builds off")
+    assert session.cmd(probe) == "[{'debug_all_kernels': False, 'fast_debug_builds': False}]\n"
     session.cmd("restart")
-    assert session.cmd(probe) == "[{'debug_all_kernels': False}]\n"
+    assert session.cmd(probe) == "[{'debug_all_kernels': False, 'fast_debug_builds': False}]\n"
     assert session.quit() == 0
 
 

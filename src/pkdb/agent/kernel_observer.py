@@ -185,8 +185,12 @@ class KernelObserver:
                 )
             return True  # the release build; no gdb
         dispatch.extra["pkdb_breakpoints"] = breakpoints
-        if breakpoints or self.debugger.settings.get("debug_all_kernels"):
+        settings = self.debugger.settings
+        if breakpoints:
             dispatch.build = BuildMode.DEBUG
+        elif settings.get("debug_all_kernels"):
+            fast = settings.get("fast_debug_builds")
+            dispatch.build = BuildMode.HYBRID if fast else BuildMode.DEBUG
         return True
 
     @_untraced
@@ -198,8 +202,10 @@ class KernelObserver:
         if dispatch.space.name == "Cuda":
             return
         self.running = (dispatch, kernel)
-        self._park_crashes(not kernel.debug)  # under gdb, gdb sees the signal itself
-        if not kernel.debug:
+        # Release code runs with no debugger attached: a crash parks until gdb is there.
+        fast = not kernel.debug or dispatch.fast_build is not None
+        self._park_crashes(fast)
+        if fast:
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
             "debug_all_kernels"
@@ -209,7 +215,9 @@ class KernelObserver:
         self.active = dispatch
         self.link.request(self._launch_message(dispatch, kernel), interruptible=False)
 
-    def _launch_message(self, dispatch: Any, kernel: Any, crash_signal: int = 0) -> KernelLaunch:
+    def _launch_message(
+        self, dispatch: Any, kernel: Any, crash_signal: int = 0, stop_at_next_index: bool = False
+    ) -> KernelLaunch:
         workunit = dispatch.workunit
         views = {
             name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
@@ -237,6 +245,8 @@ class KernelObserver:
             kernel_symbol=kernel.kernel_symbol,
             team_member=_team_member_name(workunit, dispatch.policy),
             crash_signal=crash_signal,
+            fast_library=str(fast.library) if (fast := dispatch.fast_build) is not None else "",
+            stop_at_next_index=stop_at_next_index,
         )
 
     def _park_crashes(self, on: bool) -> None:
@@ -256,11 +266,20 @@ class KernelObserver:
         """Ctrl-C while a compiled kernel runs (the crash-watch thread): a release build
         has no debugger attached; have the front end attach gdb and interrupt it."""
         running = self.running
-        if running is None or running[1].debug or self.active is not None:
+        if running is None or self.active is not None:
             return  # host code (Python's handler acts), or gdb is attached already
-        self._crashed(signal.SIGINT, 0)
+        dispatch, kernel = running
+        if dispatch.fast_build is not None:
+            # A HYBRID launch in release code: its threads take their next indices in
+            # the debug build from now on, and gdb stops the first to begin one there.
+            dispatch.request_debug_code()
+            self._crashed(signal.SIGINT, 0, stop_at_next_index=True)
+        elif not kernel.debug:
+            self._crashed(signal.SIGINT, 0)
 
-    def _crashed(self, signal_number: int, thread_id: int) -> None:
+    def _crashed(
+        self, signal_number: int, thread_id: int, stop_at_next_index: bool = False
+    ) -> None:
         """A thread got a fatal signal in a release build (the crash-watch thread; the
         crashed thread is parked): have the front end attach gdb to the kernel, then let
         the thread go on, to fault again under gdb."""
@@ -270,7 +289,9 @@ class KernelObserver:
         dispatch, kernel = running
         self.finish_requested = False
         self.active = dispatch
-        message = self._launch_message(dispatch, kernel, crash_signal=signal_number)
+        message = self._launch_message(
+            dispatch, kernel, crash_signal=signal_number, stop_at_next_index=stop_at_next_index
+        )
         message.breakpoints = []  # gdb only has to see the signal
         self.link.request(message, interruptible=False)
 

@@ -33,14 +33,15 @@ _ERROR_LINE = re.compile(
 )
 
 
-def build(source: str, debug: bool, label: str) -> BuiltModule:
+def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -> BuiltModule:
     """The shared library for ``source`` (compiled now, or found in the cache).
 
     ``source`` may contain :data:`GENERATED_PATH`, replaced by the path the C++ file is
     stored at (the key is computed before, so it does not depend on where the cache is).
+    ``defines``: extra preprocessor definitions (``"PK_HYBRID=1"``), part of the key.
     """
     tool = host_toolchain()
-    flags = tool.flags(debug)
+    flags = tool.flags(debug) + tuple(f"-D{d}" for d in defines)
     target = host_cpu() if "-march=native" in flags else ""
     key = cache_key(source, tool.path, tool.version, flags, target)
     directory = entry_dir(key)

@@ -98,6 +98,14 @@ def _run(
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
+    if build_mode is BuildMode.HYBRID:
+        if (
+            type(policy) is RangePolicy
+            and operation in ("for", "reduce")
+            and policy.space in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+        ):
+            return _run_hybrid(workunit, marker, operation, policy, kwargs, dispatch)
+        build_mode = BuildMode.DEBUG  # range for and reduce launches have a fast path
     if isinstance(policy, TeamPolicy):
         return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
@@ -113,6 +121,33 @@ def _run(
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(space, policy.begin, policy.end, kwargs)
+
+
+def _run_hybrid(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    policy: RangePolicy,
+    kwargs: dict[str, Any],
+    dispatch: Dispatch | None,
+) -> Any:
+    """A range for or reduce under BuildMode.HYBRID: release code when the launch is
+    proven unable to fail a check, else the debug build."""
+    debug = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.DEBUG)
+    proof = debug.entry.proof
+    fast = None
+    if proof is not None and proof.holds(policy.begin, policy.end, kwargs):
+        fast = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.HYBRID)
+    if dispatch is None:
+        dispatch = Dispatch(operation, None, policy, workunit, kwargs, None)
+    else:
+        dispatch.fast_build = fast
+        hooks.notify("before_launch", dispatch, debug)
+    if fast is None:
+        return debug.launch(policy.space, policy.begin, policy.end, kwargs)
+    return fast.launch_hybrid(
+        policy.space, policy.begin, policy.end, kwargs, dispatch.debug_request, debug
+    )
 
 
 def _run_box(
@@ -296,7 +331,8 @@ def compiled_kernel(
         arg_types = {n: argument_type(n, kwargs[n]) for n in names}
         entry = translate_workunit(workunit, operation, arg_types, rank)
         debug = build_mode is BuildMode.DEBUG
-        module = build(entry.source, debug, f"workunit {workunit.__qualname__}")
+        hybrid = ("PK_HYBRID=1",) if build_mode is BuildMode.HYBRID else ()
+        module = build(entry.source, debug, f"workunit {workunit.__qualname__}", hybrid)
         kernel = CompiledKernel(
             workunit.__name__,
             operation,

@@ -6,11 +6,15 @@ registered observers in registration order:
 
 1. ``dispatch_started(dispatch)`` -- before anything is compiled. An observer may
    replace ``dispatch.workunit`` (hotswap), set ``dispatch.build`` to
-   :attr:`BuildMode.DEBUG`, or read ``dispatch.frame`` (the Python call site).
+   :attr:`BuildMode.DEBUG` or :attr:`BuildMode.HYBRID`, or read ``dispatch.frame`` (the
+   Python call site).
 2. ``before_launch(dispatch, kernel)`` -- the kernel is compiled and loaded
    (``kernel`` is a :class:`pkernels.build.CompiledKernel`: shared library path,
-   generated source path, symbol names); nothing has run yet. An observer may block
-   here, e.g. until a debugger has attached and set its breakpoints.
+   generated source path, symbol names; under HYBRID, the debug build, and
+   ``dispatch.fast_build`` is the release build that runs first, if any); nothing has
+   run yet.
+   An observer may block here, e.g. until a debugger has attached and set its
+   breakpoints.
 3. ``dispatch_finished(dispatch, result, error)`` -- after the launch returned or
    failed (``error`` is the exception, or ``None``).
 
@@ -21,6 +25,7 @@ no observer is registered.
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import types
 from dataclasses import dataclass, field
@@ -28,10 +33,19 @@ from typing import Any, Protocol
 
 
 class BuildMode(enum.Enum):
-    """Which build of a kernel runs: optimised, or ``-O0 -g`` with bounds checks."""
+    """Which build of a kernel runs: optimised, or ``-O0 -g`` with bounds checks.
+
+    ``HYBRID``: the debug build's behaviour at the release build's speed where that can
+    be had. A range parallel_for or parallel_reduce launch proven before it starts to be
+    unable to fail a check (every view index in range, every integer divisor nonzero: see
+    ``pkernels.translate.bounds_proof``) runs release code, which hands its remaining
+    indices to the debug build once :meth:`Dispatch.request_debug_code` is called; any
+    other launch runs the debug build.
+    """
 
     RELEASE = "release"
     DEBUG = "debug"
+    HYBRID = "hybrid"
 
 
 @dataclass
@@ -41,7 +55,8 @@ class Dispatch:
     ``operation`` is ``"for"``, ``"reduce"`` or ``"scan"``. ``kwargs`` are the keyword
     arguments of the call (views are the caller's own arrays, never copies).
     ``frame`` is the caller's frame; ``build`` and ``workunit`` may be changed by
-    ``dispatch_started`` observers.
+    ``dispatch_started`` observers. ``fast_build`` (seen by ``before_launch``): under
+    HYBRID, the release build (a CompiledKernel) about to run first, or None.
     """
 
     operation: str
@@ -53,6 +68,15 @@ class Dispatch:
     build: BuildMode = BuildMode.RELEASE
     original_workunit: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    fast_build: Any = None
+    # Read by a HYBRID launch's release code at every block of indices (a C int).
+    debug_request: ctypes.c_int = field(default_factory=ctypes.c_int, repr=False)
+
+    def request_debug_code(self) -> None:
+        """Have this dispatch's HYBRID launch run its remaining indices in the debug
+        build (each thread at its next block of indices): a debugger about to stop in the
+        kernel needs the debug code's variables and breakpoints. Safe from any thread."""
+        self.debug_request.value = 1
 
     @property
     def space(self) -> Any:

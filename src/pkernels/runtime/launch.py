@@ -11,6 +11,7 @@ from typing import Any
 from ..api.spaces import ExecutionSpace
 from ..build.compiler import BuiltModule
 from ..errors import (
+    DispatchError,
     KernelError,
     KernelIndexError,
     KernelTeamError,
@@ -47,6 +48,7 @@ class CompiledKernel:
     _launchers: dict[ExecutionSpace, Any] = field(repr=False, default_factory=dict)
     _plan: ArgumentPlan | None = field(repr=False, default=None)
     _reports_faults: bool = field(repr=False, default=False)
+    _hybrid: Any = field(repr=False, default=None)  # pk_launch_hybrid, or pk_iteration
 
     @property
     def library(self) -> Path:
@@ -75,10 +77,56 @@ class CompiledKernel:
             fn.argtypes = argtypes
             fn.restype = None
             self._launchers[space] = fn
+        if self.entry.rank == 1 and self.operation in ("for", "reduce"):
+            # The two halves of a HYBRID launch (see emit_cpp._hybrid_entries).
+            symbol = "pk_iteration" if self.module.debug else "pk_launch_hybrid"
+            hybrid = getattr(self._lib, symbol, None)
+            if hybrid is not None and not self.module.debug:
+                hybrid.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_bool, *argtypes]
+                hybrid.restype = None
+            self._hybrid = hybrid
         self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
         self._reports_faults = self.module.debug or self.entry.rank == _TEAM
         self._lib.pk_fault_message.restype = ctypes.c_char_p
         self._lib.pk_fault_kind.restype = ctypes.c_int
+
+    def launch_hybrid(
+        self,
+        space: ExecutionSpace,
+        begin: int,
+        end: int,
+        kwargs: dict[str, Any],
+        debug_request: ctypes.c_int,
+        debug_build: CompiledKernel,
+    ) -> Any:
+        """Run this HYBRID build's release loop over ``begin <= i < end``; once
+        ``debug_request`` is set, each thread runs its remaining indices through
+        ``debug_build`` (the range for/reduce's debug build, loaded in this process).
+        Returns the reduce's total, or None."""
+        iteration = debug_build._hybrid
+        if self._hybrid is None or iteration is None:
+            raise DispatchError(f"{self.name}: no hybrid build of this kernel")
+        args = self._plan.marshal(kwargs)
+        acc_type = self.entry.acc_type
+        result = result_buffer(acc_type) if acc_type is not None else None
+        if self.entry.uses_print:
+            sys.stdout.flush()
+        debug_build._lib.pk_fault_clear()
+        self._hybrid(
+            ctypes.addressof(debug_request),
+            ctypes.cast(iteration, ctypes.c_void_p),
+            space is not ExecutionSpace.Serial,
+            begin,
+            end,
+            ctypes.addressof(result) if result is not None else None,
+            *args,
+        )
+        # Indices handed to the debug build check what they do, as a debug launch would.
+        message = debug_build._lib.pk_fault_message()
+        if message is not None:
+            kind = _FAULTS.get(debug_build._lib.pk_fault_kind(), KernelError)
+            raise kind(message.decode(errors="replace"))
+        return result.value if result is not None else None
 
     def launch(self, space: ExecutionSpace, begin: Any, end: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``begin <= i < end``; return the total for reduce/scan.

@@ -101,6 +101,9 @@ PRELUDE = (
 #ifndef PK_DEBUG
 #define PK_DEBUG 0
 #endif
+#ifndef PK_HYBRID
+#define PK_HYBRID 0
+#endif
 #if PK_DEBUG
 #define PK_KERNEL_TEMPLATE
 #define PK_KERNEL static __attribute__((noinline))

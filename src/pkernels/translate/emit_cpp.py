@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api import types as t
 from ..api.types import DataType
@@ -90,6 +91,9 @@ class KernelEntry:
     variable_kinds: dict[str, str] = field(default_factory=dict)
     written_views: frozenset[str] = frozenset()  # view parameters the kernel stores into
     rank: int = 1  # index parameters: 1 for a range, 2 to 4 for an MDRangePolicy box
+    # A range for/reduce's bounds_proof.LaunchProof (None: no launch can be proven):
+    # which launches a HYBRID dispatch may run as release code.
+    proof: Any = None
 
 
 class CppEmitter:
@@ -958,6 +962,10 @@ def emit_module(
             em.lines.extend(release.body(operation, parallel))
         em.lines.append("#endif")
         em.lines.append("}")
+    if rank == 1 and operation in ("for", "reduce"):
+        em.lines.extend(
+            _hybrid_entries(operation, c_params, c_names, build_views, release, kname, args)
+        )
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
         scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
@@ -1052,6 +1060,123 @@ class _ReleaseLaunch:
         if len(variants) > 1:
             lines.append("    }")
         return lines
+
+
+#: Indices a hybrid launch's release code runs between two looks at its debug request.
+HYBRID_BLOCK = 16
+
+
+def _hybrid_entries(
+    operation: str,
+    c_params: list[str],
+    c_names: list[str],
+    build_views: list[str],
+    release: _ReleaseLaunch,
+    kname: str,
+    args: str,
+) -> list[str]:
+    """The two halves of a hybrid launch (BuildMode.HYBRID) of a range for or reduce.
+
+    The debug build exports ``pk_iteration``: one index in debug code (adding to
+    ``*pk_acc`` for a reduce). A build with ``PK_HYBRID`` exports ``pk_launch_hybrid``:
+    the release loop, in blocks of :data:`HYBRID_BLOCK` indices; once ``*pk_to_debug`` is
+    set (a debugger wants to stop in the kernel), each thread hands its remaining indices,
+    one at a time, to the debug build's ``pk_iteration``. The indices of a parallel_for
+    are independent, and a reduce's thread adds its indices in order, in the chunk the
+    release and debug launchers give it (``schedule(static)``), whichever code runs them:
+    which build runs which index changes no result."""
+    reduce = operation == "reduce"
+    acc = release.acc.ctype if reduce and release.acc is not None else ""
+    arg_params, arg_names = c_params[3:], c_names[3:]
+    arg_types = [param.rsplit(" ", 1)[0] for param in arg_params]
+    acc_param = [f"{acc}* pk_acc"] if reduce else []
+    acc_type = [f"{acc}*"] if reduce else []
+    lines = [
+        "#if PK_DEBUG",
+        'extern "C" __attribute__((visibility("default"))) void pk_iteration('
+        + ", ".join(["int64_t pk_i", *acc_param, *arg_params])
+        + ") {",
+        *build_views,
+        f"    {kname}({release.idx}{', *pk_acc' if reduce else ''}{args});",
+        "}",
+        "#endif",
+        "#if PK_HYBRID",
+        f"typedef void (*pk_iteration_fn)({', '.join(['int64_t', *acc_type, *arg_types])});",
+        'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
+        + ", ".join(
+            [
+                "const volatile int* pk_to_debug",
+                "void* pk_debug_index",
+                "bool pk_parallel",
+                *c_params,
+            ]
+        )
+        + ") {",
+        *build_views,
+        "    const pk_iteration_fn pk_slow = (pk_iteration_fn)pk_debug_index;",
+    ]
+    if reduce:
+        lines += [
+            f"    {acc} pk_total = 0;",
+            "    #pragma omp parallel reduction(+:pk_total) if(pk_parallel)",
+            "    {",
+            "        int64_t pk_first = pk_begin, pk_last = pk_end;",
+            "        if (pk_parallel) pk_rt::static_chunk(pk_begin, pk_end, &pk_first, &pk_last);",
+        ]
+    else:
+        lines += [
+            "    const int64_t pk_count = pk_end > pk_begin ? pk_end - pk_begin : 0;",
+            f"    const int64_t pk_blocks = (pk_count + {HYBRID_BLOCK - 1}) / {HYBRID_BLOCK};",
+            "    const int64_t pk_chunk = pk_rt::dynamic_chunk(0, pk_blocks);",
+        ]
+    variants = [release.no_alias] if release.no_alias in ("true", "false") else ["true", "false"]
+    slow_args = ", &pk_total" if reduce else ""
+    slow_args += "".join(", " + name for name in arg_names)
+    for k, na in enumerate(variants):
+        fast_args = ", pk_total" if reduce else ""
+        fast_args += "".join(
+            f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
+            if isinstance(p.type, ViewType)
+            else f", {cpp_name(p.name)}"
+            for p in release.marshalled
+        )
+        if reduce:
+            loop = [
+                f"    for (int64_t pk_lo = pk_first; pk_lo < pk_last; pk_lo += {HYBRID_BLOCK}) {{",
+                f"        const int64_t pk_hi = pk_last - pk_lo > {HYBRID_BLOCK} "
+                f"? pk_lo + {HYBRID_BLOCK} : pk_last;",
+            ]
+        else:
+            loop = [
+                "    #pragma omp parallel for schedule(dynamic, pk_chunk) if(pk_parallel)",
+                "    for (int64_t pk_b = 0; pk_b < pk_blocks; ++pk_b) {",
+                f"        const int64_t pk_lo = pk_begin + pk_b * {HYBRID_BLOCK};",
+                f"        const int64_t pk_hi = pk_end - pk_lo > {HYBRID_BLOCK} "
+                f"? pk_lo + {HYBRID_BLOCK} : pk_end;",
+            ]
+        body = [
+            *loop,
+            "        if (__builtin_expect(*pk_to_debug != 0, 0)) {",
+            "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
+            f"                pk_slow(pk_i{slow_args});",
+            "        } else {",
+            "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
+            f"                {kname}<{na}>({release.idx}{fast_args});",
+            "        }",
+            "    }",
+        ]
+        indent = "    " * reduce
+        if len(variants) == 1:
+            lines += [indent + line for line in body]
+            continue
+        lines.append(indent + (f"    if ({release.no_alias}) {{" if k == 0 else "    } else {"))
+        lines += [indent + "    " + line for line in body]
+    if len(variants) > 1:
+        lines.append("    " * reduce + "    }")
+    if reduce:
+        lines += ["    }", f"    *({acc}*)pk_result = pk_total;"]
+    lines += ["}", "#endif"]
+    return lines
 
 
 def _omp_if(line: str, condition: str) -> str:

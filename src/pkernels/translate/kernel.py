@@ -7,6 +7,7 @@ from typing import Any
 
 from ..api import types as t
 from . import emit_cpp, ir
+from .bounds_proof import launch_proof
 from .emit_cpp import KernelEntry, emit_module
 from .lower import FunctionLowerer, HelperRegistry
 from .source import KernelSource
@@ -45,4 +46,7 @@ def translate_workunit(
     if isinstance(index, ir.TeamType):
         index = t.int64  # unused: a TeamPolicy module has no index
     assert isinstance(index, t.DataType)
-    return emit_module(kernel, helpers, operation, index, rank)
+    entry = emit_module(kernel, helpers, operation, index, rank)
+    if rank == 1 and operation in ("for", "reduce"):  # launches BuildMode.HYBRID runs fast
+        entry.proof = launch_proof(kernel, helpers, operation, rank)
+    return entry

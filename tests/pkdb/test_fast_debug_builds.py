@@ -1,0 +1,145 @@
+"""debug_all_kernels with fast_debug_builds (the default): a range parallel_for proven
+unable to fail a check runs release code until Ctrl-C, which stops a thread as it begins
+its next index, in the debug build, with its variables."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from pkdb_harness import write
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
+)
+
+KERNEL_PROMPT = r"\(pkdb-openmp\) "
+
+# Many indices of a few milliseconds each in release code: seconds in all.
+ROWS = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def smooth(i, n, out):
+    x: float = 0.0
+    for k in range(n):
+        x = x * 0.5 + 1.0
+    out[i] = x + i
+
+
+out = np.zeros(4000)
+pk.parallel_for(4000, smooth, n=10, out=out)  # compiled now: the next dispatch just runs
+print("compiled", flush=True)
+pk.parallel_for(4000, smooth, n=4_000_000, out=out)
+print("done", out[:3])
+"""
+
+# Two indices that each run for hours: no thread begins another one.
+LONG = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def spin(i, n, out):
+    x: float = 1.0
+    for k in range(n):
+        x = x * 1.0000001 + 0.5
+    out[i] = x
+
+
+out = np.zeros(2)
+pk.parallel_for(2, spin, n=10, out=out)
+print("compiled", flush=True)
+pk.parallel_for(2, spin, n=10**13, out=out)
+print(out)
+"""
+
+
+@pytest.fixture
+def start(tmp_path: Path, kernel_pty):
+    """``start(name, source, *options)``: pkdb on a program written from source."""
+    return lambda name, source, *options: kernel_pty(write(tmp_path, name, source), options=options)
+
+
+def interrupt_after_compiled(s, delay: float) -> str:
+    s.child.sendline("continue")
+    s.child.expect("compiled")
+    time.sleep(delay)
+    s.child.sendintr()
+    return s.wait_prompt(KERNEL_PROMPT)
+
+
+def test_ctrl_c_stops_at_the_next_index_in_the_debug_build(start) -> None:
+    s = start("rows.py", ROWS, "--debug-all-kernels")
+    stop = interrupt_after_compiled(s, 0.5)
+    found = re.search(
+        r"OpenMP kernel interrupted at \S*rows.py:(\d+) \(thread \d+, i=(\d+)\)", stop
+    )
+    assert found, stop
+    assert "began its next index, in the debug build" in stop
+    index = int(found.group(2))
+    assert 0 < index < 4000  # release code ran the indices before it
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == str(index)
+    out = ""
+    for _ in range(4):  # into the loop: the debug build has every variable
+        out = s.cmd("next", KERNEL_PROMPT)
+        if "x = x * 0.5 + 1.0" in out:
+            break
+    assert "x = x * 0.5 + 1.0" in out, out
+    assert s.cmd("p n, k", KERNEL_PROMPT).strip() == "(4000000, 0)"
+    assert s.quit() == 0
+
+
+def test_ctrl_c_in_long_indices_stops_the_threads_where_they_are(start) -> None:
+    s = start("long.py", LONG, "--debug-all-kernels")
+    stop = interrupt_after_compiled(s, 0.5)
+    assert re.search(r"OpenMP kernel interrupted at \S*long.py:(7|8|9|10) \(thread \d+", stop), stop
+    assert "threads still in this launch's release code show no variables" in stop
+    assert re.search(r"#0 \S*long.py:(7|8|9|10) \(spin\)", s.cmd("where", KERNEL_PROMPT))
+    assert s.quit() == 0
+
+
+def test_without_fast_debug_builds_ctrl_c_stops_in_the_debug_build_where_it_is(start) -> None:
+    s = start("long.py", LONG, "--debug-all-kernels", "-c", "set fast_debug_builds off")
+    stop = interrupt_after_compiled(s, 1.0)
+    assert re.search(
+        r"OpenMP kernel interrupted at \S*long.py:(8|9|10) \(thread \d+, i=[01]\)", stop
+    ), stop
+    assert "release code" not in stop
+    assert s.cmd("p n", KERNEL_PROMPT).strip() == "10000000000000"
+    assert s.quit() == 0
+
+
+OUT_OF_RANGE = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def shift(i, n, src, dst):
+    dst[i] = src[i + n]
+
+
+src = np.arange(10.0)
+dst = np.zeros(10)
+pk.parallel_for(10, shift, n=0, src=src, dst=dst)
+print("first", dst[-1], flush=True)
+pk.parallel_for(10, shift, n=1, src=src, dst=dst)
+print("second", dst[-1])
+"""
+
+
+def test_a_launch_that_could_fail_a_check_runs_the_debug_build_and_stops_there(start) -> None:
+    s = start("shift.py", OUT_OF_RANGE, "--debug-all-kernels")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "first 9.0" in stop  # proven: release code, no stop
+    assert re.search(r"stopped by a failed check at \S*shift.py:7 \(thread \d+, i=9\)", stop), stop
+    assert "index 10 is out of range for axis 0 of view 'src' with extent 10" in stop
+    assert s.cmd("p i + n", KERNEL_PROMPT).strip() == "10"
+    assert s.quit() == 0

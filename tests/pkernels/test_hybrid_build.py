@@ -1,0 +1,149 @@
+"""BuildMode.HYBRID: the debug build's behaviour at the release build's speed.
+
+A range parallel_for launch proven unable to fail a check runs release code, which hands
+its remaining indices to the debug build once the dispatch asks for the debug code; any
+other launch runs the debug build, checks and all."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from pkt_support import ForceDebugBuild, observing
+
+import pkernels as pk
+from pkernels.runtime import hooks
+from pkernels.runtime.hooks import BuildMode
+
+
+@pk.workunit
+def diffuse(i, n, alpha, u, u_new):
+    for j in range(1, n - 1):
+        lap = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
+        u_new[i][j] = u[i][j] + alpha * lap
+
+
+@pk.workunit
+def total(i, acc, n, u):
+    for j in range(n):
+        acc += u[i][j]
+
+
+def numpy_diffuse(u: np.ndarray, alpha: float) -> np.ndarray:
+    out = u.copy()
+    lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+    out[1:-1, 1:-1] = u[1:-1, 1:-1] + alpha * lap
+    return out
+
+
+class Hybrid:
+    """Asks for HYBRID builds; records what before_launch saw; may ask for the debug
+    code right away (``to_debug``), as pkdb does on Ctrl-C."""
+
+    def __init__(self, to_debug: bool = False) -> None:
+        self.to_debug = to_debug
+        self.seen: list[tuple[bool, object]] = []  # (kernel.debug, dispatch.fast_build)
+
+    def dispatch_started(self, dispatch: hooks.Dispatch) -> None:
+        dispatch.build = BuildMode.HYBRID
+
+    def before_launch(self, dispatch: hooks.Dispatch, kernel: object) -> None:
+        self.seen.append((kernel.debug, dispatch.fast_build))
+        if self.to_debug:
+            dispatch.request_debug_code()
+
+
+def heat_arrays(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(n)
+    u = rng.random((n, n))
+    return u, u.copy()
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial], ids=lambda s: s.name)
+@pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
+def test_a_proven_launch_gives_the_same_bits_in_either_code(space, to_debug) -> None:
+    n = 67  # blocks of 16 indices and a partial one
+    u, u_new = heat_arrays(n)
+    with observing(Hybrid(to_debug)) as observer:
+        pk.parallel_for(pk.RangePolicy(space, 1, n - 1), diffuse, n=n, alpha=0.1, u=u, u_new=u_new)
+    [(kernel_is_debug, fast)] = observer.seen
+    assert kernel_is_debug  # observers see the debug build: where a debugger stops
+    assert fast is not None and not fast.debug  # the release code runs first
+    np.testing.assert_array_equal(u_new, numpy_diffuse(u, 0.1))
+
+
+def test_release_code_hands_every_remaining_index_to_the_debug_code() -> None:
+    """Call the hybrid launcher itself with a Python function as the debug build's
+    one-index entry: once asked, it gets each index exactly once; before, none."""
+    n = 50
+    u, u_new = heat_arrays(n)
+    with observing(Hybrid()) as observer:
+        pk.parallel_for(
+            pk.RangePolicy(pk.OpenMP, 1, n - 1), diffuse, n=n, alpha=0.1, u=u, u_new=u_new
+        )
+    fast = observer.seen[0][1]
+    args = fast._plan.marshal({"n": n, "alpha": 0.1, "u": u, "u_new": u_new})
+    argtypes = [ctypes.c_int64, *fast._hybrid.argtypes[6:]]
+    seen: list[int] = []
+    entry = ctypes.CFUNCTYPE(None, *argtypes)(lambda i, *rest: seen.append(i))
+    for request in (0, 1):
+        seen.clear()
+        flag = ctypes.c_int(request)
+        fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p), False,
+                     3, n - 1, None, *args)  # fmt: skip
+        assert sorted(seen) == (list(range(3, n - 1)) if request else [])
+
+
+def test_a_launch_that_could_fail_a_check_runs_the_debug_build() -> None:
+    n = 40
+    u, u_new = heat_arrays(n)
+    with observing(Hybrid()) as observer, pytest.raises(pk.KernelIndexError, match="extent 40"):
+        # n says 41: index 40 of a 40-wide array; the debug build stops it
+        pk.parallel_for(
+            pk.RangePolicy(pk.OpenMP, 1, n - 1), diffuse, n=n + 1, alpha=0.1, u=u, u_new=u_new
+        )
+    assert observer.seen == [(True, None)]
+
+
+@pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
+def test_a_reduce_adds_the_same_bits_as_its_debug_build(to_debug) -> None:
+    n = 45
+    u, _ = heat_arrays(n)
+    policy = pk.RangePolicy(pk.OpenMP, 0, n)
+    with observing(ForceDebugBuild()):
+        expected = pk.parallel_reduce(policy, total, n=n, u=u)
+    with observing(Hybrid(to_debug)) as observer:
+        result = pk.parallel_reduce(policy, total, n=n, u=u)
+    assert observer.seen[0][1] is not None  # proven: release code first
+    assert result == expected
+    assert result == pytest.approx(u.sum())
+
+
+@pk.workunit
+def prefix(i, acc, last_pass, x, out):
+    acc += x[i]
+    if last_pass:
+        out[i] = acc
+
+
+def test_a_scan_runs_the_debug_build() -> None:
+    x = np.arange(20.0)
+    out = np.zeros(20)
+    with observing(Hybrid()) as observer:
+        result = pk.parallel_scan(pk.RangePolicy(pk.OpenMP, 0, 20), prefix, x=x, out=out)
+    assert observer.seen == [(True, None)]
+    assert result == x.sum()
+    np.testing.assert_array_equal(out, np.cumsum(x))
+
+
+def test_a_later_launch_starts_in_release_code_again() -> None:
+    n = 35
+    u, u_new = heat_arrays(n)
+    policy = pk.RangePolicy(pk.OpenMP, 1, n - 1)
+    with observing(Hybrid(to_debug=True)) as first:
+        pk.parallel_for(policy, diffuse, n=n, alpha=0.1, u=u, u_new=u_new)
+    with observing(Hybrid()) as second:
+        pk.parallel_for(policy, diffuse, n=n, alpha=0.1, u=u_new, u_new=u)
+    assert first.seen[0][1] is not None and second.seen[0][1] is not None
+    np.testing.assert_array_equal(u, numpy_diffuse(u_new, 0.1))
