@@ -8,25 +8,30 @@
    code until a stop needs the debug build) and, for reference, the same with
    ``set fast_debug_builds off`` (-O0 for every index: no target); on examples/yax.py (a
    0.3 s program) and on examples/heat.py (a larger one: 1500 and 3000 dispatches).
-   Median of N fresh sessions each, interleaved so that load drift hits every variant
-   alike.
+   N rounds of fresh sessions, every variant once a round in a balanced order; "vs pdb"
+   is the median of the per-round ratios to that round's pdb session (drift between
+   rounds cancels), with a 90% bootstrap interval.
 2. Latency at a kernel stop, through a real terminal (pexpect): ``continue`` from the
    host prompt to the first kernel prompt (cold: debug compile and gdb attach included;
    and warm: gdb attached, build cached), then ``p``, ``next``, ``threads``, ``where``.
 
-    python bench/bench_pkdb.py [--repeats 5] [--quick]
+    python bench/bench_pkdb.py [--repeats 8] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+import _timing as tm
 
 ROOT = Path(__file__).resolve().parents[1]
 YAX = ROOT / "examples" / "yax.py"
@@ -42,15 +47,27 @@ YAX_KERNEL_LINE = 18  # temp2 += A_view[j][i] * x_view[i]
 
 
 def run_session(argv: list[str], env: dict[str, str]) -> float:
+    """Wall time of one session, from start to exit."""
     start = time.perf_counter()
-    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=True, timeout=600)  # fmt: skip
-    return time.perf_counter() - start
+    process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    # A blocking wait: Popen.wait(timeout) polls with sleeps of up to 50 ms, which would
+    # round every session's time up to the next poll. The timer only ends a hung one.
+    guard = threading.Timer(600, process.kill)
+    guard.start()
+    try:
+        status = process.wait()
+    finally:
+        guard.cancel()
+    elapsed = time.perf_counter() - start
+    if status != 0:
+        raise subprocess.CalledProcessError(status, argv)
+    return elapsed
 
 
 def session_table(repeats: int, env: dict[str, str], quick: bool) -> None:
     print("1. Session wall time: one host breakpoint, continue to it, continue to the end")
-    print(f"{'program':<34} {'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7}")
+    print(f"{'program':<34} {'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7} interval")
     verdicts = []
     for name, (program, args, line, with_debug) in PROGRAMS.items():
         if quick:
@@ -79,18 +96,26 @@ def session_table(repeats: int, env: dict[str, str], quick: bool) -> None:
         for argv in variants.values():  # warm the compile cache and the OS caches
             run_session(argv, env)
         times: dict[str, list[float]] = {v: [] for v in variants}
-        for _ in range(repeats):
-            for variant, argv in variants.items():
-                times[variant].append(run_session(argv, env))
-        base = statistics.median(times["python -m pdb"])
+        names = list(variants)
+        orders = tm.balanced_orders(len(names))
+        for r in range(repeats):  # each round runs every variant once, in a rotated order
+            for k in orders[r % len(orders)]:
+                times[names[k]].append(run_session(variants[names[k]], env))
+        base = times["python -m pdb"]
         for variant, values in times.items():
-            median = statistics.median(values)
-            ratio = median / base
-            print(f"{name:<34} {variant:<30} {median:8.3f}s {min(values):8.3f}s {ratio:6.2f}x")
+            # Per-round ratios: sessions of one round ran seconds apart, so the machine's
+            # slow drift cancels out of them (a ratio of two medians keeps it).
+            ratios = [v / b for v, b in zip(values, base, strict=True)]
+            ratio = statistics.median(ratios)
+            low, high = tm.bootstrap_median_interval(ratios)
+            print(f"{name:<34} {variant:<30} {statistics.median(values):8.3f}s "
+                  f"{min(values):8.3f}s {ratio:6.2f}x [{low:.2f}, {high:.2f}]")  # fmt: skip
             if variant in ("pkdb (breakpoint skipping)", "pkdb --debug-all-kernels"):
                 target = 1.05 if "skipping" in variant else 1.25
                 verdicts.append((f"{name}, {variant}", ratio, target))
     print()
+    print("  (vs pdb: median of the per-round ratios to the pdb session of the same round,")
+    print("   with a 90% bootstrap interval of that median)")
     for what, ratio, target in verdicts:
         verdict = "PASS" if ratio <= target else "MISS"
         print(f"  target <= {target:.2f}x  {what}: {ratio:.2f}x {verdict}")
@@ -148,11 +173,16 @@ def latency_table(repeats: int, cache_dir: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=8, help="rounds of sessions (8)")
     parser.add_argument("--quick", action="store_true", help="fewer steps of heat.py")
     options = parser.parse_args()
     cache_dir = tempfile.mkdtemp(prefix="pkdb-bench-")
     env = dict(os.environ, PKERNELS_CACHE_DIR=cache_dir)
+    # Sessions start as an installed debugger does: from compiled bytecode (pip writes it
+    # at install). Without this, $PYTHONDONTWRITEBYTECODE makes every session of an
+    # editable install recompile each pkdb module it imports, and pdb's never.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(ROOT / "src"), quiet=1)
     session_table(options.repeats, env, options.quick)
     latency_table(min(options.repeats, 3), cache_dir)
 
