@@ -137,11 +137,13 @@ class KernelSession:
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
+        self.controller.continue_()
         if launch.stop_at_next_index:
+            # Inserted once every thread runs: gdb's continue of all threads would resume
+            # a thread that hit it while the continue was still going through them.
             self.next_index_breakpoint = self.controller.set_breakpoint_on_function(
                 launch.kernel_symbol, temporary=True
             ).number
-        self.controller.continue_()
         return problems
 
     def end(self) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pkdb_harness import write
+from test_kernel_crash import LONG_RELEASE as LONG  # two indices that run for hours
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 
 KERNEL_PROMPT = r"\(pkdb-openmp\) "
 
-# Many indices of a few milliseconds each in release code: seconds in all.
+# Many short indices: a few seconds in release code, a few more in the debug build.
 ROWS = """
 import numpy as np
 import pkernels as pk
@@ -35,29 +36,8 @@ def smooth(i, n, out):
 out = np.zeros(4000)
 pk.parallel_for(4000, smooth, n=10, out=out)  # compiled now: the next dispatch just runs
 print("compiled", flush=True)
-pk.parallel_for(4000, smooth, n=4_000_000, out=out)
-print("done", out[:3])
-"""
-
-# Two indices that each run for hours: no thread begins another one.
-LONG = """
-import numpy as np
-import pkernels as pk
-
-
-@pk.workunit
-def spin(i, n, out):
-    x: float = 1.0
-    for k in range(n):
-        x = x * 1.0000001 + 0.5
-    out[i] = x
-
-
-out = np.zeros(2)
-pk.parallel_for(2, spin, n=10, out=out)
-print("compiled", flush=True)
-pk.parallel_for(2, spin, n=10**13, out=out)
-print(out)
+pk.parallel_for(4000, smooth, n=600_000, out=out)
+print("done", out[:3], out[-1])
 """
 
 
@@ -92,7 +72,11 @@ def test_ctrl_c_stops_at_the_next_index_in_the_debug_build(start) -> None:
         if "x = x * 0.5 + 1.0" in out:
             break
     assert "x = x * 0.5 + 1.0" in out, out
-    assert s.cmd("p n, k", KERNEL_PROMPT).strip() == "(4000000, 0)"
+    assert s.cmd("p n, k", KERNEL_PROMPT).strip() == "(600000, 0)"
+    # The rest of the launch runs in the debug build; the Ctrl-C does not stop it again.
+    out = s.cmd("continue")
+    assert "done [2. 3. 4.] 4001.0" in out, out
+    assert "interrupted" not in out
     assert s.quit() == 0
 
 
@@ -142,4 +126,14 @@ def test_a_launch_that_could_fail_a_check_runs_the_debug_build_and_stops_there(s
     assert re.search(r"stopped by a failed check at \S*shift.py:7 \(thread \d+, i=9\)", stop), stop
     assert "index 10 is out of range for axis 0 of view 'src' with extent 10" in stop
     assert s.cmd("p i + n", KERNEL_PROMPT).strip() == "10"
+    assert s.quit() == 0
+
+
+def test_after_ctrl_c_in_a_release_build_continue_finishes_the_program(start) -> None:
+    s = start("rows.py", ROWS)  # no debug_all_kernels: the release build, no gdb until Ctrl-C
+    stop = interrupt_after_compiled(s, 0.5)
+    assert re.search(r"OpenMP kernel interrupted at \S*rows.py:\d+ \(thread \d+", stop), stop
+    out = s.cmd("continue")  # the kernel goes on; the same Ctrl-C does not stop it twice
+    assert "done [2. 3. 4.] 4001.0" in out, out
+    assert "interrupted" not in out
     assert s.quit() == 0

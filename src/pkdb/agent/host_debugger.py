@@ -66,6 +66,9 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         self.restart_request: RestartRequest | None = None
         self._entry = ENTRY_STOP
         self._hide_next_stop = False
+        # Ctrl-C that stopped a running kernel (in gdb): Python's handler, which runs once
+        # the kernel returns, must not stop the program a second time.
+        self.sigint_taken_by_kernel = False
 
     # -- running the program ---------------------------------------------------------
 
@@ -166,6 +169,9 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         pdb.Pdb._previous_sigint_handler = signal.signal(signal.SIGINT, self.sigint_handler)
 
     def sigint_handler(self, signum: int, frame: types.FrameType | None) -> None:
+        if self.sigint_taken_by_kernel:
+            self.sigint_taken_by_kernel = False
+            return
         if self.allow_kbdint:
             raise KeyboardInterrupt
         self.message("\nProgram interrupted. (Use 'cont' to resume).")

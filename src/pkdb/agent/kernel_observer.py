@@ -269,12 +269,15 @@ class KernelObserver:
         if running is None or self.active is not None:
             return  # host code (Python's handler acts), or gdb is attached already
         dispatch, kernel = running
+        if dispatch.fast_build is None and kernel.debug:
+            return
+        self.debugger.sigint_taken_by_kernel = True  # the kernel stop is the Ctrl-C's stop
         if dispatch.fast_build is not None:
             # A HYBRID launch in release code: its threads take their next indices in
             # the debug build from now on, and gdb stops the first to begin one there.
             dispatch.request_debug_code()
             self._crashed(signal.SIGINT, 0, stop_at_next_index=True)
-        elif not kernel.debug:
+        else:
             self._crashed(signal.SIGINT, 0)
 
     def _crashed(
