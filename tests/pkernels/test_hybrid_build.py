@@ -107,7 +107,7 @@ def test_a_launch_that_could_fail_a_check_runs_the_debug_build() -> None:
 
 
 @pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
-def test_a_reduce_adds_the_same_bits_as_its_debug_build(to_debug) -> None:
+def test_a_reduce_gives_its_debug_builds_total(to_debug) -> None:
     n = 45
     u, _ = heat_arrays(n)
     policy = pk.RangePolicy(pk.OpenMP, 0, n)
@@ -116,7 +116,9 @@ def test_a_reduce_adds_the_same_bits_as_its_debug_build(to_debug) -> None:
     with observing(Hybrid(to_debug)) as observer:
         result = pk.parallel_reduce(policy, total, n=n, u=u)
     assert observer.seen[0][1] is not None  # proven: release code first
-    assert result == expected
+    # Each thread's partial sum is the same in either build; OpenMP adds the partials in
+    # the order the threads finish (with more than two threads, the last bit may differ).
+    assert result == pytest.approx(expected, rel=1e-14)
     assert result == pytest.approx(u.sum())
 
 

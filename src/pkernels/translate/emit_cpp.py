@@ -1084,7 +1084,8 @@ def _hybrid_entries(
     one at a time, to the debug build's ``pk_iteration``. The indices of a parallel_for
     are independent, and a reduce's thread adds its indices in order, in the chunk the
     release and debug launchers give it (``schedule(static)``), whichever code runs them:
-    which build runs which index changes no result."""
+    which build runs which index changes no result (OpenMP then adds the threads'
+    partial sums in the order they finish, as in the other launchers)."""
     reduce = operation == "reduce"
     acc = release.acc.ctype if reduce and release.acc is not None else ""
     arg_params, arg_names = c_params[3:], c_names[3:]
