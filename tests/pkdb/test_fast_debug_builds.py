@@ -1,6 +1,6 @@
-"""debug_all_kernels with fast_debug_builds (the default): a range parallel_for proven
-unable to fail a check runs release code until Ctrl-C, which stops a thread as it begins
-its next index, in the debug build, with its variables."""
+"""debug_all_kernels with fast_debug_builds (the default): a range parallel_for (or
+parallel_reduce) proven unable to fail a check runs release code until Ctrl-C, which
+stops a thread as it begins its next index, in the debug build, with its variables."""
 
 from __future__ import annotations
 
