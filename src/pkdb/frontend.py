@@ -16,12 +16,10 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .channel import ChannelClosed
 from .commands.registry import split_commands
-from .kernel_protocol import KernelFinished, KernelGo, KernelLaunch, KernelReply, KernelRequest
-from .kernel_session import KernelSession, cpp_name, is_interrupt
 from .modes import HostMode, KernelMode, Mode
 from .protocol import (
     ENTRY_QUIET,
@@ -38,8 +36,13 @@ from .protocol import (
 )
 from .session import Debuggee, describe_exit
 from .settings import Settings
-from .targets.base import StopEvent, TargetError
+from .targets.errors import TargetError
 from .terminal import Terminal
+
+if TYPE_CHECKING:  # loaded at the first kernel: a session's start does not wait for them
+    from .kernel_protocol import KernelFinished, KernelLaunch, KernelReply
+    from .kernel_session import KernelSession
+    from .targets.base import StopEvent
 
 #: While the program runs, how often to check that it is still alive even though the
 #: channel is open (a forked child of the program may hold the agent's socket).
@@ -74,7 +77,7 @@ class Frontend(cmd.Cmd):
         self.settings = settings if settings is not None else Settings()
         self.host_mode = HostMode()
         self.mode: Mode = self.host_mode
-        self.kernel = KernelSession()
+        self._kernel: KernelSession | None = None  # see the kernel property
         self._kernel_request_ids = 0
         self.debuggee: Debuggee | None = None
         self.agent_prompt: Prompt | None = None  # the agent's pending input request
@@ -90,14 +93,30 @@ class Frontend(cmd.Cmd):
         #: the run). The kernel integration adds its ``kernel-launch`` request here:
         #: switch ``self.mode`` to a kernel mode, return True, and answer the request
         #: when the kernel is finished with.
-        self.message_handlers: dict[type[Message], Callable[[Any], bool]] = {
-            Output: self._on_output,
-            StateChanged: self._on_state,
-            Prompt: self._on_prompt,
-            Finished: self._on_finished,
-            KernelLaunch: self._on_kernel_launch,
-            KernelFinished: self._on_kernel_finished,
+        self.message_handlers: dict[str, Callable[[Any], bool]] = {
+            Output.TYPE: self._on_output,
+            StateChanged.TYPE: self._on_state,
+            Prompt.TYPE: self._on_prompt,
+            Finished.TYPE: self._on_finished,
+            # kernel messages: pkdb.kernel_protocol, loaded with the first one
+            "kernel-launch": self._on_kernel_launch,
+            "kernel-finished": self._on_kernel_finished,
         }
+
+    @property
+    def kernel(self) -> KernelSession:
+        """gdb and the kernel being debugged; loaded at first use (kernel debugging only),
+        so that a session's start does not wait for it."""
+        if self._kernel is None:
+            from .kernel_session import KernelSession
+
+            self._kernel = KernelSession()
+        return self._kernel
+
+    @property
+    def kernel_active(self) -> bool:
+        """A kernel is running or held under gdb (False before any kernel was debugged)."""
+        return self._kernel is not None and self._kernel.active
 
     # -- the REPL --------------------------------------------------------------------
 
@@ -300,12 +319,12 @@ class Frontend(cmd.Cmd):
         """Handle the agent's messages while the program runs. Returns False when a
         handler says the user has the word (a prompt), True when the run is over."""
         while True:
-            if self.kernel.active and self._check_kernel_stop():
+            if self.kernel_active and self._check_kernel_stop():
                 self._interrupt_at = None
                 return False
             if self._interrupt_at is not None and time.monotonic() > self._interrupt_at:
                 self._interrupt_kernel()
-            timeout = _KERNEL_POLL_INTERVAL if self.kernel.active else _POLL_INTERVAL
+            timeout = _KERNEL_POLL_INTERVAL if self.kernel_active else _POLL_INTERVAL
             try:
                 message = debuggee.receive(timeout=timeout)
             except KeyboardInterrupt:
@@ -319,10 +338,10 @@ class Frontend(cmd.Cmd):
             if message is None:
                 if debuggee.poll() is not None:
                     return True
-                if not self.kernel.active and debuggee.resume_if_stopped():
+                if not self.kernel_active and debuggee.resume_if_stopped():
                     self.terminal.give_to(debuggee.pgid)
                 continue
-            handler = self.message_handlers.get(type(message))
+            handler = self.message_handlers.get(message.TYPE)
             if handler is not None and handler(message):
                 return self._finished_request is not None
 
@@ -385,6 +404,8 @@ class Frontend(cmd.Cmd):
             self.error(f"cannot debug kernel {message.kernel}: {exc}; it runs undebugged")
             self.kernel.close()
         assert self.debuggee is not None
+        from .kernel_protocol import KernelGo
+
         self.debuggee.send(KernelGo(reply_to=message.id))
         if message.crash_signal == signal.SIGINT and self.kernel.controller is not None:
             if message.stop_at_next_index:
@@ -410,10 +431,11 @@ class Frontend(cmd.Cmd):
         return False
 
     def _leave_kernel(self, *, close: bool) -> None:
-        if close:
-            self.kernel.close()
-        else:
-            self.kernel.end()
+        if self._kernel is not None:
+            if close:
+                self._kernel.close()
+            else:
+                self._kernel.end()
         self.mode = self.host_mode
 
     def _check_kernel_stop(self) -> bool:
@@ -441,6 +463,8 @@ class Frontend(cmd.Cmd):
 
     def kernel_stop_text(self, event: StopEvent) -> str:
         """``OpenMP kernel breakpoint 1 hit at yax.py:9 (thread 2, j=10)`` and the like."""
+        from .kernel_session import cpp_name, is_interrupt
+
         launch = self.kernel.launch
         space = {"openmp": "OpenMP", "serial": "Serial"}.get(launch.space, launch.space)
         frame = event.frame
@@ -520,6 +544,8 @@ class Frontend(cmd.Cmd):
 
     def kernel_request(self, action: str, **args: Any) -> KernelReply:
         """Ask the agent's reader thread; other messages meanwhile are handled as usual."""
+        from .kernel_protocol import KernelReply, KernelRequest
+
         debuggee = self.debuggee
         if debuggee is None:
             raise TargetError("the program is not running")
@@ -535,7 +561,7 @@ class Frontend(cmd.Cmd):
                 raise TargetError("the program did not answer")
             if isinstance(message, KernelReply) and message.reply_to == request_id:
                 return message
-            handler = self.message_handlers.get(type(message))
+            handler = self.message_handlers.get(message.TYPE)
             if handler is not None:
                 handler(message)
 

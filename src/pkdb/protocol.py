@@ -100,9 +100,14 @@ def decode(line: bytes | str) -> Message:
         raise ProtocolError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ProtocolError("a message must be a JSON object")
-    cls = _MESSAGE_TYPES.get(data.get("type"))  # type: ignore[arg-type]
+    kind = data.get("type")
+    cls = _MESSAGE_TYPES.get(kind)  # type: ignore[arg-type]
+    if cls is None and isinstance(kind, str) and kind.startswith("kernel-"):
+        from . import kernel_protocol  # noqa: F401 - registers the kernel messages
+
+        cls = _MESSAGE_TYPES.get(kind)
     if cls is None:
-        raise ProtocolError(f"unknown message type {data.get('type')!r}")
+        raise ProtocolError(f"unknown message type {kind!r}")
     return cls.from_dict(data)
 
 

@@ -1,14 +1,22 @@
 """Target debuggers: one :class:`Controller` per platform (gdb now; cuda-gdb, rocgdb later).
 
-The gdb controller and the MI session are imported on first use (PEP 562): a pkdb session
-that never debugs a kernel never pays for loading them.
+Everything is imported on first use (PEP 562): a pkdb session that never debugs a kernel
+never pays for loading the controller, the MI session or the stop records.
 """
 
 from typing import Any
 
-from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
+from .errors import TargetError
 
-_LAZY = {"GdbController": ".gdb", "MiResult": ".mi", "MiSession": ".mi"}
+_LAZY = {
+    "GdbController": ".gdb",
+    "MiResult": ".mi",
+    "MiSession": ".mi",
+    **{
+        name: ".base"
+        for name in ("Breakpoint", "Controller", "FrameInfo", "StopEvent", "ThreadInfo")
+    },
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -21,21 +21,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-
-class TargetError(Exception):
-    """The target debugger refused a command, timed out, or is gone.
-
-    ``message`` is the debugger's own error text (for gdb, the ``msg`` of ``^error``);
-    ``command`` is the command that failed, when known.
-    """
-
-    def __init__(self, message: str, command: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.command = command
-
-    def __str__(self) -> str:
-        return self.message
+from .errors import TargetError as TargetError  # part of this interface; lives apart
 
 
 @dataclass(frozen=True)
