@@ -7,6 +7,7 @@ cost nothing when no observer is registered.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 import itertools
@@ -138,16 +139,13 @@ def _run_hybrid(
     fast = None
     if proof is not None and proof.holds(policy.begin, policy.end, kwargs):
         fast = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.HYBRID)
-    if dispatch is None:
-        dispatch = Dispatch(operation, None, policy, workunit, kwargs, None)
-    else:
+    if dispatch is not None:
         dispatch.fast_build = fast
         hooks.notify("before_launch", dispatch, debug)
     if fast is None:
         return debug.launch(policy.space, policy.begin, policy.end, kwargs)
-    return fast.launch_hybrid(
-        policy.space, policy.begin, policy.end, kwargs, dispatch.debug_request, debug
-    )
+    request = dispatch.debug_request if dispatch is not None else ctypes.c_int(0)
+    return fast.launch_hybrid(policy.space, policy.begin, policy.end, kwargs, request, debug)
 
 
 def _run_box(
