@@ -137,3 +137,36 @@ def test_after_ctrl_c_in_a_release_build_continue_finishes_the_program(start) ->
     assert "done [2. 3. 4.] 4001.0" in out, out
     assert "interrupted" not in out
     assert s.quit() == 0
+
+
+# A long reduce: each index sums a row; the total is checked after the stop.
+ROW_SUMS = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def row_sums(i, acc, m, a):
+    s: float = 0.0
+    for k in range(m):
+        s += a[i][k % 8] * 0.5
+    acc += s
+
+
+a = np.ones((2000, 8))
+total = pk.parallel_reduce(2000, row_sums, m=10, a=a)
+print("compiled", flush=True)
+total = pk.parallel_reduce(2000, row_sums, m=600_000, a=a)
+print("total", total, flush=True)
+"""
+
+
+def test_ctrl_c_in_a_reduce_stops_at_the_next_index_and_the_total_holds(start) -> None:
+    s = start("sums.py", ROW_SUMS, "--debug-all-kernels")
+    stop = interrupt_after_compiled(s, 0.5)
+    assert re.search(r"OpenMP kernel interrupted at \S*sums.py:\d+ \(thread \d+, i=\d+\)", stop)
+    assert "began its next index, in the debug build" in stop
+    assert s.cmd("p m", KERNEL_PROMPT).strip() == "600000"
+    out = s.cmd("continue")  # release and debug code added their indices alike
+    assert "total 600000000.0" in out, out
+    assert s.quit() == 0
