@@ -54,11 +54,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "fast_debug_builds",
         True,
-        "Under debug_all_kernels, a range parallel_for or parallel_reduce with no "
-        "breakpoint runs release code when it is proven before the launch that the debug "
-        "build's checks cannot fail (every view index in range, no integer division by "
-        "zero); Ctrl-C then stops the first thread to begin its next index, in the debug "
-        "build. off: the debug build runs every index.",
+        "Under debug_all_kernels, a range parallel_for or parallel_reduce (or an "
+        "MDRangePolicy parallel_for) with no breakpoint runs release code when it is "
+        "proven before the launch that the debug build's checks cannot fail (every view "
+        "index in range, no integer division by zero); Ctrl-C then stops the first thread "
+        "to begin its next index, in the debug build. off: the debug build runs every "
+        "index.",
     ),
 )
 

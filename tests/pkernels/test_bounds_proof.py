@@ -22,12 +22,13 @@ from pkernels.translate.bounds_proof import LaunchProof, launch_proof
 from pkernels.translate.kernel import TEAM, lower_workunit
 
 
-def proof_of(workunit, operation="for", **kwargs) -> LaunchProof | None:
-    """The proof for ``workunit`` lowered as the runtime lowers it for these arguments."""
-    names = _argument_names(workunit, operation)
+def proof_of(workunit, operation="for", rank=1, **kwargs) -> LaunchProof | None:
+    """The proof for ``workunit`` lowered as the runtime lowers it for these arguments
+    (``rank`` > 1: for an MDRangePolicy box of that rank)."""
+    names = _argument_names(workunit, operation, rank)
     types = {name: argument_type(name, kwargs[name]) for name in names}
-    kernel, helpers = lower_workunit(workunit, operation, types)
-    return launch_proof(kernel, helpers, operation, 1)
+    kernel, helpers = lower_workunit(workunit, operation, types, rank)
+    return launch_proof(kernel, helpers, operation, rank)
 
 
 def proven(workunit, begin, end, operation="for", **kwargs) -> bool:
@@ -370,6 +371,32 @@ def test_small_integer_wrap_around_is_not_proven():
     with observing(ForceDebugBuild()):
         with pytest.raises(pk.KernelIndexError, match="index -128"):
             pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 1), small_ints_wrap, k=k, out=out)
+
+
+@pk.workunit
+def laplacian_2d(i, j, u, out):
+    out[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
+
+
+@pk.workunit
+def box_sum(i, j, k, acc, a):
+    acc += a[i][j][k] * a[k][j][i]
+
+
+def test_mdrange_boxes():
+    n = 12
+    args = dict(u=np.zeros((n, n)), out=np.zeros((n, n)))
+    proof = proof_of(laplacian_2d, rank=2, **args)
+    assert proof is not None
+    assert proof.holds((1, 1), (n - 1, n - 1), args)
+    assert not proof.holds((0, 1), (n - 1, n - 1), args)  # u[i - 1] at i = 0
+    assert not proof.holds((1, 1), (n - 1, n), args)  # u[i][j + 1] at j = n - 1
+    assert proof.holds((5, 1), (5, n - 1), args)  # empty: no index runs
+    assert not proof.holds(1, n - 1, args)  # a range where a box was expected
+    cube = dict(a=np.zeros((n, 5, n)))
+    proof = proof_of(box_sum, "reduce", rank=3, **cube)
+    assert proof.holds((0, 0, 0), (n, 5, n), cube)
+    assert not proof.holds((0, 0, 0), (n, 6, n), cube)
 
 
 def test_unsupported_policies_and_teams():

@@ -149,3 +149,57 @@ def test_a_later_launch_starts_in_release_code_again() -> None:
         pk.parallel_for(policy, diffuse, n=n, alpha=0.1, u=u_new, u_new=u)
     assert first.seen[0][1] is not None and second.seen[0][1] is not None
     np.testing.assert_array_equal(u, numpy_diffuse(u_new, 0.1))
+
+
+@pk.workunit
+def laplacian_2d(i, j, u, out):
+    out[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
+
+
+def numpy_laplacian(u: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(u)
+    out[1:-1, 1:-1] = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+    return out
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial], ids=lambda s: s.name)
+@pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
+def test_an_mdrange_box_runs_release_code_when_proven(space, to_debug) -> None:
+    n = 37
+    u, _ = heat_arrays(n)
+    out = np.zeros_like(u)
+    box = pk.MDRangePolicy(space, [1, 1], [n - 1, n - 1])
+    with observing(Hybrid(to_debug)) as observer:
+        pk.parallel_for(box, laplacian_2d, u=u, out=out)
+    [(kernel_is_debug, fast)] = observer.seen
+    assert kernel_is_debug and fast is not None
+    np.testing.assert_array_equal(out, numpy_laplacian(u))
+
+
+def test_an_mdrange_box_hands_every_remaining_index_to_the_debug_code() -> None:
+    n = 9
+    u, _ = heat_arrays(n)
+    out = np.zeros_like(u)
+    with observing(Hybrid()) as observer:
+        pk.parallel_for(
+            pk.MDRangePolicy(pk.OpenMP, [1, 1], [n - 1, n - 1]), laplacian_2d, u=u, out=out
+        )
+    fast = observer.seen[0][1]
+    args = fast._plan.marshal({"u": u, "out": out})
+    argtypes = [ctypes.c_int64, ctypes.c_int64, *fast._hybrid.argtypes[6:]]
+    seen: list[tuple[int, int]] = []
+    entry = ctypes.CFUNCTYPE(None, *argtypes)(lambda i, j, *rest: seen.append((i, j)))
+    begins, ends = (ctypes.c_int64 * 2)(2, 1), (ctypes.c_int64 * 2)(n - 1, n - 2)
+    flag = ctypes.c_int(1)
+    fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p), False,
+                 begins, ends, None, *args)  # fmt: skip
+    assert sorted(seen) == [(i, j) for i in range(2, n - 1) for j in range(1, n - 2)]
+
+
+def test_an_mdrange_box_that_could_fail_a_check_runs_the_debug_build() -> None:
+    n = 10
+    u, _ = heat_arrays(n)
+    out = np.zeros_like(u)
+    with observing(Hybrid()) as observer, pytest.raises(pk.KernelIndexError, match="extent 10"):
+        pk.parallel_for(pk.MDRangePolicy(pk.OpenMP, [1, 1], [n, n - 1]), laplacian_2d, u=u, out=out)
+    assert observer.seen == [(True, None)]

@@ -18,7 +18,8 @@ def do_set(console: Console, arg: str) -> None:
                                  those with a breakpoint (default off;
                                  the --debug-all-kernels option sets it)
       fast_debug_builds on|off   under debug_all_kernels, run a range
-                                 parallel_for or parallel_reduce with no
+                                 parallel_for or parallel_reduce (or an
+                                 MDRangePolicy parallel_for) with no
                                  breakpoint as release code when its launch
                                  is proven unable to fail a check; Ctrl-C
                                  stops a thread as it begins its next

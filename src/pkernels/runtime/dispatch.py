@@ -100,13 +100,15 @@ def _run(
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
     if build_mode is BuildMode.HYBRID:
-        if (
-            type(policy) is RangePolicy
-            and operation in ("for", "reduce")
-            and policy.space in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+        native = policy.space in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+        box = type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy)
+        if native and (
+            (type(policy) is RangePolicy and operation in ("for", "reduce"))
+            or (box and operation == "for")
         ):
             return _run_hybrid(workunit, marker, operation, policy, kwargs, dispatch)
-        build_mode = BuildMode.DEBUG  # range for and reduce launches have a fast path
+        # a fast path for range for/reduce and box for launches only
+        build_mode = BuildMode.DEBUG
     if isinstance(policy, TeamPolicy):
         return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
@@ -128,24 +130,31 @@ def _run_hybrid(
     workunit: Callable[..., Any],
     marker: KernelMarker,
     operation: str,
-    policy: RangePolicy,
+    policy: RangePolicy | MDRangePolicy,
     kwargs: dict[str, Any],
     dispatch: Dispatch | None,
 ) -> Any:
-    """A range for or reduce under BuildMode.HYBRID: release code when the launch is
-    proven unable to fail a check, else the debug build."""
-    debug = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.DEBUG)
+    """A range for/reduce or a box for under BuildMode.HYBRID: release code when the
+    launch is proven unable to fail a check, else the debug build."""
+    if type(policy) is RangePolicy:
+        rank, begin, end = 1, policy.begin, policy.end
+        bounds = (begin, end)
+    else:
+        _check_index_parameters(workunit, operation, policy.rank)
+        rank, begin, end = policy.rank, policy.begins, policy.ends
+        bounds = (box_bounds(begin), box_bounds(end))
+    debug = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.DEBUG, rank)
     proof = debug.entry.proof
     fast = None
-    if proof is not None and proof.holds(policy.begin, policy.end, kwargs):
-        fast = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.HYBRID)
+    if proof is not None and proof.holds(begin, end, kwargs):
+        fast = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.HYBRID, rank)
     if dispatch is not None:
         dispatch.fast_build = fast
         hooks.notify("before_launch", dispatch, debug)
     if fast is None:
-        return debug.launch(policy.space, policy.begin, policy.end, kwargs)
+        return debug.launch(policy.space, *bounds, kwargs)
     request = dispatch.debug_request if dispatch is not None else ctypes.c_int(0)
-    return fast.launch_hybrid(policy.space, policy.begin, policy.end, kwargs, request, debug)
+    return fast.launch_hybrid(policy.space, *bounds, kwargs, request, debug)
 
 
 def _run_box(

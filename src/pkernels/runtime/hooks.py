@@ -36,11 +36,11 @@ class BuildMode(enum.Enum):
     """Which build of a kernel runs: optimised, or ``-O0 -g`` with bounds checks.
 
     ``HYBRID``: the debug build's behaviour at the release build's speed where that can
-    be had. A range parallel_for or parallel_reduce launch proven before it starts to be
-    unable to fail a check (every view index in range, every integer divisor nonzero: see
-    ``pkernels.translate.bounds_proof``) runs release code, which hands its remaining
-    indices to the debug build once :meth:`Dispatch.request_debug_code` is called; any
-    other launch runs the debug build.
+    be had. A range parallel_for or parallel_reduce, or an MDRangePolicy parallel_for,
+    whose launch is proven before it starts to be unable to fail a check (every view
+    index in range, every integer divisor nonzero: see ``pkernels.translate.bounds_proof``)
+    runs release code, which hands its remaining indices to the debug build once
+    :meth:`Dispatch.request_debug_code` is called; any other launch runs the debug build.
     """
 
     RELEASE = "release"

@@ -77,7 +77,8 @@ class CompiledKernel:
             fn.argtypes = argtypes
             fn.restype = None
             self._launchers[space] = fn
-        if self.entry.rank == 1 and self.operation in ("for", "reduce"):
+        rank, operation = self.entry.rank, self.operation
+        if (rank == 1 and operation in ("for", "reduce")) or (rank > 1 and operation == "for"):
             # The two halves of a HYBRID launch (see emit_cpp._hybrid_entries).
             symbol = "pk_iteration" if self.module.debug else "pk_launch_hybrid"
             hybrid = getattr(self._lib, symbol, None)
@@ -99,10 +100,11 @@ class CompiledKernel:
         debug_request: ctypes.c_int,
         debug_build: CompiledKernel,
     ) -> Any:
-        """Run this HYBRID build's release loop over ``begin <= i < end``; once
+        """Run this HYBRID build's release loop over ``begin <= i < end`` (for an
+        MDRangePolicy box, ``begin`` and ``end`` as :func:`box_bounds` arrays); once
         ``debug_request`` is set, each thread runs its remaining indices through
-        ``debug_build`` (the range for/reduce's debug build, loaded in this process).
-        Returns the reduce's total, or None."""
+        ``debug_build`` (the same kernel's debug build, loaded in this process). Returns
+        the reduce's total, or None."""
         iteration = debug_build._hybrid
         if self._hybrid is None or iteration is None:
             raise DispatchError(f"{self.name}: no hybrid build of this kernel")

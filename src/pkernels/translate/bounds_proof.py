@@ -51,10 +51,10 @@ class LaunchProof:
     debugger may run the release build's code for it, at full speed, and still stop on
     every fault (there is none to stop on)."""
 
-    def __init__(self, kernel: ir.Function) -> None:
+    def __init__(self, kernel: ir.Function, rank: int = 1) -> None:
         self._kernel = kernel
-        index, *rest = kernel.params
-        self._index = index
+        self._indices = kernel.params[:rank]
+        rest = kernel.params[rank:]
         # Only integer and bool scalars and view shapes enter the analysis: they are the
         # cache key (a float argument that changes at every launch keeps the cache warm).
         self._scalars = [
@@ -67,20 +67,25 @@ class LaunchProof:
         self._assigned: dict[int, frozenset[str]] = {}  # per loop: the names its body writes
         self._cache: dict[tuple[Any, ...], bool] = {}
 
-    def holds(self, begin: int, end: int, kwargs: dict[str, Any]) -> bool:
-        """True if, for every index ``i`` in ``[begin, end)`` of a RangePolicy launch with
+    def holds(self, begin: Any, end: Any, kwargs: dict[str, Any]) -> bool:
+        """True if, for every index ``i`` in ``[begin, end)`` of a RangePolicy launch (for
+        an MDRangePolicy box, ``begin`` and ``end`` are tuples: every index of the box) with
         these keyword arguments, every view access of the kernel is in range and every
         integer divisor is nonzero: the debug build would record no fault, so running the
         release build instead changes nothing. False when that cannot be shown.
 
         Results are cached per (begin, end, integer scalars, view shapes): programs launch
         the same kernel thousands of times."""
-        if end <= begin:
-            return True
+        begins = tuple(begin) if isinstance(begin, tuple | list) else (begin,)
+        ends = tuple(end) if isinstance(end, tuple | list) else (end,)
+        if len(begins) != len(self._indices) or len(ends) != len(self._indices):
+            return False
+        if any(e <= b for b, e in zip(begins, ends, strict=True)):
+            return True  # no index runs
         try:
             key = (
-                begin,
-                end,
+                begins,
+                ends,
                 *[kwargs[name] for name in self._scalars],
                 *[kwargs[name].shape for name in self._views],
             )
@@ -88,18 +93,23 @@ class LaunchProof:
         except (KeyError, AttributeError, TypeError):  # not a launch this kernel can take
             return False
         if found is None:
-            found = self._prove(int(begin), int(end), kwargs)
+            found = self._prove(begins, ends, kwargs)
             if len(self._cache) >= _CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = found
         return found
 
-    def _prove(self, begin: int, end: int, kwargs: dict[str, Any]) -> bool:
+    def _prove(
+        self, begins: tuple[Any, ...], ends: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> bool:
         shapes = {name: tuple(int(n) for n in kwargs[name].shape) for name in self._views}
         if any(len(shapes[name]) != rank for name, rank in self._ranks.items()):
             return False
-        env: Env = {self._index.name: _fit((begin, end - 1), self._index.type)}
-        for p in self._kernel.params[1:]:
+        env: Env = {
+            index.name: _fit((int(b), int(e) - 1), index.type)
+            for index, b, e in zip(self._indices, begins, ends, strict=True)
+        }
+        for p in self._kernel.params[len(self._indices) :]:
             if p.name in self._scalars:  # exact: this launch's values
                 value = kwargs[p.name]
                 if isinstance(value, int | np.integer | np.bool_):
@@ -117,19 +127,22 @@ def launch_proof(
     """A :class:`LaunchProof` for ``kernel`` (lowered with ``helpers`` for ``operation``
     over ``rank`` index dimensions), or None when no launch of it can ever be proven.
 
-    None for MDRangePolicy boxes (``rank`` != 1), TeamPolicy kernels and team constructs,
+    None for TeamPolicy kernels and team constructs,
     indices read from data (``x[idx[i]]``, a classtype field, an atomic's or a helper's
     result), views passed to helpers, and helpers whose bodies may fault for some
     argument (they are analysed once, their arguments unknown)."""
-    if rank != 1 or operation not in ("for", "reduce", "scan") or not kernel.params:
+    if not 1 <= rank <= 4 or operation not in ("for", "reduce", "scan"):
         return None
-    if kernel.params[0].role != "index" or kernel.scratch_views or kernel.view_passes:
+    leading = kernel.params[:rank]
+    if len(leading) < rank or any(p.role != "index" for p in leading):
+        return None  # a TeamPolicy kernel (a team member first)
+    if kernel.scratch_views or kernel.view_passes:
         return None
     safe: dict[str, bool] = {}
     by_name = {h.name: h for h in helpers}
     if not _supported(kernel, by_name, safe):
         return None
-    return LaunchProof(kernel)
+    return LaunchProof(kernel, rank)
 
 
 def _supported(fn: ir.Function, by_name: dict[str, ir.Function], safe: dict[str, bool]) -> bool:

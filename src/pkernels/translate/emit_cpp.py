@@ -966,6 +966,10 @@ def emit_module(
         em.lines.extend(
             _hybrid_entries(operation, c_params, c_names, build_views, release, kname, args)
         )
+    elif rank > 1 and operation == "for":
+        em.lines.extend(
+            _md_hybrid_entries(rank, c_params, c_names, build_views, release, kname, args)
+        )
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
         scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
@@ -1176,6 +1180,89 @@ def _hybrid_entries(
         lines.append("    " * reduce + "    }")
     if reduce:
         lines += ["    }", f"    *({acc}*)pk_result = pk_total;"]
+    lines += ["}", "#endif"]
+    return lines
+
+
+def _md_hybrid_entries(
+    rank: int,
+    c_params: list[str],
+    c_names: list[str],
+    build_views: list[str],
+    release: _ReleaseLaunch,
+    kname: str,
+    args: str,
+) -> list[str]:
+    """:func:`_hybrid_entries` for an MDRangePolicy box's parallel_for: ``pk_iteration``
+    takes the ``rank`` indices; the release loop looks at the debug request once per row
+    of the innermost index (the loop g++ vectorises), so a thread hands over at most the
+    rest of the row it is in."""
+    arg_params, arg_names = c_params[3:], c_names[3:]
+    arg_types = [param.rsplit(" ", 1)[0] for param in arg_params]
+    indices = [f"pk_i{k}" for k in range(rank)]
+    last = rank - 1
+    lines = [
+        "#if PK_DEBUG",
+        'extern "C" __attribute__((visibility("default"))) void pk_iteration('
+        + ", ".join([*(f"int64_t {i}" for i in indices), *arg_params])
+        + ") {",
+        *build_views,
+        f"    {kname}({release.idx}{args});",
+        "}",
+        "#endif",
+        "#if PK_HYBRID",
+        f"typedef void (*pk_iteration_fn)({', '.join(['int64_t'] * rank + arg_types)});",
+        'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
+        + ", ".join(
+            ["const volatile int* pk_to_debug", "void* pk_debug_index", "bool pk_parallel"]
+            + c_params
+        )
+        + ") {",
+        *build_views,
+        "    const pk_iteration_fn pk_slow = (pk_iteration_fn)pk_debug_index;",
+        *(
+            f"    const int64_t pk_b{k} = pk_begins[{k}], "
+            f"pk_e{k} = pk_ends[{k}] > pk_b{k} ? pk_ends[{k}] : pk_b{k};"
+            for k in range(rank)
+        ),
+        "    const int64_t pk_chunk = pk_rt::dynamic_chunk(0, "
+        + " * ".join(f"(pk_e{k} - pk_b{k})" for k in range(last))
+        + ");",
+    ]
+    variants = [release.no_alias] if release.no_alias in ("true", "false") else ["true", "false"]
+    slow_args = "".join(", " + name for name in arg_names)
+    for k, na in enumerate(variants):
+        fast_args = "".join(
+            f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
+            if isinstance(p.type, ViewType)
+            else f", {cpp_name(p.name)}"
+            for p in release.marshalled
+        )
+        row = f"for (int64_t pk_i{last} = pk_b{last}; pk_i{last} < pk_e{last}; ++pk_i{last})"
+        body = [
+            f"    #pragma omp parallel for collapse({last}) schedule(dynamic, pk_chunk) "
+            "if(pk_parallel)",
+            *(
+                "    " * (d + 1) + f"for (int64_t pk_i{d} = pk_b{d}; pk_i{d} < pk_e{d}; ++pk_i{d})"
+                for d in range(last)
+            ),
+            "    " * rank + "{",
+            "    " * rank + "    if (__builtin_expect(*pk_to_debug != 0, 0)) {",
+            "    " * rank + f"        {row}",
+            "    " * rank + f"            pk_slow({', '.join(indices)}{slow_args});",
+            "    " * rank + "    } else {",
+            "    " * rank + f"        {row}",
+            "    " * rank + f"            {kname}<{na}>({release.idx}{fast_args});",
+            "    " * rank + "    }",
+            "    " * rank + "}",
+        ]
+        if len(variants) == 1:
+            lines += body
+            continue
+        lines.append(f"    if ({release.no_alias}) {{" if k == 0 else "    } else {")
+        lines += ["    " + line for line in body]
+    if len(variants) > 1:
+        lines.append("    }")
     lines += ["}", "#endif"]
     return lines
 

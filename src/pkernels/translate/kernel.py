@@ -47,6 +47,7 @@ def translate_workunit(
         index = t.int64  # unused: a TeamPolicy module has no index
     assert isinstance(index, t.DataType)
     entry = emit_module(kernel, helpers, operation, index, rank)
-    if rank == 1 and operation in ("for", "reduce"):  # launches BuildMode.HYBRID runs fast
+    if (rank == 1 and operation in ("for", "reduce")) or (rank > 1 and operation == "for"):
+        # the launches BuildMode.HYBRID may run as release code
         entry.proof = launch_proof(kernel, helpers, operation, rank)
     return entry
