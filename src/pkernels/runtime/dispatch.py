@@ -14,6 +14,7 @@ import itertools
 import sys
 import types
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -143,11 +144,13 @@ def _run_hybrid(
         _check_index_parameters(workunit, operation, policy.rank)
         rank, begin, end = policy.rank, policy.begins, policy.ends
         bounds = (box_bounds(begin), box_bounds(end))
-    debug = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.DEBUG, rank)
-    proof = debug.entry.proof
-    fast = None
-    if proof is not None and proof.holds(begin, end, kwargs):
-        fast = compiled_kernel(workunit, marker, operation, kwargs, BuildMode.HYBRID, rank)
+    # Both builds at once at the first launch: it most likely holds its proof.
+    debug, fast = compiled_kernels(
+        workunit, marker, operation, kwargs, (BuildMode.DEBUG, BuildMode.HYBRID), rank
+    )
+    assert debug is not None
+    if fast is not None and not debug.entry.proof.holds(begin, end, kwargs):
+        fast = None
     if dispatch is not None:
         dispatch.fast_build = fast
         hooks.notify("before_launch", dispatch, debug)
@@ -332,25 +335,69 @@ def compiled_kernel(
 ) -> CompiledKernel:
     """The loaded build of ``workunit`` for these arguments (translated on first use);
     ``rank`` > 1: for an MDRangePolicy of that rank."""
-    key, names = specialization_key(workunit, operation, kwargs, rank, build_mode)
-    kernel = marker.specializations.get(key)
-    if kernel is None:
+    kernel = compiled_kernels(workunit, marker, operation, kwargs, (build_mode,), rank)[0]
+    assert kernel is not None
+    return kernel
+
+
+def compiled_kernels(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    kwargs: dict[str, Any],
+    modes: tuple[BuildMode, ...],
+    rank: int = 1,
+) -> list[CompiledKernel | None]:
+    """:func:`compiled_kernel` for several build modes of one specialisation: the missing
+    ones are translated once and compiled side by side (each g++ on a core of its own).
+    A HYBRID build is None where no launch could use it (no bounds proof is possible)."""
+    found: dict[BuildMode, CompiledKernel | None] = {}
+    missing = []
+    names: tuple[str, ...] = ()
+    for mode in modes:
+        key, names = specialization_key(workunit, operation, kwargs, rank, mode)
+        if key in marker.specializations:
+            found[mode] = marker.specializations[key]
+        else:
+            missing.append((mode, key))
+    known = next((k for k in found.values() if k is not None), None)
+    if known is not None and known.entry.proof is None:
+        _drop_hybrid(missing, found)  # seen at an earlier launch: no launch could use it
+    if missing:
         arg_types = {n: argument_type(n, kwargs[n]) for n in names}
         entry = translate_workunit(workunit, operation, arg_types, rank)
-        debug = build_mode is BuildMode.DEBUG
-        hybrid = ("PK_HYBRID=1",) if build_mode is BuildMode.HYBRID else ()
-        module = build(entry.source, debug, f"workunit {workunit.__qualname__}", hybrid)
-        kernel = CompiledKernel(
-            workunit.__name__,
-            operation,
-            workunit.__code__.co_filename,
-            _line_span(workunit),
-            module,
-            entry,
-        )
-        kernel.load()
-        marker.specializations[key] = kernel
-    return kernel
+        if entry.proof is None:
+            _drop_hybrid(missing, found)
+        label = f"workunit {workunit.__qualname__}"
+
+        def compile_one(mode: BuildMode) -> Any:
+            hybrid = ("PK_HYBRID=1",) if mode is BuildMode.HYBRID else ()
+            return build(entry.source, mode is BuildMode.DEBUG, label, hybrid)
+
+        if len(missing) > 1:
+            with ThreadPoolExecutor(len(missing)) as pool:
+                modules = list(pool.map(compile_one, [mode for mode, _ in missing]))
+        else:
+            modules = [compile_one(mode) for mode, _ in missing]
+        for (mode, key), module in zip(missing, modules, strict=True):
+            kernel = CompiledKernel(
+                workunit.__name__,
+                operation,
+                workunit.__code__.co_filename,
+                _line_span(workunit),
+                module,
+                entry,
+            )
+            kernel.load()
+            marker.specializations[key] = found[mode] = kernel
+    return [found[mode] for mode in modes]
+
+
+def _drop_hybrid(missing: list[tuple[BuildMode, Any]], found: dict[BuildMode, Any]) -> None:
+    """No bounds proof is possible for this kernel: its HYBRID build would never run."""
+    for mode, key in [m for m in missing if m[0] is BuildMode.HYBRID]:
+        missing.remove((mode, key))
+        found[mode] = None
 
 
 def _line_span(workunit: Callable[..., Any]) -> range:
