@@ -15,7 +15,7 @@ into dynamic chunks and run eligible reductions several indices at a time
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -947,15 +947,9 @@ def emit_module(
             # Teams synchronise through barriers: no restrict-qualified variant.
             em.lines.extend(build_views)
             em.lines.append("    pk_fault_clear();")
-            release_args = "".join(
-                f", pk_rt::view_arg<false>({cpp_name(p.name)})"
-                if isinstance(p.type, ViewType)
-                else f", {cpp_name(p.name)}"
-                for p in marshalled
-            )
             em.lines.extend(
-                _team_launch_body(parallel, f"{kname}<false>", release_args, acc_type,
-                                  kernel.filename)
+                _team_launch_body(parallel, f"{kname}<false>", release.call_args("false"),
+                                  acc_type, kernel.filename)
             )  # fmt: skip
         else:
             em.lines.extend(build_views)
@@ -1020,54 +1014,97 @@ class _ReleaseLaunch:
 
     def body(self, operation: str, parallel: bool | str) -> list[str]:
         """``parallel``: True, False or the name of a bool (``omp ... if(name)``)."""
-        variants = [self.no_alias] if self.no_alias in ("true", "false") else ["true", "false"]
-        lines = ["    pk_fault_clear();"]
-        for k, na in enumerate(variants):
-            args = "".join(
-                f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
-                if isinstance(p.type, ViewType)
-                else f", {cpp_name(p.name)}"
-                for p in self.marshalled
+        return [
+            "    pk_fault_clear();",
+            *self.per_variant(lambda na, args: self._loops(operation, parallel, na, args)),
+        ]
+
+    def _loops(self, operation: str, parallel: bool | str, na: str, args: str) -> list[str]:
+        kname = f"{self.kname}<{na}>"
+        if self.rank > 1:
+            return _md_launch_body(
+                operation, parallel, self.rank, kname, self.idx, args, self.acc, release=True
             )
-            kname = f"{self.kname}<{na}>"
-            if self.rank > 1:
-                body = _md_launch_body(
-                    operation, parallel, self.rank, kname, self.idx, args, self.acc, release=True
-                )
-            elif operation == "reduce" and self.lane_vars is not None:
-                lanes = f"{KERNEL_NAMESPACE}::{interleaved_name(self.kernel)}<{na}>"
-                body = _interleaved_reduce_body(parallel, kname, lanes, self.idx, args, self.acc)
-            elif operation == "for":
-                # Chunks taken in turn (schedule(dynamic)), about 16 per thread: a thread
-                # slowed by another process, or given the heavier indices, does not hold
-                # the others up as a fixed half would. (reduce keeps schedule(static):
-                # its total depends on which thread adds which index.)
-                condition = f" if({parallel})" if isinstance(parallel, str) else ""
-                body = [
-                    "    const int64_t pk_chunk = pk_rt::dynamic_chunk(pk_begin, pk_end);",
-                    f"    #pragma omp parallel for schedule(dynamic, pk_chunk){condition}"
-                    if parallel is not False
-                    else "",
-                    "    for (int64_t pk_i = pk_begin; pk_i < pk_end; ++pk_i)",
-                    f"        {kname}({self.idx}{args});",
-                ]
-            elif isinstance(parallel, str):
-                body = _launch_body(operation, True, kname, self.idx, args, self.acc)
-                body = [_omp_if(line, parallel) for line in body]
-            else:
-                body = _launch_body(operation, parallel, kname, self.idx, args, self.acc)
-            if len(variants) == 1:
-                lines += body
-                continue
-            lines.append(f"    if ({self.no_alias}) {{" if k == 0 else "    } else {")
-            lines += ["    " + line for line in body]
-        if len(variants) > 1:
-            lines.append("    }")
+        if operation == "reduce" and self.lane_vars is not None:
+            lanes = f"{KERNEL_NAMESPACE}::{interleaved_name(self.kernel)}<{na}>"
+            return _interleaved_reduce_body(parallel, kname, lanes, self.idx, args, self.acc)
+        if operation == "for":
+            # Chunks taken in turn (schedule(dynamic)), about 16 per thread: a thread
+            # slowed by another process, or given the heavier indices, does not hold
+            # the others up as a fixed half would. (reduce keeps schedule(static):
+            # its total depends on which thread adds which index.)
+            condition = f" if({parallel})" if isinstance(parallel, str) else ""
+            return [
+                "    const int64_t pk_chunk = pk_rt::dynamic_chunk(pk_begin, pk_end);",
+                f"    #pragma omp parallel for schedule(dynamic, pk_chunk){condition}"
+                if parallel is not False
+                else "",
+                "    for (int64_t pk_i = pk_begin; pk_i < pk_end; ++pk_i)",
+                f"        {kname}({self.idx}{args});",
+            ]
+        if isinstance(parallel, str):
+            body = _launch_body(operation, True, kname, self.idx, args, self.acc)
+            return [_omp_if(line, parallel) for line in body]
+        return _launch_body(operation, parallel, kname, self.idx, args, self.acc)
+
+    def call_args(self, na: str) -> str:
+        """The arguments after the index of a call of the body's ``<na>`` variant."""
+        return "".join(
+            f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
+            if isinstance(p.type, ViewType)
+            else f", {cpp_name(p.name)}"
+            for p in self.marshalled
+        )
+
+    def per_variant(self, body_of: Callable[[str, str], list[str]], indent: str = "") -> list[str]:
+        """``body_of(na, call_args(na))`` for the alias variant known in advance, or for
+        both, behind the launch-time overlap check."""
+        if self.no_alias in ("true", "false"):
+            na = self.no_alias
+            return [indent + line for line in body_of(na, self.call_args(na))]
+        lines = []
+        for na in ("true", "false"):
+            lines.append(
+                indent + (f"    if ({self.no_alias}) {{" if na == "true" else "    } else {")
+            )
+            lines += [indent + "    " + line for line in body_of(na, self.call_args(na))]
+        lines.append(indent + "    }")
         return lines
 
 
 #: Indices a hybrid launch's release code runs between two looks at its debug request.
 HYBRID_BLOCK = 16
+
+
+def _hybrid_head(
+    leading: list[str], c_params: list[str], build_views: list[str], call: str
+) -> list[str]:
+    """What both kinds of hybrid launch share: the debug build's ``pk_iteration``, taking
+    ``leading`` (the indices, a reduce's accumulator) then the kernel's arguments and
+    making ``call``; and the opening of ``pk_launch_hybrid`` in a ``PK_HYBRID`` build,
+    up to its views and ``pk_slow``, the debug build's entry."""
+    arg_params = c_params[3:]
+    types = [param.rsplit(" ", 1)[0] for param in [*leading, *arg_params]]
+    return [
+        "#if PK_DEBUG",
+        'extern "C" __attribute__((visibility("default"))) void pk_iteration('
+        + ", ".join([*leading, *arg_params])
+        + ") {",
+        *build_views,
+        f"    {call}",
+        "}",
+        "#endif",
+        "#if PK_HYBRID",
+        f"typedef void (*pk_iteration_fn)({', '.join(types)});",
+        'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
+        + ", ".join(
+            ["const volatile int* pk_to_debug", "void* pk_debug_index", "bool pk_parallel"]
+            + c_params
+        )
+        + ") {",
+        *build_views,
+        "    const pk_iteration_fn pk_slow = (pk_iteration_fn)pk_debug_index;",
+    ]
 
 
 def _hybrid_entries(
@@ -1092,34 +1129,9 @@ def _hybrid_entries(
     partial sums in the order they finish, as in the other launchers)."""
     reduce = operation == "reduce"
     acc = release.acc.ctype if reduce and release.acc is not None else ""
-    arg_params, arg_names = c_params[3:], c_names[3:]
-    arg_types = [param.rsplit(" ", 1)[0] for param in arg_params]
-    acc_param = [f"{acc}* pk_acc"] if reduce else []
-    acc_type = [f"{acc}*"] if reduce else []
-    lines = [
-        "#if PK_DEBUG",
-        'extern "C" __attribute__((visibility("default"))) void pk_iteration('
-        + ", ".join(["int64_t pk_i", *acc_param, *arg_params])
-        + ") {",
-        *build_views,
-        f"    {kname}({release.idx}{', *pk_acc' if reduce else ''}{args});",
-        "}",
-        "#endif",
-        "#if PK_HYBRID",
-        f"typedef void (*pk_iteration_fn)({', '.join(['int64_t', *acc_type, *arg_types])});",
-        'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
-        + ", ".join(
-            [
-                "const volatile int* pk_to_debug",
-                "void* pk_debug_index",
-                "bool pk_parallel",
-                *c_params,
-            ]
-        )
-        + ") {",
-        *build_views,
-        "    const pk_iteration_fn pk_slow = (pk_iteration_fn)pk_debug_index;",
-    ]
+    leading = ["int64_t pk_i", *([f"{acc}* pk_acc"] if reduce else [])]
+    call = f"{kname}({release.idx}{', *pk_acc' if reduce else ''}{args});"
+    lines = _hybrid_head(leading, c_params, build_views, call)
     if reduce:
         lines += [
             f"    {acc} pk_total = 0;",
@@ -1128,38 +1140,30 @@ def _hybrid_entries(
             "        int64_t pk_first = pk_begin, pk_last = pk_end;",
             "        if (pk_parallel) pk_rt::static_chunk(pk_begin, pk_end, &pk_first, &pk_last);",
         ]
+        loop = [
+            f"    for (int64_t pk_lo = pk_first; pk_lo < pk_last; pk_lo += {HYBRID_BLOCK}) {{",
+            f"        const int64_t pk_hi = pk_last - pk_lo > {HYBRID_BLOCK} "
+            f"? pk_lo + {HYBRID_BLOCK} : pk_last;",
+        ]
     else:
         lines += [
             "    const int64_t pk_count = pk_end > pk_begin ? pk_end - pk_begin : 0;",
             f"    const int64_t pk_blocks = (pk_count + {HYBRID_BLOCK - 1}) / {HYBRID_BLOCK};",
             "    const int64_t pk_chunk = pk_rt::dynamic_chunk(0, pk_blocks);",
         ]
-    variants = [release.no_alias] if release.no_alias in ("true", "false") else ["true", "false"]
+        loop = [
+            "    #pragma omp parallel for schedule(dynamic, pk_chunk) if(pk_parallel)",
+            "    for (int64_t pk_b = 0; pk_b < pk_blocks; ++pk_b) {",
+            f"        const int64_t pk_lo = pk_begin + pk_b * {HYBRID_BLOCK};",
+            f"        const int64_t pk_hi = pk_end - pk_lo > {HYBRID_BLOCK} "
+            f"? pk_lo + {HYBRID_BLOCK} : pk_end;",
+        ]
     slow_args = ", &pk_total" if reduce else ""
-    slow_args += "".join(", " + name for name in arg_names)
-    for k, na in enumerate(variants):
-        fast_args = ", pk_total" if reduce else ""
-        fast_args += "".join(
-            f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
-            if isinstance(p.type, ViewType)
-            else f", {cpp_name(p.name)}"
-            for p in release.marshalled
-        )
-        if reduce:
-            loop = [
-                f"    for (int64_t pk_lo = pk_first; pk_lo < pk_last; pk_lo += {HYBRID_BLOCK}) {{",
-                f"        const int64_t pk_hi = pk_last - pk_lo > {HYBRID_BLOCK} "
-                f"? pk_lo + {HYBRID_BLOCK} : pk_last;",
-            ]
-        else:
-            loop = [
-                "    #pragma omp parallel for schedule(dynamic, pk_chunk) if(pk_parallel)",
-                "    for (int64_t pk_b = 0; pk_b < pk_blocks; ++pk_b) {",
-                f"        const int64_t pk_lo = pk_begin + pk_b * {HYBRID_BLOCK};",
-                f"        const int64_t pk_hi = pk_end - pk_lo > {HYBRID_BLOCK} "
-                f"? pk_lo + {HYBRID_BLOCK} : pk_end;",
-            ]
-        body = [
+    slow_args += "".join(", " + name for name in c_names[3:])
+
+    def blocks(na: str, args: str) -> list[str]:
+        fast_args = (", pk_total" if reduce else "") + args
+        return [
             *loop,
             "        if (__builtin_expect(*pk_to_debug != 0, 0)) {",
             "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
@@ -1170,18 +1174,11 @@ def _hybrid_entries(
             "        }",
             "    }",
         ]
-        indent = "    " * reduce
-        if len(variants) == 1:
-            lines += [indent + line for line in body]
-            continue
-        lines.append(indent + (f"    if ({release.no_alias}) {{" if k == 0 else "    } else {"))
-        lines += [indent + "    " + line for line in body]
-    if len(variants) > 1:
-        lines.append("    " * reduce + "    }")
+
+    lines += release.per_variant(blocks, indent="    " * reduce)
     if reduce:
         lines += ["    }", f"    *({acc}*)pk_result = pk_total;"]
-    lines += ["}", "#endif"]
-    return lines
+    return [*lines, "}", "#endif"]
 
 
 def _md_hybrid_entries(
@@ -1197,29 +1194,12 @@ def _md_hybrid_entries(
     takes the ``rank`` indices; the release loop looks at the debug request once per row
     of the innermost index (the loop g++ vectorises), so a thread hands over at most the
     rest of the row it is in."""
-    arg_params, arg_names = c_params[3:], c_names[3:]
-    arg_types = [param.rsplit(" ", 1)[0] for param in arg_params]
     indices = [f"pk_i{k}" for k in range(rank)]
     last = rank - 1
-    lines = [
-        "#if PK_DEBUG",
-        'extern "C" __attribute__((visibility("default"))) void pk_iteration('
-        + ", ".join([*(f"int64_t {i}" for i in indices), *arg_params])
-        + ") {",
-        *build_views,
-        f"    {kname}({release.idx}{args});",
-        "}",
-        "#endif",
-        "#if PK_HYBRID",
-        f"typedef void (*pk_iteration_fn)({', '.join(['int64_t'] * rank + arg_types)});",
-        'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
-        + ", ".join(
-            ["const volatile int* pk_to_debug", "void* pk_debug_index", "bool pk_parallel"]
-            + c_params
-        )
-        + ") {",
-        *build_views,
-        "    const pk_iteration_fn pk_slow = (pk_iteration_fn)pk_debug_index;",
+    lines = _hybrid_head(
+        [f"int64_t {i}" for i in indices], c_params, build_views, f"{kname}({release.idx}{args});"
+    )
+    lines += [
         *(
             f"    const int64_t pk_b{k} = pk_begins[{k}], "
             f"pk_e{k} = pk_ends[{k}] > pk_b{k} ? pk_ends[{k}] : pk_b{k};"
@@ -1229,42 +1209,30 @@ def _md_hybrid_entries(
         + " * ".join(f"(pk_e{k} - pk_b{k})" for k in range(last))
         + ");",
     ]
-    variants = [release.no_alias] if release.no_alias in ("true", "false") else ["true", "false"]
-    slow_args = "".join(", " + name for name in arg_names)
-    for k, na in enumerate(variants):
-        fast_args = "".join(
-            f", pk_rt::view_arg<{na}>({cpp_name(p.name)})"
-            if isinstance(p.type, ViewType)
-            else f", {cpp_name(p.name)}"
-            for p in release.marshalled
-        )
-        row = f"for (int64_t pk_i{last} = pk_b{last}; pk_i{last} < pk_e{last}; ++pk_i{last})"
-        body = [
+    slow_args = "".join(", " + name for name in c_names[3:])
+    row = f"for (int64_t pk_i{last} = pk_b{last}; pk_i{last} < pk_e{last}; ++pk_i{last})"
+    inner = "    " * rank
+
+    def rows(na: str, args: str) -> list[str]:
+        return [
             f"    #pragma omp parallel for collapse({last}) schedule(dynamic, pk_chunk) "
             "if(pk_parallel)",
             *(
                 "    " * (d + 1) + f"for (int64_t pk_i{d} = pk_b{d}; pk_i{d} < pk_e{d}; ++pk_i{d})"
                 for d in range(last)
             ),
-            "    " * rank + "{",
-            "    " * rank + "    if (__builtin_expect(*pk_to_debug != 0, 0)) {",
-            "    " * rank + f"        {row}",
-            "    " * rank + f"            pk_slow({', '.join(indices)}{slow_args});",
-            "    " * rank + "    } else {",
-            "    " * rank + f"        {row}",
-            "    " * rank + f"            {kname}<{na}>({release.idx}{fast_args});",
-            "    " * rank + "    }",
-            "    " * rank + "}",
+            inner + "{",
+            inner + "    if (__builtin_expect(*pk_to_debug != 0, 0)) {",
+            inner + f"        {row}",
+            inner + f"            pk_slow({', '.join(indices)}{slow_args});",
+            inner + "    } else {",
+            inner + f"        {row}",
+            inner + f"            {kname}<{na}>({release.idx}{args});",
+            inner + "    }",
+            inner + "}",
         ]
-        if len(variants) == 1:
-            lines += body
-            continue
-        lines.append(f"    if ({release.no_alias}) {{" if k == 0 else "    } else {")
-        lines += ["    " + line for line in body]
-    if len(variants) > 1:
-        lines.append("    }")
-    lines += ["}", "#endif"]
-    return lines
+
+    return [*lines, *release.per_variant(rows), "}", "#endif"]
 
 
 def _omp_if(line: str, condition: str) -> str:
