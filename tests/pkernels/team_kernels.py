@@ -1,5 +1,6 @@
 """TeamPolicy kernels shared by the team tests of every space (test_teams.py: OpenMP,
-Serial, Debug; test_cuda.py: the GPU)."""
+Serial, Debug; test_teams_debug.py: the Debug space's Python teams; test_cuda.py: the
+GPU)."""
 
 import pkernels as pk
 

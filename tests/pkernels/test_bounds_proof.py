@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from heat_kernels import diffuse, laplacian_2d
 from pkt_support import ForceDebugBuild, load_module, observing
 
 import pkernels as pk
@@ -38,13 +39,6 @@ def proven(workunit, begin, end, operation="for", **kwargs) -> bool:
 
 
 # ---------------------------------------------------------------- kernels
-
-
-@pk.workunit
-def diffuse(i, n, alpha, u, u_new):
-    for j in range(1, n - 1):
-        lap = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
-        u_new[i][j] = u[i][j] + alpha * lap
 
 
 @pk.workunit
@@ -371,11 +365,6 @@ def test_small_integer_wrap_around_is_not_proven():
     with observing(ForceDebugBuild()):
         with pytest.raises(pk.KernelIndexError, match="index -128"):
             pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 1), small_ints_wrap, k=k, out=out)
-
-
-@pk.workunit
-def laplacian_2d(i, j, u, out):
-    out[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
 
 
 @pk.workunit

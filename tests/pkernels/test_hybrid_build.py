@@ -10,24 +10,12 @@ import ctypes
 
 import numpy as np
 import pytest
+from heat_kernels import diffuse, laplacian_2d, total
 from pkt_support import ForceDebugBuild, observing
 
 import pkernels as pk
 from pkernels.runtime import hooks
 from pkernels.runtime.hooks import BuildMode
-
-
-@pk.workunit
-def diffuse(i, n, alpha, u, u_new):
-    for j in range(1, n - 1):
-        lap = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
-        u_new[i][j] = u[i][j] + alpha * lap
-
-
-@pk.workunit
-def total(i, acc, n, u):
-    for j in range(n):
-        acc += u[i][j]
 
 
 def numpy_diffuse(u: np.ndarray, alpha: float) -> np.ndarray:
@@ -149,11 +137,6 @@ def test_a_later_launch_starts_in_release_code_again() -> None:
         pk.parallel_for(policy, diffuse, n=n, alpha=0.1, u=u_new, u_new=u)
     assert first.seen[0][1] is not None and second.seen[0][1] is not None
     np.testing.assert_array_equal(u, numpy_diffuse(u_new, 0.1))
-
-
-@pk.workunit
-def laplacian_2d(i, j, u, out):
-    out[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]
 
 
 def numpy_laplacian(u: np.ndarray) -> np.ndarray:

@@ -14,38 +14,11 @@ import threading
 
 import numpy as np
 import pytest
+from team_kernels import reverse_rows, team_yax
 
 import pkernels as pk
 
 # -- kernels ---------------------------------------------------------------------------
-
-
-@pk.workunit
-def yAx(team_member: pk.TeamMember, acc: pk.Acc[float], cols: int, y, x, A):
-    j: int = team_member.league_rank()
-
-    def inner(i: int, inner_acc: pk.Acc[float]):
-        inner_acc += A[j][i] * x[i]
-
-    temp2: float = pk.parallel_reduce(pk.TeamThreadRange(team_member, cols), inner)
-    if team_member.team_rank() == 0:
-        acc += y[j] * temp2
-
-
-@pk.workunit
-def reverse_rows(team_member: pk.TeamMember, out, inp, m: int):
-    s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team_member.team_scratch(0), m)
-
-    def fill(i: int):
-        s[i] = inp[team_member.league_rank(), i]
-
-    pk.parallel_for(pk.TeamThreadRange(team_member, m), fill)
-    team_member.team_barrier()
-
-    def write(i: int):
-        out[team_member.league_rank(), i] = s[m - 1 - i]
-
-    pk.parallel_for(pk.TeamThreadRange(team_member, m), write)
 
 
 @pk.workunit
@@ -266,7 +239,7 @@ def test_yax_matches_numpy_bit_for_bit(team_size, rng) -> None:
     rows, cols = 7, 11
     y, x, A = rng.random(rows), rng.random(cols), rng.random((rows, cols))
     policy = pk.TeamPolicy(pk.Debug, rows, team_size)
-    total = pk.parallel_reduce(policy, yAx, cols=cols, y=y, x=x, A=A)
+    total = pk.parallel_reduce(policy, team_yax, cols=cols, y=y, x=x, A=A)
 
     size = 1 if team_size is pk.AUTO else team_size
     expected = 0.0
@@ -435,7 +408,7 @@ def test_workload_team_kernel_reads_fields(team_size, rng) -> None:
 
 def test_keyword_arguments_are_checked() -> None:
     with pytest.raises(pk.DispatchError, match="missing y"):
-        pk.parallel_reduce(pk.TeamPolicy(pk.Debug, 2, 2), yAx, cols=1, x=1, A=1)
+        pk.parallel_reduce(pk.TeamPolicy(pk.Debug, 2, 2), team_yax, cols=1, x=1, A=1)
 
 
 # -- errors ----------------------------------------------------------------------------
