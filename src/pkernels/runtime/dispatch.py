@@ -27,6 +27,7 @@ from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
 from ..build.compiler import build
 from ..errors import DispatchError
+from ..translate.emit_cpp import has_hybrid_launch
 from ..translate.kernel import ROLES, TEAM, translate_workunit
 from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form
@@ -101,15 +102,15 @@ def _run(
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
     if build_mode is BuildMode.HYBRID:
+        rank = TEAM
+        if type(policy) is RangePolicy:
+            rank = 1
+        elif isinstance(policy, MDRangePolicy):
+            rank = policy.rank
         native = policy.space in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
-        box = type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy)
-        if native and (
-            (type(policy) is RangePolicy and operation in ("for", "reduce"))
-            or (box and operation == "for")
-        ):
+        if native and has_hybrid_launch(operation, rank):
             return _run_hybrid(workunit, marker, operation, policy, kwargs, dispatch)
-        # a fast path for range for/reduce and box for launches only
-        build_mode = BuildMode.DEBUG
+        build_mode = BuildMode.DEBUG  # no fast path for this launch
     if isinstance(policy, TeamPolicy):
         return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):

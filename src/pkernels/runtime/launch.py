@@ -17,7 +17,7 @@ from ..errors import (
     KernelTeamError,
     KernelZeroDivisionError,
 )
-from ..translate.emit_cpp import KernelEntry
+from ..translate.emit_cpp import KernelEntry, has_hybrid_launch
 from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
 _FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
@@ -77,8 +77,7 @@ class CompiledKernel:
             fn.argtypes = argtypes
             fn.restype = None
             self._launchers[space] = fn
-        rank, operation = self.entry.rank, self.operation
-        if (rank == 1 and operation in ("for", "reduce")) or (rank > 1 and operation == "for"):
+        if has_hybrid_launch(self.operation, self.entry.rank):
             # The two halves of a HYBRID launch (see emit_cpp._hybrid_entries).
             symbol = "pk_iteration" if self.module.debug else "pk_launch_hybrid"
             hybrid = getattr(self._lib, symbol, None)
@@ -124,10 +123,7 @@ class CompiledKernel:
             *args,
         )
         # Indices handed to the debug build check what they do, as a debug launch would.
-        message = debug_build._lib.pk_fault_message()
-        if message is not None:
-            kind = _FAULTS.get(debug_build._lib.pk_fault_kind(), KernelError)
-            raise kind(message.decode(errors="replace"))
+        _raise_recorded_fault(debug_build._lib)
         return result.value if result is not None else None
 
     def launch(self, space: ExecutionSpace, begin: Any, end: Any, kwargs: dict[str, Any]) -> Any:
@@ -144,8 +140,13 @@ class CompiledKernel:
             begin, end, ctypes.addressof(result) if result is not None else None, *args
         )
         if self._reports_faults:
-            message = self._lib.pk_fault_message()
-            if message is not None:
-                kind = _FAULTS.get(self._lib.pk_fault_kind(), KernelError)
-                raise kind(message.decode(errors="replace"))
+            _raise_recorded_fault(self._lib)
         return result.value if result is not None else None
+
+
+def _raise_recorded_fault(library: Any) -> None:
+    """Raise the error of the first failed check a kernel library recorded, if any."""
+    message = library.pk_fault_message()
+    if message is not None:
+        kind = _FAULTS.get(library.pk_fault_kind(), KernelError)
+        raise kind(message.decode(errors="replace"))

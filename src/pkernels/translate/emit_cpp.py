@@ -956,11 +956,11 @@ def emit_module(
             em.lines.extend(release.body(operation, parallel))
         em.lines.append("#endif")
         em.lines.append("}")
-    if rank == 1 and operation in ("for", "reduce"):
+    if has_hybrid_launch(operation, rank) and rank == 1:
         em.lines.extend(
             _hybrid_entries(operation, c_params, c_names, build_views, release, kname, args)
         )
-    elif rank > 1 and operation == "for":
+    elif has_hybrid_launch(operation, rank):
         em.lines.extend(
             _md_hybrid_entries(rank, c_params, c_names, build_views, release, kname, args)
         )
@@ -1070,6 +1070,13 @@ class _ReleaseLaunch:
             lines += [indent + "    " + line for line in body_of(na, self.call_args(na))]
         lines.append(indent + "    }")
         return lines
+
+
+def has_hybrid_launch(operation: str, rank: int) -> bool:
+    """Whether a module has the two halves of a HYBRID launch: a range for or reduce, an
+    MDRangePolicy box's for. (A box's reduce would split its indices among the threads
+    otherwise than its debug build does; scans and teams have none.)"""
+    return (rank == 1 and operation in ("for", "reduce")) or (rank > 1 and operation == "for")
 
 
 #: Indices a hybrid launch's release code runs between two looks at its debug request.

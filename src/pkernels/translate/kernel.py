@@ -47,7 +47,6 @@ def translate_workunit(
         index = t.int64  # unused: a TeamPolicy module has no index
     assert isinstance(index, t.DataType)
     entry = emit_module(kernel, helpers, operation, index, rank)
-    if (rank == 1 and operation in ("for", "reduce")) or (rank > 1 and operation == "for"):
-        # the launches BuildMode.HYBRID may run as release code
+    if emit_cpp.has_hybrid_launch(operation, rank):  # when a HYBRID launch runs fast
         entry.proof = launch_proof(kernel, helpers, operation, rank)
     return entry
