@@ -15,6 +15,7 @@ Conversation while a kernel is debugged (``←`` agent to front end)::
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +57,13 @@ class KernelLaunch(Message):
     # A HYBRID launch's release build running beside the debug build (its line tables
     # name the Python lines of threads still in release code), or "".
     fast_library: str = ""
-    # Ctrl-C in release code that now hands each thread's next index to the debug build:
-    # stop there (the variables are available), rather than where the threads are.
-    stop_at_next_index: bool = False
+
+    @property
+    def stop_at_next_index(self) -> bool:
+        """Ctrl-C in a HYBRID launch's release code, which from then on hands each
+        thread's next index to the debug build (the agent asks for it before sending
+        this): stop there, where the variables are, rather than where the threads are."""
+        return self.crash_signal == signal.SIGINT and bool(self.fast_library)
 
 
 @message_type("kernel-go")

@@ -215,9 +215,7 @@ class KernelObserver:
         self.active = dispatch
         self.link.request(self._launch_message(dispatch, kernel), interruptible=False)
 
-    def _launch_message(
-        self, dispatch: Any, kernel: Any, crash_signal: int = 0, stop_at_next_index: bool = False
-    ) -> KernelLaunch:
+    def _launch_message(self, dispatch: Any, kernel: Any, crash_signal: int = 0) -> KernelLaunch:
         workunit = dispatch.workunit
         views = {
             name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
@@ -246,7 +244,6 @@ class KernelObserver:
             team_member=_team_member_name(workunit, dispatch.policy),
             crash_signal=crash_signal,
             fast_library=str(fast.library) if (fast := dispatch.fast_build) is not None else "",
-            stop_at_next_index=stop_at_next_index,
         )
 
     def _park_crashes(self, on: bool) -> None:
@@ -274,15 +271,12 @@ class KernelObserver:
         self.debugger.sigint_taken_by_kernel = True  # the kernel stop is the Ctrl-C's stop
         if dispatch.fast_build is not None:
             # A HYBRID launch in release code: its threads take their next indices in
-            # the debug build from now on, and gdb stops the first to begin one there.
+            # the debug build from now on, and gdb stops the first to begin one there
+            # (KernelLaunch.stop_at_next_index).
             dispatch.request_debug_code()
-            self._crashed(signal.SIGINT, 0, stop_at_next_index=True)
-        else:
-            self._crashed(signal.SIGINT, 0)
+        self._crashed(signal.SIGINT, 0)
 
-    def _crashed(
-        self, signal_number: int, thread_id: int, stop_at_next_index: bool = False
-    ) -> None:
+    def _crashed(self, signal_number: int, thread_id: int) -> None:
         """A thread got a fatal signal in a release build (the crash-watch thread; the
         crashed thread is parked): have the front end attach gdb to the kernel, then let
         the thread go on, to fault again under gdb."""
@@ -292,9 +286,7 @@ class KernelObserver:
         dispatch, kernel = running
         self.finish_requested = False
         self.active = dispatch
-        message = self._launch_message(
-            dispatch, kernel, crash_signal=signal_number, stop_at_next_index=stop_at_next_index
-        )
+        message = self._launch_message(dispatch, kernel, crash_signal=signal_number)
         message.breakpoints = []  # gdb only has to see the signal
         self.link.request(message, interruptible=False)
 
