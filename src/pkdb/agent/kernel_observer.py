@@ -74,6 +74,12 @@ def _collect_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
     return spans
 
 
+def _runs_release_code(dispatch: Any, kernel: Any) -> bool:
+    """The launch starts in release code (a release build, or a HYBRID launch's fast
+    half): no debugger is attached to it until a crash or Ctrl-C asks for one."""
+    return not kernel.debug or dispatch.fast_build is not None
+
+
 def _live_eval() -> Any:
     from . import live_eval  # loaded for the first evaluation at a kernel stop
 
@@ -203,9 +209,9 @@ class KernelObserver:
             return
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.
-        fast = not kernel.debug or dispatch.fast_build is not None
-        self._park_crashes(fast)
-        if fast:
+        release = _runs_release_code(dispatch, kernel)
+        self._park_crashes(release)
+        if release:
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
             "debug_all_kernels"
@@ -266,7 +272,7 @@ class KernelObserver:
         if running is None or self.active is not None:
             return  # host code (Python's handler acts), or gdb is attached already
         dispatch, kernel = running
-        if dispatch.fast_build is None and kernel.debug:
+        if not _runs_release_code(dispatch, kernel):
             return
         self.debugger.sigint_taken_by_kernel = True  # the kernel stop is the Ctrl-C's stop
         if dispatch.fast_build is not None:
