@@ -308,22 +308,14 @@ def specialization_key(
     tells builds apart, e.g. the BuildMode), and the names of its keyword parameters.
     Arguments that do not fit the workunit raise DispatchError."""
     names = _keyword_names(workunit.__code__, operation, rank)
-    signature = []
     try:
-        for name in names:
-            value = kwargs[name]
-            if type(value) is np.ndarray:  # the common case, as signature_key gives it
-                ndim = value.ndim
-                contiguous = ndim > 0 and value.strides[-1] == value.itemsize
-                signature.append((value.dtype, ndim, contiguous))
-            else:
-                signature.append(signature_key(value))
+        signature = tuple([signature_key(kwargs[name]) for name in names])
         if len(kwargs) != len(names):
             raise KeyError
     except KeyError:
         _check_arguments(workunit, operation, kwargs, rank)
         raise
-    return (operation, build, rank, tuple(signature)), names
+    return (operation, build, rank, signature), names
 
 
 def compiled_kernel(
