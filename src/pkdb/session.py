@@ -49,10 +49,10 @@ class Debuggee:
                 ours.close()
                 os.setpgid(0, 0)  # its own group: one killpg ends everything it started
                 fd = theirs.detach()
-                from .agent.runner import main as agent_main
+                from .agent.runner import run_agent
             except BaseException:  # noqa: BLE001 - nothing to report to yet
                 os._exit(1)
-            agent_main(["--channel-fd", str(fd)])  # raises SystemExit, never returns
+            run_agent(fd)  # raises SystemExit, never returns
         try:
             os.setpgid(pid, pid)  # also here: whichever runs first, the group exists
         except OSError:

@@ -8,7 +8,7 @@ import pytest
 
 from pkdb import protocol
 from pkdb.channel import Channel, ChannelClosed
-from pkdb.cli import build_parser, read_commands, split_argv
+from pkdb.command_line import build_parser, read_commands, split_argv
 from pkdb.commands.registry import Command, CommandRouter, split_command, split_commands
 from pkdb.modes import HostMode
 from pkdb.session import describe_exit

@@ -124,6 +124,38 @@ def test_break_in_another_module(main_program, pkdb_pty):
     assert session.quit() == 0
 
 
+def test_breakpoints_set_and_cleared_while_running_on(tmp_path, pkdb_pty):
+    # After `continue` the agent remembers which files have no breakpoint (to skip
+    # tracing their calls); a breakpoint set later in such a file must still stop, and
+    # one cleared must stop no more.
+    work = write(tmp_path, "work.py", "def double(i):\n    return i * 2\n")
+    program = write(
+        tmp_path,
+        "loop.py",
+        """
+        import work
+        for i in range(4):
+            work.double(i)
+            print("tick", i)
+        """,
+    )
+    session = pkdb_pty(program)
+    session.cmd("break 4")
+    assert f"> {program}(4)<module>()" in session.cmd("c")  # work.double(0) ran, untraced
+    assert session.cmd("p i") == "0\n"
+    assert session.cmd("break work.py:2") == f"Breakpoint 2 at {work}:2\n"
+    out = session.cmd("c")
+    assert "tick 0" in out and f"> {work}(2)double()" in out
+    assert session.cmd("p i") == "1\n"
+    assert session.cmd("clear 2") == f"Deleted breakpoint 2 at {work}:2\n"
+    out = session.cmd("c")
+    assert f"> {program}(4)<module>()" in out and "double()" not in out
+    assert session.cmd("p i") == "1\n"
+    out = session.cmd("c")
+    assert "double()" not in out and session.cmd("p i") == "2\n"
+    assert session.quit() == 0
+
+
 def test_run_and_restart_keep_breakpoints(main_program, pkdb_pty):
     session = pkdb_pty(main_program)
     session.cmd("break 6")

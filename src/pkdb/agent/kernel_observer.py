@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bdb
 import functools
-import importlib.abc
 import importlib.machinery
 import os
 import signal
@@ -23,12 +22,18 @@ import sys
 import threading
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..kernel_protocol import KernelFinished, KernelLaunch, KernelReply, KernelRequest
-from ..teams import decode_values
 from .clause_thread import in_clause
 from .link import AgentLink
+
+if TYPE_CHECKING:
+    from ..kernel_protocol import KernelLaunch, KernelRequest
+
+# The kernel messages (pkdb.kernel_protocol) are loaded only once a kernel is debugged:
+# a program whose kernels run release builds never needs them. This is the JSON type
+# of kernel_protocol.KernelRequest.
+_KERNEL_REQUEST = "kernel-request"
 
 _AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -123,7 +128,7 @@ class KernelObserver:
         self._crash_watch: Any = None
         self._told_gpu: set[Any] = set()  # kernels whose breakpoints the GPU ignores
         self.finish_requested = False
-        link.on(KernelRequest, self._on_request)
+        link.on(_KERNEL_REQUEST, self._on_request)
 
     # -- installation ----------------------------------------------------------------
 
@@ -222,6 +227,8 @@ class KernelObserver:
         self.link.request(self._launch_message(dispatch, kernel), interruptible=False)
 
     def _launch_message(self, dispatch: Any, kernel: Any, crash_signal: int = 0) -> KernelLaunch:
+        from ..kernel_protocol import KernelLaunch
+
         workunit = dispatch.workunit
         views = {
             name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
@@ -312,6 +319,8 @@ class KernelObserver:
             return
         self.active = None
         text = f"{type(error).__name__}: {error}" if error is not None else None
+        from ..kernel_protocol import KernelFinished
+
         self.link.send(KernelFinished(kernel=dispatch.workunit.__name__, error=text))
         if self.finish_requested and dispatch.frame is not None:
             self._stop_after_dispatch(dispatch.frame)
@@ -338,6 +347,8 @@ class KernelObserver:
     # -- requests while the kernel is held (reader thread) -----------------------------
 
     def _on_request(self, request: KernelRequest) -> None:
+        from ..kernel_protocol import KernelReply
+
         try:
             ok, text, data = self._handle(request.action, _decoded(request.args))
         except Exception as exc:  # noqa: BLE001 - any failure is reported, never fatal
@@ -406,6 +417,8 @@ def _index_names(workunit: Any, rank: int) -> tuple[str, ...]:
 
 def _decoded(args: dict[str, Any]) -> dict[str, Any]:
     """A request's kernel variables with team members as objects (see ``pkdb.teams``)."""
+    from ..teams import decode_values
+
     if "locals" in args:
         args = {**args, "locals": decode_values(args["locals"])}
     if "per_thread" in args:
@@ -455,8 +468,9 @@ def _main_thread() -> threading.Thread:
     return threading.main_thread()
 
 
-class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Calls ``callback`` right after the package ``name`` has been imported."""
+class _ImportWatcher:
+    """Calls ``callback`` right after the package ``name`` has been imported (a
+    ``sys.meta_path`` finder: importlib needs only its find_spec)."""
 
     def __init__(self, name: str, callback: Callable[[], None]) -> None:
         self.name = name

@@ -2,7 +2,7 @@
 
 A background thread reads every message from the front end. Replies (messages with a
 ``reply_to``) go to the request waiting for them; other messages go to the handler
-registered for their class. The thread also notices the front end going away (end of
+registered for their type. The thread also notices the front end going away (end of
 stream) and then ends the debuggee, so it never outlives its session.
 """
 
@@ -29,16 +29,17 @@ class AgentLink:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._waiting: dict[int, queue.SimpleQueue[Any]] = {}
-        self._handlers: dict[type[Message], Callable[[Any], None]] = {}
+        self._handlers: dict[str, Callable[[Any], None]] = {}
         self._thread = threading.Thread(target=self._read_loop, name="pkdb-agent-link")
         self._thread.daemon = True  # must not keep the program alive at exit
 
     def start(self) -> None:
         self._thread.start()
 
-    def on(self, message_class: type[Message], handler: Callable[[Any], None]) -> None:
-        """Call ``handler(message)`` (in the reader thread) for each such message."""
-        self._handlers[message_class] = handler
+    def on(self, message_type: str, handler: Callable[[Any], None]) -> None:
+        """Call ``handler(message)`` (in the reader thread) for each message of that
+        JSON type (a Message class's ``TYPE``: the class itself may not be loaded yet)."""
+        self._handlers[message_type] = handler
 
     def new_id(self) -> int:
         with self._lock:
@@ -88,7 +89,7 @@ class AgentLink:
                 if waiter is not None:
                     waiter.put(message)
                 continue
-            handler = self._handlers.get(type(message))
+            handler = self._handlers.get(message.TYPE)
             if handler is not None:
                 handler(message)
         with self._lock:

@@ -8,7 +8,6 @@ ends, the process ends and the front end reports how. A restart is a new process
 
 from __future__ import annotations
 
-import argparse
 import os
 import pdb
 import signal
@@ -36,14 +35,21 @@ from .link import AgentLink
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point of ``python -m pkdb.agent``; exits with the program's status."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m pkdb.agent")
     parser.add_argument("--channel-fd", type=int, required=True)
-    options = parser.parse_args(argv)
+    run_agent(parser.parse_args(argv).channel_fd)
+
+
+def run_agent(channel_fd: int) -> NoReturn:
+    """Be the agent on the socket ``channel_fd``: wait for the front end's
+    :class:`~pkdb.protocol.Start`, run the program, exit with its status."""
     _reset_signals()
 
     # The socket must not leak into programs the debuggee execs.
-    os.set_inheritable(options.channel_fd, False)
-    channel = Channel(socket.socket(fileno=options.channel_fd))
+    os.set_inheritable(channel_fd, False)
+    channel = Channel(socket.socket(fileno=channel_fd))
     start = channel.receive()
     if not isinstance(start, Start):
         raise SystemExit("pkdb agent: expected a start message")
@@ -60,7 +66,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     reporter = _StateReporter(link, lambda: debugger)
     stdin = ChannelInput(link, output, is_main=is_main, before_prompt=reporter.report)
     debugger = HostDebugger(stdin, output, settings=start.settings)
-    link.on(SettingsChanged, lambda message: debugger.settings.update(message.values))
+    link.on(SettingsChanged.TYPE, lambda message: debugger.settings.update(message.values))
     KernelObserver(debugger, link, reporter.report).install()
     link.start()
 

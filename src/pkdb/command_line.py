@@ -1,0 +1,111 @@
+"""The command line of ``pkdb``: its options, and the commands of -c and -x.
+
+Loaded by :mod:`pkdb.cli` after it has started the program's process (argparse is not
+needed to start it, and the program loads meanwhile).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+DESCRIPTION = """\
+Debug a Python program that runs pkernels (PyKokkos-style) kernels: pdb for the
+Python code, on-device debugging for the kernels, one session.
+
+The program starts stopped before its first line, as under 'python -m pdb'.
+Every pdb command works at the (pkdb) prompt, plus: run (start or continue),
+restart, info breakpoints, set NAME VALUE / show [NAME]; 'help' lists them all.
+The session survives the program: when it exits or crashes, pkdb says how and
+you can 'run' or 'restart' it (breakpoints are kept) or 'quit'."""
+
+EPILOG = """\
+Commands from -x and -c run in the order given, at the first stop; each is
+shown after the prompt, so the output reads like a session. Then pkdb reads
+the terminal -- or, when stdin is not a terminal, stdin, and quits at its end.
+
+examples:
+  pkdb yax.py                         debug yax.py interactively
+  pkdb -c 'break 9' -c run yax.py     stop at line 9, then go on by hand
+  pkdb -x session.pkdb prog.py a b    run commands from a file (CI)
+  python -m pkdb prog.py              the same as pkdb prog.py"""
+
+
+class _OrderedCommands(argparse.Action):
+    """Collects -c and -x in one list, in command-line order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        items = list(getattr(namespace, self.dest) or [])
+        items.append((self.const, values))
+        setattr(namespace, self.dest, items)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pkdb",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-x",
+        "--command-file",
+        metavar="FILE",
+        dest="commands",
+        action=_OrderedCommands,
+        const="file",
+        help="run the debugger commands in FILE, one per line (blank lines and "
+        "lines starting with # are skipped); may be repeated",
+    )
+    parser.add_argument(
+        "-c",
+        "--command",
+        metavar="CMD",
+        dest="commands",
+        action=_OrderedCommands,
+        const="command",
+        help="run the debugger command CMD; may be repeated",
+    )
+    parser.add_argument(
+        "--debug-all-kernels",
+        action="store_true",
+        help="build and debug every kernel, not only kernels with a breakpoint "
+        "(the same as 'set debug_all_kernels on')",
+    )
+    parser.add_argument("program", help="the Python program to debug")
+    parser.add_argument(
+        "args", nargs=argparse.REMAINDER, help="arguments of the program (its sys.argv[1:])"
+    )
+    return parser
+
+
+_OPTIONS_WITH_VALUE = frozenset({"-x", "--command-file", "-c", "--command"})
+
+
+def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(pkdb's part, the program's arguments)``: pkdb's options end at the program
+    path, and what follows is passed on verbatim (argparse would drop a ``--``)."""
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            return list(argv[: index + 2]), list(argv[index + 2 :])
+        if token == "-" or not token.startswith("-"):
+            return list(argv[: index + 1]), list(argv[index + 1 :])
+        index += 2 if token in _OPTIONS_WITH_VALUE else 1
+    return list(argv), []
+
+
+def read_commands(items: Sequence[tuple[str, str]]) -> list[str]:
+    """The command lines of the -c / -x options, in order. OSError for a bad file."""
+    lines: list[str] = []
+    for kind, value in items:
+        if kind == "command":
+            lines.append(value)
+            continue
+        with open(value, encoding="utf-8") as script:
+            for raw in script:
+                line = raw.strip()
+                if line and not line.startswith("#"):
+                    lines.append(line)
+    return lines
