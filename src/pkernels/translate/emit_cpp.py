@@ -8,9 +8,10 @@ file itself (its path is substituted for :data:`GENERATED_PATH` once known).
 One source serves both builds. Under ``PK_DEBUG`` the launchers call the body, a real
 function, once per index (what gdb and pkdb step through). Release builds (``#if
 !PK_DEBUG``) inline the body, run it restrict-qualified when a launch-time check finds
-that no written view overlaps another (:func:`_no_alias_condition`), split parallel_for
-into dynamic chunks and run eligible reductions several indices at a time
-(:func:`interleaved_lanes`); none of it changes a result's bits.
+that no written view overlaps another (:func:`_no_alias_condition`), give each thread one
+contiguous block of a parallel_for's indices (``schedule(static)``) and run eligible
+reductions several indices at a time (:func:`interleaved_lanes`); none of it changes a
+result's bits.
 """
 
 from __future__ import annotations
@@ -995,7 +996,7 @@ class _ReleaseLaunch:
     """The launch loops of a release build: views passed by value, restrict-qualified
     (``<true>``) when a check at launch finds that no view the kernel writes overlaps
     another view, the plain body (``<false>``) otherwise; reduce through the interleaved
-    body when :func:`interleaved_lanes` allows it; parallel_for in dynamic chunks."""
+    body when :func:`interleaved_lanes` allows it; parallel_for in one block per thread."""
 
     def __init__(
         self,
@@ -1022,26 +1023,14 @@ class _ReleaseLaunch:
     def _loops(self, operation: str, parallel: bool | str, na: str, args: str) -> list[str]:
         kname = f"{self.kname}<{na}>"
         if self.rank > 1:
-            return _md_launch_body(
-                operation, parallel, self.rank, kname, self.idx, args, self.acc, release=True
-            )
+            return _md_launch_body(operation, parallel, self.rank, kname, self.idx, args, self.acc)
         if operation == "reduce" and self.lane_vars is not None:
             lanes = f"{KERNEL_NAMESPACE}::{interleaved_name(self.kernel)}<{na}>"
             return _interleaved_reduce_body(parallel, kname, lanes, self.idx, args, self.acc)
-        if operation == "for":
-            # Chunks taken in turn (schedule(dynamic)), about 16 per thread: a thread
-            # slowed by another process, or given the heavier indices, does not hold
-            # the others up as a fixed half would. (reduce keeps schedule(static):
-            # its total depends on which thread adds which index.)
-            condition = f" if({parallel})" if isinstance(parallel, str) else ""
-            return [
-                "    const int64_t pk_chunk = pk_rt::dynamic_chunk(pk_begin, pk_end);",
-                f"    #pragma omp parallel for schedule(dynamic, pk_chunk){condition}"
-                if parallel is not False
-                else "",
-                "    for (int64_t pk_i = pk_begin; pk_i < pk_end; ++pk_i)",
-                f"        {kname}({self.idx}{args});",
-            ]
+        # parallel_for: one contiguous block of indices per thread (schedule(static), as
+        # Kokkos' default): neighbouring indices share data (a stencil's planes, a row's
+        # cache lines) that chunks dealt out in turn (schedule(dynamic)) split between
+        # threads. Measured with bench_kernels.py on 2 cores: stencil7 +2-3%, LJ +3%.
         if isinstance(parallel, str):
             body = _launch_body(operation, True, kname, self.idx, args, self.acc)
             return [_omp_if(line, parallel) for line in body]
@@ -1304,7 +1293,6 @@ def _md_launch_body(
     idx: str,
     args: str,
     acc: DataType | None,
-    release: bool = False,
 ) -> list[str]:
     """The launch loops of an MDRangePolicy box (for and reduce): ``rank`` nested loops,
     ``collapse``d into one OpenMP loop. ``parallel``: True, False or the name of a bool
@@ -1318,14 +1306,8 @@ def _md_launch_body(
     clause = f" if({parallel})" if isinstance(parallel, str) else ""
     if operation == "for":
         call = f"{kname}({idx}{args});"
-        if release:
-            # Dynamic chunks, as a release range's parallel_for (see _ReleaseLaunch).
-            count = " * ".join(f"(pk_e{k} - pk_b{k})" for k in range(rank))
-            lines.append(f"    const int64_t pk_chunk = pk_rt::dynamic_chunk(0, {count});")
-            schedule = "schedule(dynamic, pk_chunk)"
-        else:
-            schedule = "schedule(static)"
-        pragma = f"    #pragma omp parallel for collapse({rank}) {schedule}{clause}"
+        # One block per thread, as a range's parallel_for (see _ReleaseLaunch._loops).
+        pragma = f"    #pragma omp parallel for collapse({rank}) schedule(static){clause}"
     else:
         assert operation == "reduce" and acc is not None
         call = f"{kname}({idx}, pk_total{args});"
