@@ -243,6 +243,22 @@ def test_extra_keyword_argument(space):
         pk.parallel_for(pk.RangePolicy(space, 0, 3), axpy, a=1.0, x=np.zeros(3), y=np.zeros(3), z=1)
 
 
+def test_a_compiled_kernel_checks_its_arguments_as_at_the_first_dispatch(native_space):
+    # Once a kernel is compiled, dispatches take a shorter path; a call that does not
+    # fit must still fail with the full path's message, not run.
+    policy = pk.RangePolicy(native_space, 0, 3)
+    y = np.zeros(3)
+    pk.parallel_for(policy, axpy, a=2.0, x=np.ones(3), y=y)
+    np.testing.assert_array_equal(y, [2.0, 2.0, 2.0])
+    with pytest.raises(pk.DispatchError, match=r"missing y"):
+        pk.parallel_for(policy, axpy, a=1.0, x=np.zeros(3))
+    with pytest.raises(pk.DispatchError, match=r"unexpected z"):
+        pk.parallel_for(policy, axpy, a=1.0, x=np.zeros(3), y=y, z=1)
+    with pytest.raises(pk.DispatchError, match=r"y.*read-only"):
+        pk.parallel_for(policy, axpy, a=1.0, x=np.zeros(3), y=np.broadcast_to(np.zeros(1), (3,)))
+    np.testing.assert_array_equal(y, [2.0, 2.0, 2.0])
+
+
 def test_dispatch_error_is_a_type_error():
     assert issubclass(pk.DispatchError, TypeError)
     assert issubclass(pk.DispatchError, pk.PkernelsError)

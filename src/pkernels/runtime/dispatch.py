@@ -58,6 +58,11 @@ def parallel_scan(*args: Any, **kwargs: Any) -> Any:
 
 
 def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 2 and not hooks.observed():
+        kernel = _compiled_range_kernel(operation, args[0], args[1], kwargs)
+        if kernel is not None:
+            policy = args[0]
+            return kernel.launch(policy.space, policy.begin, policy.end, kwargs)
     label: str | None = None
     if args and isinstance(args[0], str):
         label, args = args[0], args[1:]
@@ -85,6 +90,33 @@ def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         hooks.notify("dispatch_finished", dispatch, result, None)
         return result
     return _run(workunit, operation, policy, kwargs, BuildMode.RELEASE, None)
+
+
+_NATIVE_SPACES = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+
+
+def _compiled_range_kernel(
+    operation: str, policy: Any, workunit: Any, kwargs: dict[str, Any]
+) -> CompiledKernel | None:
+    """The release build for the commonest dispatch, when this process has it already:
+    a RangePolicy on OpenMP or Serial, a plain @pk.workunit function, arguments that fit
+    it. None for anything else, which :func:`_run` then handles (and checks) in full.
+
+    Dispatches often follow a kernel that swept the caches; then each Python object on
+    the way costs a miss, and this path touches about half of what the full one does
+    (after a 64 MB sweep: ~50 us instead of ~75 us here)."""
+    if type(policy) is not RangePolicy or policy.space not in _NATIVE_SPACES:
+        return None
+    if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
+        return None
+    marker = getattr(workunit, "__pkernels__", None)
+    if type(marker) is not KernelMarker or marker.kind != "workunit":
+        return None
+    try:
+        key, _ = specialization_key(workunit, operation, kwargs, 1, BuildMode.RELEASE)
+    except (KeyError, DispatchError):
+        return None  # the full path reports what does not fit
+    return marker.specializations.get(key)
 
 
 def _run(

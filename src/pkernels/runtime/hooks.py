@@ -116,6 +116,11 @@ def observers() -> tuple[Any, ...]:
     return tuple(_observers)
 
 
+def observed() -> bool:
+    """Whether any observer is registered (cheaper than ``observers()``: no tuple)."""
+    return bool(_observers)
+
+
 def notify(method: str, *args: Any) -> None:
     """Call ``method`` on every observer that defines it."""
     for observer in tuple(_observers):
