@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v g++ >/dev/null || missing+=(g++)
 command -v gdb >/dev/null || missing+=(gdb)
+# Python's headers, for pkernels' one C extension (Debian's python3 keeps them apart).
+python3 -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    || missing+=(python3-dev)
 if ((${#missing[@]})); then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
     $SUDO apt-get update -qq

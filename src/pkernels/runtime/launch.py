@@ -20,6 +20,11 @@ from ..errors import (
 from ..translate.emit_cpp import KernelEntry, has_hybrid_launch
 from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
+try:  # the C marshaller, built at install when a C compiler and Python's headers are there
+    from ._launch import launch as _c_launch
+except ImportError:  # pragma: no cover - without it, every launch goes through ctypes
+    _c_launch = None
+
 _FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
 _TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
 
@@ -49,6 +54,9 @@ class CompiledKernel:
     _plan: ArgumentPlan | None = field(repr=False, default=None)
     _reports_faults: bool = field(repr=False, default=False)
     _hybrid: Any = field(repr=False, default=None)  # pk_launch_hybrid, or pk_iteration
+    # Addresses of the release build's packed launch entries (see emit_cpp._packed_entry),
+    # for pkernels.runtime._launch; empty where launches go through ctypes.
+    _packed: dict[ExecutionSpace, int] = field(repr=False, default_factory=dict)
 
     @property
     def library(self) -> Path:
@@ -69,10 +77,7 @@ class CompiledKernel:
     def load(self) -> None:
         self._lib = ctypes.CDLL(str(self.module.library))
         argtypes = c_argtypes(self.entry.params, self.entry.rank)
-        for space, symbol in (
-            (ExecutionSpace.OpenMP, self.entry.symbols["openmp"]),
-            (ExecutionSpace.Serial, self.entry.symbols["serial"]),
-        ):
+        for space, symbol in self._symbols():
             fn = getattr(self._lib, symbol)
             fn.argtypes = argtypes
             fn.restype = None
@@ -87,8 +92,21 @@ class CompiledKernel:
             self._hybrid = hybrid
         self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
         self._reports_faults = self.module.debug or self.entry.rank == _TEAM
+        if _c_launch is not None and self._plan.c_steps is not None and not self.module.debug:
+            for space, symbol in self._symbols():
+                packed = getattr(self._lib, f"{symbol}_packed", None)  # range launches
+                if packed is not None:
+                    self._packed[space] = ctypes.cast(packed, ctypes.c_void_p).value
         self._lib.pk_fault_message.restype = ctypes.c_char_p
         self._lib.pk_fault_kind.restype = ctypes.c_int
+
+    def _symbols(self) -> tuple[tuple[ExecutionSpace, str], ...]:
+        """(space, its launch symbol) for the spaces a C++ build runs."""
+        symbols = self.entry.symbols
+        return (
+            (ExecutionSpace.OpenMP, symbols["openmp"]),
+            (ExecutionSpace.Serial, symbols["serial"]),
+        )
 
     def launch_hybrid(
         self,
@@ -131,11 +149,18 @@ class CompiledKernel:
 
         A kernel built for an MDRangePolicy box (``entry.rank`` > 1) takes ``begin`` and
         ``end`` as ctypes arrays of ``rank`` int64 (see :func:`box_bounds`)."""
-        args = self._plan.marshal(kwargs)
         acc_type = self.entry.acc_type
         result = result_buffer(acc_type) if acc_type is not None else None
         if self.entry.uses_print:
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
+        packed = self._packed.get(space)
+        if packed is not None:
+            where = ctypes.addressof(result) if result is not None else None
+            if not _c_launch(packed, self._plan.c_steps, kwargs, begin, end, where):
+                return result.value if result is not None else None
+            # An argument the C marshaller leaves alone: the Python one says what is
+            # wrong with it, or marshals it and launches through ctypes.
+        args = self._plan.marshal(kwargs)
         self._launchers[space](
             begin, end, ctypes.addressof(result) if result is not None else None, *args
         )

@@ -109,16 +109,29 @@ class ArgumentPlan:
 
     def __init__(self, params: list[Param], written: frozenset[str] = frozenset()) -> None:
         steps: list[tuple[str, int, Any]] = []
+        # The same plan for pkernels.runtime._launch, which marshals in C: (name, kind,
+        # a view's rank or an int's low bound, an int's high bound). None when an
+        # argument is beyond it (a uint64, whose high bound is no int64).
+        c_steps: list[tuple[str, int, int, int]] = []
+        beyond_c = False
         for p in params:
             if isinstance(p.type, ViewType):
-                steps.append((p.name, _WRITTEN_VIEW if p.name in written else _VIEW, None))
+                kind = _WRITTEN_VIEW if p.name in written else _VIEW
+                steps.append((p.name, kind, None))
+                c_steps.append((p.name, kind, p.type.rank, 0))
             elif p.type.is_float:
                 steps.append((p.name, _FLOAT, None))
+                c_steps.append((p.name, _FLOAT, 0, 0))
             elif p.type == t.bool_:
                 steps.append((p.name, _BOOL, None))
+                c_steps.append((p.name, _BOOL, 0, 0))
             else:
-                steps.append((p.name, _INT, (*_INT_RANGES[p.type.name], p.type.name)))
+                low, high = _INT_RANGES[p.type.name]
+                steps.append((p.name, _INT, (low, high, p.type.name)))
+                beyond_c = beyond_c or high > _INT64_MAX
+                c_steps.append((p.name, _INT, low, min(high, _INT64_MAX)))
         self.steps = tuple(steps)
+        self.c_steps = None if beyond_c else tuple(c_steps)
 
     def marshal(self, kwargs: dict[str, Any]) -> list[Any]:
         """The flat C argument list for ``kwargs``; DispatchError for a read-only array
@@ -160,6 +173,7 @@ class ArgumentPlan:
         return out
 
 
+_INT64_MAX = 2**63 - 1
 _INT_RANGES = {
     name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")

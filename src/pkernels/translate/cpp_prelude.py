@@ -199,7 +199,15 @@ static inline void static_chunk(int64_t begin, int64_t end, int64_t* lo, int64_t
     *hi = *lo + q;
 }
 
-// The chunk of a release parallel_for's schedule(dynamic): about 16 per thread, enough
+// A double argument of a packed entry (see emit_cpp._packed_entry): its slot holds the
+// double's bits.
+static inline double slot_double(int64_t bits) {
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+// The chunk of a HYBRID launch's schedule(dynamic): about 16 per thread, enough
 // to even out threads that run at different speeds, few enough that taking them costs
 // nothing next to the work.
 static inline int64_t dynamic_chunk(int64_t begin, int64_t end) {

@@ -880,6 +880,7 @@ def emit_module(
         c_names = ["pk_begins", "pk_ends", "pk_result"]
     build_views = []
     call_args = []
+    slots: list[str] = []  # each C argument after the first three, from a packed slot
     for p in marshalled:
         name = cpp_name(p.name)
         if isinstance(p.type, ViewType):
@@ -890,6 +891,8 @@ def emit_module(
             c_params.append(f"{v.dtype.ctype}* {name}_data")
             c_params += [f"int64_t {n}" for n in names[1:]]
             c_names += names
+            slots.append(f"({v.dtype.ctype}*)(intptr_t)")
+            slots += [""] * (2 * v.rank)
             extents = ", ".join(f"{name}_e{k}" for k in range(v.rank))
             strides = ", ".join(f"{name}_s{k}" for k in range(v.rank))
             build_views.append(
@@ -898,6 +901,7 @@ def emit_module(
         else:
             c_params.append(f"{p.type.ctype} {name}")
             c_names.append(name)
+            slots.append(_slot_cast(p.type))
         call_args.append(name)
     kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
     args = "".join(", " + a for a in call_args)
@@ -957,6 +961,8 @@ def emit_module(
             em.lines.extend(release.body(operation, parallel))
         em.lines.append("#endif")
         em.lines.append("}")
+        if rank == 1:
+            em.lines.extend(_packed_entry(symbol, slots))
     if has_hybrid_launch(operation, rank) and rank == 1:
         em.lines.extend(
             _hybrid_entries(operation, c_params, c_names, build_views, release, kname, args)
@@ -1360,6 +1366,32 @@ def _team_launch_body(
     if acc is not None:
         lines.append(f"    *({acc.ctype}*)pk_result = pk_total;")
     return lines
+
+
+def _slot_cast(dtype: DataType) -> str:
+    """How a packed entry turns a slot (int64 bits) back into a scalar argument: floats
+    travel as the bits of a double (as Python holds them), the rest as integers."""
+    if dtype.is_float:
+        return f"({dtype.ctype})pk_rt::slot_double"
+    if dtype == t.bool_:
+        return "(bool)"
+    return f"({dtype.ctype})"
+
+
+def _packed_entry(symbol: str, slots: list[str]) -> list[str]:
+    """``<symbol>_packed(const int64_t* pk_a)``: the launch symbol with its arguments in
+    one array of 64-bit slots (begin, end, result, then each argument as marshal.py
+    flattens it), for pkernels._launch, which marshals in C. Release builds only."""
+    args = ["pk_a[0]", "pk_a[1]", "(void*)(intptr_t)pk_a[2]"]
+    args += [f"{cast}(pk_a[{k + 3}])" for k, cast in enumerate(slots)]
+    return [
+        "#if !PK_DEBUG",
+        f'extern "C" __attribute__((visibility("default"))) void {symbol}_packed('
+        "const int64_t* pk_a) {",
+        f"    {symbol}({', '.join(args)});",
+        "}",
+        "#endif",
+    ]
 
 
 def _launch_body(

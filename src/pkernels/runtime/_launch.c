@@ -1,0 +1,129 @@
+/* pkernels.runtime._launch: a kernel launch with its arguments marshalled in C.
+ *
+ * The Python marshaller (marshal.ArgumentPlan.marshal) and a ctypes call of the launch
+ * symbol cost ~40 us right after a kernel that swept the caches (every Python object on
+ * the way comes back from memory) and ~3 us otherwise; this does the same work in one
+ * C call. It handles the common arguments only: anything else (a read-only array the
+ * kernel writes, strides that are not whole elements, an int out of range, a value of
+ * another type) makes it return without running anything, and the caller goes the
+ * Python way, which raises the error with its full message or launches through ctypes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Step kinds: the order of marshal.py's _VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT. */
+enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4 };
+
+/* begin, end, result, then at most this many argument slots (a rank-4 view takes 9). */
+#define MAX_SLOTS 512
+
+typedef void (*packed_launch)(const int64_t *);
+
+static int marshal_view(PyObject *value, int written, long rank, int64_t *slots, Py_ssize_t *n)
+{
+    Py_buffer view;
+    int flags = PyBUF_STRIDES | (written ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(value, &view, flags) != 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    int ok = view.ndim == rank && view.itemsize > 0 && *n + 1 + 2 * rank <= MAX_SLOTS;
+    for (int d = 0; ok && d < view.ndim; ++d)
+        ok = view.strides[d] % view.itemsize == 0;
+    if (ok) {
+        slots[(*n)++] = (int64_t)(intptr_t)view.buf;
+        for (int d = 0; d < view.ndim; ++d)
+            slots[(*n)++] = (int64_t)view.shape[d];
+        for (int d = 0; d < view.ndim; ++d)
+            slots[(*n)++] = (int64_t)(view.strides[d] / view.itemsize);
+    }
+    PyBuffer_Release(&view);
+    return ok ? 0 : -1;
+}
+
+static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *slot)
+{
+    if (kind == FLOAT) {
+        double number = PyFloat_AsDouble(value);
+        if (number == -1.0 && PyErr_Occurred())
+            return -1;
+        memcpy(slot, &number, sizeof number);
+        return 0;
+    }
+    if (kind == BOOL) {
+        int truth = PyObject_IsTrue(value);
+        if (truth < 0)
+            return -1;
+        *slot = truth;
+        return 0;
+    }
+    /* INT: the step's third and fourth items bound it (the C type's range). */
+    long long number = PyLong_AsLongLong(value);
+    if (number == -1 && PyErr_Occurred())
+        return -1;
+    long long low = PyLong_AsLongLong(PyTuple_GET_ITEM(step, 2));
+    long long high = PyLong_AsLongLong(PyTuple_GET_ITEM(step, 3));
+    if (PyErr_Occurred() || number < low || number > high)
+        return -1;
+    *slot = (int64_t)number;
+    return 0;
+}
+
+PyDoc_STRVAR(launch_doc,
+"launch(entry, steps, kwargs, begin, end, result) -> int\n\n"
+"Marshal ``kwargs`` as ``steps`` say (a tuple of (name, kind, a, b): a view's rank,\n"
+"an int's bounds) and call the packed launch entry at address ``entry`` with the\n"
+"GIL released. Returns 0 once the kernel ran, or 1 + the index of the first step\n"
+"it could not marshal, having run nothing.");
+
+static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 6 || !PyTuple_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "launch(entry, steps, kwargs, begin, end, result)");
+        return NULL;
+    }
+    void *entry = PyLong_AsVoidPtr(args[0]);
+    int64_t slots[3 + MAX_SLOTS];
+    slots[0] = PyLong_AsLongLong(args[3]);
+    slots[1] = PyLong_AsLongLong(args[4]);
+    slots[2] = (int64_t)(intptr_t)(args[5] == Py_None ? NULL : PyLong_AsVoidPtr(args[5]));
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *steps = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(steps), n = 0;
+    for (Py_ssize_t k = 0; k < count; ++k) {
+        PyObject *step = PyTuple_GET_ITEM(steps, k);
+        PyObject *value = PyDict_GetItemWithError(args[2], PyTuple_GET_ITEM(step, 0));
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(step, 1));
+        int failed = value == NULL || kind == -1;
+        if (!failed && kind <= WRITTEN_VIEW) {
+            long rank = PyLong_AsLong(PyTuple_GET_ITEM(step, 2));
+            failed = marshal_view(value, kind == WRITTEN_VIEW, rank, slots + 3, &n);
+        } else if (!failed) {
+            failed = n >= MAX_SLOTS || marshal_scalar(value, kind, step, slots + 3 + n++);
+        }
+        if (failed) {
+            PyErr_Clear();
+            return PyLong_FromSsize_t(k + 1);
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    ((packed_launch)entry)(slots);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(0);
+}
+
+static PyMethodDef methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL, launch_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "pkernels.runtime._launch",
+    "Kernel launches with their arguments marshalled in C (see launch.py).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__launch(void) { return PyModule_Create(&module_def); }
