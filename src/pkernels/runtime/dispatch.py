@@ -21,7 +21,7 @@ import numpy as np
 
 from ..api.decorators import KernelMarker, marker_of
 from ..api.policies import MDRangePolicy, RangePolicy, as_policy
-from ..api.spaces import ExecutionSpace
+from ..api.spaces import ExecutionSpace, get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
@@ -59,10 +59,17 @@ def parallel_scan(*args: Any, **kwargs: Any) -> Any:
 
 def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if len(args) == 2 and not hooks.observed():
-        kernel = _compiled_range_kernel(operation, args[0], args[1], kwargs)
-        if kernel is not None:
-            policy = args[0]
-            return kernel.launch(policy.space, policy.begin, policy.end, kwargs)
+        policy = args[0]
+        if type(policy) is int:  # parallel_for(n, ...): RangePolicy(0, n), default space
+            space, begin, end = get_default_space(), 0, policy
+        elif type(policy) is RangePolicy:
+            space, begin, end = policy.space, policy.begin, policy.end
+        else:
+            space = None
+        if space in _NATIVE_SPACES:
+            kernel = _compiled_range_kernel(operation, args[1], kwargs)
+            if kernel is not None:
+                return kernel.launch(space, begin, end, kwargs)
     label: str | None = None
     if args and isinstance(args[0], str):
         label, args = args[0], args[1:]
@@ -96,17 +103,14 @@ _NATIVE_SPACES = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
 
 
 def _compiled_range_kernel(
-    operation: str, policy: Any, workunit: Any, kwargs: dict[str, Any]
+    operation: str, workunit: Any, kwargs: dict[str, Any]
 ) -> CompiledKernel | None:
-    """The release build for the commonest dispatch, when this process has it already:
-    a RangePolicy on OpenMP or Serial, a plain @pk.workunit function, arguments that fit
-    it. None for anything else, which :func:`_run` then handles (and checks) in full.
+    """The release build of a range launch for the commonest dispatch, when this process
+    has it already: a plain @pk.workunit function, arguments that fit it. None for
+    anything else, which :func:`_run` then handles (and checks) in full.
 
     Dispatches often follow a kernel that swept the caches; then each Python object on
-    the way costs a miss, and this path touches about half of what the full one does
-    (after a 64 MB sweep: ~50 us instead of ~75 us here)."""
-    if type(policy) is not RangePolicy or policy.space not in _NATIVE_SPACES:
-        return None
+    the way costs a miss, and this path touches about half of what the full one does."""
     if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
         return None
     marker = getattr(workunit, "__pkernels__", None)
