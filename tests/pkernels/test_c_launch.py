@@ -60,7 +60,10 @@ needs_c_launch = pytest.mark.skipif(
 def test_the_c_marshaller_is_built_where_the_project_is_installed():
     # scripts/setup.sh installs a compiler and Python's headers: the extension must be
     # there, or every launch would silently take the slower ctypes path.
-    assert launch_module._c_launch is not None
+    assert launch_module._c_launch is not None, (
+        "pkernels.runtime._launch is missing or was built from another _launch.c: "
+        "run scripts/setup.sh (or pip install -e .)"
+    )
 
 
 @needs_c_launch

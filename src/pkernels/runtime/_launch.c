@@ -126,4 +126,14 @@ static struct PyModuleDef module_def = {
     "Kernel launches with their arguments marshalled in C (see launch.py).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__launch(void) { return PyModule_Create(&module_def); }
+/* What launch() expects of `steps` and of the packed entries; launch.py ignores a module
+ * built from another version of this file (an editable install not rebuilt since). */
+#define INTERFACE 1
+
+PyMODINIT_FUNC PyInit__launch(void)
+{
+    PyObject *module = PyModule_Create(&module_def);
+    if (module != NULL && PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) != 0)
+        Py_CLEAR(module);
+    return module;
+}

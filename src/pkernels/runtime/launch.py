@@ -20,10 +20,16 @@ from ..errors import (
 from ..translate.emit_cpp import KernelEntry, has_hybrid_launch
 from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
-try:  # the C marshaller, built at install when a C compiler and Python's headers are there
-    from ._launch import launch as _c_launch
-except ImportError:  # pragma: no cover - without it, every launch goes through ctypes
+# The C marshaller, built at install when a C compiler and Python's headers are there;
+# without it (or with one built from another version of _launch.c: an editable install
+# not rebuilt since), every launch goes through ctypes.
+_C_LAUNCH_INTERFACE = 1
+try:
+    from . import _launch
+except ImportError:  # pragma: no cover - not built
     _c_launch = None
+else:
+    _c_launch = _launch.launch if getattr(_launch, "INTERFACE", 0) == _C_LAUNCH_INTERFACE else None
 
 _FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
 _TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
