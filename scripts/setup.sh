@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything pkernels and pkdb need on a fresh Debian machine:
-# the system toolchain (g++ with OpenMP, gdb) and the Python packages (editable).
+# the system toolchain (g++ with OpenMP, gdb, Python's headers) and the Python packages
+# (editable; this builds pkernels.runtime._launch, the one C extension).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
