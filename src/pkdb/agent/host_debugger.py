@@ -136,8 +136,10 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         self._quiet_generation += 1
         self._quiet_files: dict[str, bool] = {}
 
-    def _set_stopinfo(self, stopframe: Any, returnframe: Any, stoplineno: int = 0) -> None:
-        super()._set_stopinfo(stopframe, returnframe, stoplineno)
+    def _set_stopinfo(
+        self, stopframe: Any, returnframe: Any, stoplineno: int = 0, *more: Any
+    ) -> None:
+        super()._set_stopinfo(stopframe, returnframe, stoplineno, *more)  # 3.13: opcode
         # `continue` (bdb's set_continue), with a bottom frame: bdb then stops only at
         # breakpoints, and a new frame needs tracing only if its file has one.
         self._continuing = stoplineno == -1 and stopframe is not None
