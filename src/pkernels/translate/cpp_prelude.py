@@ -207,20 +207,6 @@ static inline double slot_double(int64_t bits) {
     return value;
 }
 
-// The chunk of a HYBRID launch's schedule(dynamic): about 16 per thread, enough
-// to even out threads that run at different speeds, few enough that taking them costs
-// nothing next to the work.
-static inline int64_t dynamic_chunk(int64_t begin, int64_t end) {
-    const int64_t n = end > begin ? end - begin : 0;
-#ifdef _OPENMP
-    const int64_t threads = omp_get_max_threads();
-#else
-    const int64_t threads = 1;
-#endif
-    const int64_t chunk = n / (16 * threads);
-    return chunk > 1 ? chunk : 1;
-}
-
 static inline int thread_id() {
 #ifdef _OPENMP
     return omp_get_thread_num();

@@ -1151,10 +1151,11 @@ def _hybrid_entries(
         lines += [
             "    const int64_t pk_count = pk_end > pk_begin ? pk_end - pk_begin : 0;",
             f"    const int64_t pk_blocks = (pk_count + {HYBRID_BLOCK - 1}) / {HYBRID_BLOCK};",
-            "    const int64_t pk_chunk = pk_rt::dynamic_chunk(0, pk_blocks);",
         ]
         loop = [
-            "    #pragma omp parallel for schedule(dynamic, pk_chunk) if(pk_parallel)",
+            # One block of blocks per thread, as the release launcher's parallel_for (a
+            # dynamic schedule here made some runs of a stencil 2x slower).
+            "    #pragma omp parallel for schedule(static) if(pk_parallel)",
             "    for (int64_t pk_b = 0; pk_b < pk_blocks; ++pk_b) {",
             f"        const int64_t pk_lo = pk_begin + pk_b * {HYBRID_BLOCK};",
             f"        const int64_t pk_hi = pk_end - pk_lo > {HYBRID_BLOCK} "
@@ -1207,9 +1208,6 @@ def _md_hybrid_entries(
             f"pk_e{k} = pk_ends[{k}] > pk_b{k} ? pk_ends[{k}] : pk_b{k};"
             for k in range(rank)
         ),
-        "    const int64_t pk_chunk = pk_rt::dynamic_chunk(0, "
-        + " * ".join(f"(pk_e{k} - pk_b{k})" for k in range(last))
-        + ");",
     ]
     slow_args = "".join(", " + name for name in c_names[3:])
     row = f"for (int64_t pk_i{last} = pk_b{last}; pk_i{last} < pk_e{last}; ++pk_i{last})"
@@ -1217,8 +1215,7 @@ def _md_hybrid_entries(
 
     def rows(na: str, args: str) -> list[str]:
         return [
-            f"    #pragma omp parallel for collapse({last}) schedule(dynamic, pk_chunk) "
-            "if(pk_parallel)",
+            f"    #pragma omp parallel for collapse({last}) schedule(static) if(pk_parallel)",
             *(
                 "    " * (d + 1) + f"for (int64_t pk_i{d} = pk_b{d}; pk_i{d} < pk_e{d}; ++pk_i{d})"
                 for d in range(last)
