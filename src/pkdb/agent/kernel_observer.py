@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 _KERNEL_REQUEST = "kernel-request"
 
 _AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MAIN_THREAD_ID = threading.main_thread().ident  # compared with at every dispatch
 
 
 def function_span(func: Callable[..., Any]) -> tuple[str, int, int]:
@@ -140,9 +141,15 @@ class KernelObserver:
             sys.meta_path.insert(0, _ImportWatcher("pkernels", self._register))
 
     def _register(self) -> None:
+        from pkernels.api.spaces import ExecutionSpace
         from pkernels.runtime import hooks
 
         from .crash_watch import CrashWatch
+
+        # What the dispatch hooks compare with, kept at hand: they run at every dispatch
+        # (an import statement there costs about a microsecond each time).
+        self._spaces = ExecutionSpace
+        self._build_modes = hooks.BuildMode
 
         self._crash_watch = CrashWatch(self._crashed)
         if threading.current_thread() is threading.main_thread():
@@ -171,23 +178,21 @@ class KernelObserver:
     def _choose_build(self, dispatch: Any) -> bool:
         """Apply hotswap rules, pick the build; True for a compiled kernel dispatched by
         the program's main thread."""
-        from pkernels.api.spaces import ExecutionSpace
-        from pkernels.runtime.hooks import BuildMode
-
+        spaces = self._spaces
         if in_clause():
             return False  # a parallel_launch clause: release build, no hotswap, no stop
         # hotswap first: the build and the breakpoints are those of the kernel that runs.
         table = getattr(self.debugger, "_pkdb_hotswap", None)  # see hotswap.rules_of
         if table is not None:
             table.apply(dispatch, _say_in_program_output)
-        if dispatch.space is ExecutionSpace.Debug:
+        if dispatch.space is spaces.Debug:
             return False  # plain Python: pdb's own breakpoints already stop in it
-        if threading.current_thread() is not threading.main_thread():
+        if threading.get_ident() != _MAIN_THREAD_ID:
             # A kernel dispatched by `eval` at a kernel stop runs on the agent's reader
             # thread, which must keep answering: it runs to completion, undebugged.
             return False
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
-        if dispatch.space is ExecutionSpace.Cuda:
+        if dispatch.space is spaces.Cuda:
             if breakpoints and dispatch.workunit not in self._told_gpu:
                 self._told_gpu.add(dispatch.workunit)
                 _say_in_program_output(
@@ -197,20 +202,19 @@ class KernelObserver:
             return True  # the release build; no gdb
         dispatch.extra["pkdb_breakpoints"] = breakpoints
         settings = self.debugger.settings
+        modes = self._build_modes
         if breakpoints:
-            dispatch.build = BuildMode.DEBUG
+            dispatch.build = modes.DEBUG
         elif settings.get("debug_all_kernels"):
             fast = settings.get("fast_debug_builds")
-            dispatch.build = BuildMode.HYBRID if fast else BuildMode.DEBUG
+            dispatch.build = modes.HYBRID if fast else modes.DEBUG
         return True
 
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
         # Other threads (eval at a stop, parallel_launch clauses) run release builds, and a
         # GPU kernel (always a release build) has no host code of ours to stop in.
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if dispatch.space.name == "Cuda":
+        if threading.get_ident() != _MAIN_THREAD_ID or dispatch.space is self._spaces.Cuda:
             return
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.

@@ -20,6 +20,10 @@ class ExecutionSpace(enum.Enum):
     Cuda = "Cuda"
     Default = "Default"
 
+    # Members are singletons compared by identity: hash them so, in C (Enum's own
+    # __hash__ is Python code, run at each dict look-up of every dispatch).
+    __hash__ = object.__hash__
+
 
 _default_space = ExecutionSpace.OpenMP
 

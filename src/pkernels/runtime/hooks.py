@@ -47,6 +47,8 @@ class BuildMode(enum.Enum):
     DEBUG = "debug"
     HYBRID = "hybrid"
 
+    __hash__ = object.__hash__  # identity, in C (see ExecutionSpace)
+
 
 @dataclass
 class Dispatch:
