@@ -322,9 +322,9 @@ class KernelObserver:
         if self.active is not dispatch:
             return
         self.active = None
-        text = f"{type(error).__name__}: {error}" if error is not None else None
-        from ..kernel_protocol import KernelFinished
+        from ..kernel_protocol import KernelFinished  # a kernel was debugged: loaded by now
 
+        text = f"{type(error).__name__}: {error}" if error is not None else None
         self.link.send(KernelFinished(kernel=dispatch.workunit.__name__, error=text))
         if self.finish_requested and dispatch.frame is not None:
             self._stop_after_dispatch(dispatch.frame)

@@ -159,7 +159,9 @@ def _run(
 
         return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     kernel = None
-    if build_mode is BuildMode.RELEASE:  # (observed dispatches: the unobserved came sooner)
+    # The short look-up of _dispatch, for what reaches here: a labelled or observed
+    # dispatch, an int policy of another type (or a kernel not compiled yet).
+    if build_mode is BuildMode.RELEASE:
         kernel = _compiled_range_kernel(operation, workunit, kwargs)
     if kernel is None:
         kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode)

@@ -1378,7 +1378,7 @@ def _slot_cast(dtype: DataType) -> str:
 def _packed_entry(symbol: str, slots: list[str]) -> list[str]:
     """``<symbol>_packed(const int64_t* pk_a)``: the launch symbol with its arguments in
     one array of 64-bit slots (begin, end, result, then each argument as marshal.py
-    flattens it), for pkernels._launch, which marshals in C. Release builds only."""
+    flattens it), for pkernels.runtime._launch, which marshals in C. Release builds only."""
     args = ["pk_a[0]", "pk_a[1]", "(void*)(intptr_t)pk_a[2]"]
     args += [f"{cast}(pk_a[{k + 3}])" for k, cast in enumerate(slots)]
     return [
