@@ -114,6 +114,25 @@ def test_negative_index(native_space):
             )
 
 
+@pk.workunit
+def next_difference(i, src, dst):
+    dst[i] = src[i + 1] - src[i]
+
+
+def test_constant_shift_reports_the_shifted_index(native_space):
+    # src[i + 1] is emitted as i shifted by one (pk_rt::at_shifted): the check and the
+    # message are about the element read, index 4, not i.
+    src, dst = np.arange(4.0), np.zeros(4)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError) as info:
+            pk.parallel_for(pk.RangePolicy(native_space, 0, 4), next_difference, src=src, dst=dst)
+    text = str(info.value)
+    line = _line_of(next_difference, "dst[i] = src[i + 1] - src[i]")
+    assert text.startswith(f"{__file__}:{line}: ")
+    assert "index 4 is out of range for axis 0 of view 'src' with extent 4" in text
+    np.testing.assert_array_equal(dst[:3], [1.0, 1.0, 1.0])
+
+
 def test_out_of_bounds_on_the_second_axis(native_space):
     m = np.ones((4, 3))
     out = np.zeros(4)

@@ -69,6 +69,17 @@ def plane_sum(i, n, src, dst):
         dst[i, k] = src[i, k] + 1.0
 
 
+@pk.workunit
+def neighbours(i, n, u, out):
+    for j in range(1, n - 1):
+        small: pk.int32 = j  # an int32 index: its shift stays inside the cast
+        out[i, j] = (
+            u[i - 1, j] + u[i + 1, j] * 2.0 + u[i, j - 1] * 3.0 + u[1 + i, small + 1] * 5.0
+            + u[i - 1 + 2, j] * 7.0 + u[(i - 1) - 1 + 2, j + 1 - 2 + 1] * 11.0
+            + u[2 * i - i, j] * 13.0
+        )  # fmt: skip
+
+
 def _source(workunit, operation, **kwargs) -> str:
     types = {name: argument_type(name, value) for name, value in kwargs.items()}
     return translate_workunit(workunit, operation, types).source
@@ -163,3 +174,30 @@ def test_disjoint_and_identical_views(space):
     same = src.copy()
     pk.parallel_for(pk.RangePolicy(space, 0, 9), plane_sum, n=33, src=same, dst=same)
     np.testing.assert_array_equal(same, src + 1.0)
+
+
+def test_constant_shifts_share_the_offset_of_the_unshifted_index():
+    # u[i - 1, j] is emitted as (i, j) shifted by (-1, 0): g++ then computes i*s0 + j once
+    # for all of a stencil's neighbours (bench_kernels: the 7-point stencil).
+    u, out = np.ones((4, 4)), np.zeros((4, 4))
+    source = _source(neighbours, "for", n=4, u=u, out=out)
+    assert 'pk_rt::at_shifted(u, "u", __FILE__, __LINE__, {INT64_C(-1), INT64_C(0)}, i, j)' in (
+        source
+    )
+    assert "{INT64_C(1), INT64_C(0)}, i, j)" in source  # u[1 + i, ...] and u[i - 1 + 2, ...]
+    assert 'pk_rt::at(out, "out", __FILE__, __LINE__, i, j)' in source  # no shift: at()
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial])
+def test_shifted_indices_read_the_elements_python_reads(space):
+    rng = np.random.default_rng(11)
+    base = rng.random((14, 23))
+    u = base[::2, 1::2]  # strided on both axes
+    n = u.shape[1]
+    expected = np.zeros((u.shape[0], n))
+    pk.parallel_for(pk.RangePolicy(pk.Debug, 1, u.shape[0] - 1), neighbours, n=n, u=u,
+                    out=expected)  # fmt: skip
+    out = np.zeros_like(expected)
+    pk.parallel_for(pk.RangePolicy(space, 1, u.shape[0] - 1), neighbours, n=n, u=u, out=out)
+    np.testing.assert_array_equal(out, expected)
+    assert np.count_nonzero(out) == (u.shape[0] - 2) * (n - 2)

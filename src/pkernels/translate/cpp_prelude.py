@@ -275,6 +275,13 @@ static inline T& at_checked(const View<T, R, C>& v, const int64_t* idx, const ch
     return v.data[offset];
 }
 
+template <int R, bool C>
+PK_ACCESS int64_t offset_of(const int64_t* stride, const int64_t* idx) {
+    int64_t offset = 0;
+    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : stride[k]);
+    return offset;
+}
+
 template <typename T, int R, bool C, typename... I>
 PK_ACCESS T& at(const View<T, R, C>& v, const char* name, const char* file, int line,
                     I... indices) {
@@ -283,9 +290,7 @@ PK_ACCESS T& at(const View<T, R, C>& v, const char* name, const char* file, int 
     return at_checked(v, idx, name, file, line);
 #else
     (void)name; (void)file; (void)line;
-    int64_t offset = 0;
-    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
-    return v.data[offset];
+    return v.data[offset_of<R, C>(v.stride, idx)];
 #endif
 }
 
@@ -294,9 +299,32 @@ PK_ACCESS T& at(const RView<T, R, C>& v, const char* name, const char* file, int
                     I... indices) {
     (void)name; (void)file; (void)line;
     const int64_t idx[R] = {(int64_t)indices...};
-    int64_t offset = 0;
-    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
-    return v.data[offset];
+    return v.data[offset_of<R, C>(v.stride, idx)];
+}
+
+// v[i - 1, j, k + 1]: the indices without their constant shifts, and the shifts. Release
+// builds add the shifts' offset to the unshifted indices' one, so the neighbours of one
+// point share that point's offset (g++ does not rewrite (i - 1) * s0 + j * s1 + k as
+// i * s0 + j * s1 + k - s0 itself: a stencil's seven accesses cost seven offsets).
+template <typename T, int R, bool C, typename... I>
+PK_ACCESS T& at_shifted(const View<T, R, C>& v, const char* name, const char* file, int line,
+                        const int64_t (&shift)[R], I... indices) {
+    int64_t idx[R] = {(int64_t)indices...};
+#if PK_DEBUG
+    for (int k = 0; k < R; ++k) idx[k] += shift[k];
+    return at_checked(v, idx, name, file, line);
+#else
+    (void)name; (void)file; (void)line;
+    return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
+#endif
+}
+
+template <typename T, int R, bool C, typename... I>
+PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* file, int line,
+                        const int64_t (&shift)[R], I... indices) {
+    (void)name; (void)file; (void)line;
+    const int64_t idx[R] = {(int64_t)indices...};
+    return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
 }
 
 // ---- Python arithmetic on integers

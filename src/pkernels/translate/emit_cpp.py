@@ -100,6 +100,8 @@ class KernelEntry:
 class CppEmitter:
     #: Where the math functions (sqrt, pow, fabs, isnan...) of the target's runtime live.
     MATH = "std::"
+    #: Whether ``v[i - 1]`` is emitted as ``i`` shifted by -1 (``pk_rt::at_shifted``).
+    SHIFTED_ACCESS = True
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -532,11 +534,7 @@ class CppEmitter:
                     return f"pk_l{self.lane}_{cpp_name(name)}"
                 return cpp_name(name)
             case ir.ViewAccess(view=view, indices=indices):
-                idx = ", ".join(self.cast(i, t.int64) for i in indices)
-                return (
-                    f"pk_rt::at({cpp_name(view.name)}, {c_string(view.name)}, __FILE__, "
-                    f"__LINE__, {idx})"
-                )
+                return self.view_access(view, indices)
             case ir.ViewArg(ref=ref):
                 return cpp_name(ref.name)
             case ir.FieldAccess(base=base, field=name):
@@ -578,6 +576,16 @@ class CppEmitter:
             case ir.AtomicOp():
                 return self.atomic(e)
         raise AssertionError(f"unhandled IR expression {e!r}")
+
+    def view_access(self, view: ir.ViewRef, indices: list[ir.Expr]) -> str:
+        where = f"{cpp_name(view.name)}, {c_string(view.name)}, __FILE__, __LINE__"
+        split = [_constant_shift(i) for i in indices] if self.SHIFTED_ACCESS else []
+        if not any(shift for _, shift in split):
+            idx = ", ".join(self.cast(i, t.int64) for i in indices)
+            return f"pk_rt::at({where}, {idx})"
+        shifts = ", ".join(f"INT64_C({shift})" for _, shift in split)
+        idx = ", ".join(self.cast(base, t.int64) for base, _ in split)
+        return f"pk_rt::at_shifted({where}, {{{shifts}}}, {idx})"
 
     def binop(self, op: str, left: ir.Expr, right: ir.Expr, rtype: DataType) -> str:
         if op == "/":
@@ -748,6 +756,30 @@ def _stores_in_loops(fn: ir.Function) -> bool:
         for loop in loops
         for s in ir.statements(loop.body)
     )
+
+
+def _constant_shift(index: ir.Expr) -> tuple[ir.Expr, int]:
+    """``index`` as ``base + shift`` with a constant ``shift`` (0 when it has none): ``i - 1``
+    is ``(i, -1)``, ``1 + i + 2`` is ``(i, 3)``. Only int64 sums, so that taking the
+    constant out changes no intermediate type, and shifts far from overflowing."""
+    base, shift = index, 0
+    while isinstance(base, ir.BinOp) and base.op in ("+", "-") and base.type == t.int64:
+        left, right = base.left, base.right
+        if _int_const(right):
+            step = right.value if base.op == "+" else -right.value
+            base = left
+        elif _int_const(left) and base.op == "+":
+            step, base = left.value, right
+        else:
+            break
+        shift += step
+    if base.type != t.int64 or abs(shift) >= 2**62:
+        return index, 0
+    return base, shift
+
+
+def _int_const(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and type(e.value) is int
 
 
 def _has_atomics(fn: ir.Function) -> bool:

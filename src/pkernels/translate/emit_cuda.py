@@ -66,6 +66,7 @@ class CudaEmitter(CppEmitter):
     """:class:`CppEmitter` for device code (see the module docstring)."""
 
     MATH = "pk_math::"  # overloads for float and double (NVRTC has no <cmath>)
+    SHIFTED_ACCESS = False  # a rewrite for g++'s sake; the device prelude has only at()
 
     def print_stmt(self, s: ir.Print) -> None:
         if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface
