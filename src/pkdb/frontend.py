@@ -52,6 +52,9 @@ _KERNEL_POLL_INTERVAL = 0.005
 #: Seconds Ctrl-C in a HYBRID launch waits for a thread to begin an index in the debug
 #: build before stopping the threads where they are (in release code).
 NEXT_INDEX_PATIENCE = 0.5
+#: Seconds a program that ended (its agent gone) gets to finish exiting before gdb lets
+#: go of it; a program still running then (threads it left behind) is detached anyway.
+_EXIT_PATIENCE = 5.0
 #: Exit statuses of a program killed by a crash signal.
 _CRASH_CODES = frozenset(-s for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT))
 
@@ -349,9 +352,14 @@ class Frontend(cmd.Cmd):
         """The run is over: reap it, then report, quit, or hand back a restart."""
         debuggee, self.debuggee = self.debuggee, None
         self.agent_prompt = None
-        self._leave_kernel(close=True)
         request, self._finished_request = self._finished_request, None
         assert debuggee is not None
+        if request is None and self._kernel is not None and self._kernel.attached:
+            # The program is exiting under gdb: let it finish before gdb detaches. gdb 13
+            # aborts, dumping core, when told to detach from a process whose threads are
+            # still exiting (linux-nat.c: "Assertion `num_lwps (pid) == 1' failed").
+            debuggee.wait_exited(_EXIT_PATIENCE)
+        self._leave_kernel(close=True)
         if request is not None:
             debuggee.terminate()  # the user asked; don't wait for its threads
             if request.reason == "quit":
@@ -402,7 +410,7 @@ class Frontend(cmd.Cmd):
                 self.error(problem)
         except TargetError as exc:
             self.error(f"cannot debug kernel {message.kernel}: {exc}; it runs undebugged")
-            self.kernel.close()
+            self._close_kernel()
         assert self.debuggee is not None
         from .kernel_protocol import KernelGo
 
@@ -431,12 +439,17 @@ class Frontend(cmd.Cmd):
         return False
 
     def _leave_kernel(self, *, close: bool) -> None:
-        if self._kernel is not None:
-            if close:
-                self._kernel.close()
-            else:
-                self._kernel.end()
+        if close:
+            self._close_kernel()
+        elif self._kernel is not None:
+            self._kernel.end()
         self.mode = self.host_mode
+
+    def _close_kernel(self) -> None:
+        """Stop gdb, and say so if gdb itself failed during the session."""
+        if self._kernel is not None:
+            for failure in self._kernel.close():
+                self.error(f"gdb failed: {failure}")
 
     def _check_kernel_stop(self) -> bool:
         """A kernel thread stopped: enter kernel mode and give the user the word."""

@@ -161,16 +161,25 @@ class KernelSession:
             except TargetError:
                 pass  # hit: gdb removed it already
 
-    def close(self) -> None:
-        """The debuggee is gone or the session ends: detach and stop gdb."""
+    @property
+    def attached(self) -> bool:
+        """gdb is attached to the program (it debugged a kernel of this run)."""
+        return self._attached_pid is not None and self.controller is not None
+
+    def close(self) -> list[str]:
+        """The debuggee is gone or the session ends: detach and stop gdb. Returns gdb's
+        internal errors during the session, for the user (gdb aborts after one)."""
         self.end()
+        failures = []
         if self.controller is not None:
             self.controller.close()
+            failures = self.controller.internal_errors
         self.controller = None
         self._attached_pid = None
         self.fault_breakpoint = None
         self.next_index_breakpoint = None
         self.gdb_numbers.clear()
+        return failures
 
     # -- breakpoints -------------------------------------------------------------------
 

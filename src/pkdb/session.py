@@ -116,6 +116,22 @@ class Debuggee:
         """Ctrl-C for the program (when the front end, not the program, got it)."""
         self._signal_group(signal.SIGINT)
 
+    def wait_exited(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the process to exit, without reaping it
+        (its group id stays ours); whether it has."""
+        deadline = time.monotonic() + timeout
+        while self.process.returncode is None:
+            try:
+                info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if info is not None:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
     def wait(self) -> int:
         """Reap the process; its exit status (negative: killed by that signal)."""
         if self.process.returncode is None:

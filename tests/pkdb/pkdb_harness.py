@@ -79,13 +79,18 @@ class PtySession:
 
 
 def run_scripted(
-    program: Path, *options: str, args: tuple[str, ...] = (), stdin: str | None = None
+    program: Path,
+    *options: str,
+    args: tuple[str, ...] = (),
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """pkdb without a terminal (stdout and stderr merged, as a CI log would show)."""
+    """pkdb without a terminal (stdout and stderr merged, as a CI log would show);
+    ``env``: variables to add to :func:`pkdb_env`'s."""
     return subprocess.run(
         [sys.executable, "-m", "pkdb", *options, str(program), *args],
         cwd=program.parent,
-        env=pkdb_env(program.parent),
+        env=pkdb_env(program.parent) | (env or {}),
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -318,6 +318,11 @@ class GdbController(Controller):
                 self._thread_state.clear()
                 self._stops.clear()
 
+    @property
+    def internal_errors(self) -> list[str]:
+        """gdb's internal errors so far (gdb aborts after one): first line each."""
+        return list(self._mi.internal_errors)
+
     def close(self) -> None:
         """Detach if attached, then end gdb (never the debuggee). Idempotent."""
         try:

@@ -117,6 +117,8 @@ class MiSession:
         self._listeners: list[AsyncListener] = []
         self._unclaimed_streams: collections.deque[tuple[str, str]] = collections.deque(maxlen=1000)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        #: gdb's own failures ("...: internal-error: ..."), first line each, oldest first.
+        self.internal_errors: list[str] = []
         self._dead = threading.Event()
         self._closing = False
         try:
@@ -348,6 +350,8 @@ class MiSession:
             with self._pending_lock:
                 pending = self._current
             text = record.get("payload") or ""
+            if kind == "log" and "internal-error:" in text:
+                self.internal_errors.append(text.strip().split("\n", 1)[0])
             if pending is not None:
                 getattr(pending, _STREAM_TYPES[kind]).append(text)
             else:
