@@ -29,12 +29,14 @@ class Hybrid:
     """Asks for HYBRID builds; records what before_launch saw; may ask for the debug
     code right away (``to_debug``), as pkdb does on Ctrl-C."""
 
-    def __init__(self, to_debug: bool = False) -> None:
+    def __init__(self, to_debug: bool = False, debug_indices: np.ndarray | None = None) -> None:
         self.to_debug = to_debug
+        self.debug_indices = debug_indices
         self.seen: list[tuple[bool, object]] = []  # (kernel.debug, dispatch.fast_build)
 
     def dispatch_started(self, dispatch: hooks.Dispatch) -> None:
         dispatch.build = BuildMode.HYBRID
+        dispatch.debug_indices = self.debug_indices
 
     def before_launch(self, dispatch: hooks.Dispatch, kernel: object) -> None:
         self.seen.append((kernel.debug, dispatch.fast_build))
@@ -72,15 +74,24 @@ def test_release_code_hands_every_remaining_index_to_the_debug_code() -> None:
         )
     fast = observer.seen[0][1]
     args = fast._plan.marshal({"n": n, "alpha": 0.1, "u": u, "u_new": u_new})
-    argtypes = [ctypes.c_int64, *fast._hybrid.argtypes[6:]]
+    argtypes = [ctypes.c_int64, *fast._hybrid.argtypes[7:]]
     seen: list[int] = []
     entry = ctypes.CFUNCTYPE(None, *argtypes)(lambda i, *rest: seen.append(i))
     for request in (0, 1):
         seen.clear()
         flag = ctypes.c_int(request)
-        fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p), False,
+        fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p), None, False,
                      3, n - 1, None, *args)  # fmt: skip
         assert sorted(seen) == (list(range(3, n - 1)) if request else [])
+    # A mask picks the indices that start in the debug code; the request still takes all.
+    mask = np.zeros(n - 4, dtype=np.uint8)
+    mask[[0, 15, 16, 40]] = 1  # indices 3, 18, 19, 43: block edges and a lone one
+    for request, expected in ((0, [3, 18, 19, 43]), (1, list(range(3, n - 1)))):
+        seen.clear()
+        flag = ctypes.c_int(request)
+        fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p),
+                     mask.ctypes.data, True, 3, n - 1, None, *args)  # fmt: skip
+        assert sorted(seen) == expected
 
 
 def test_a_launch_that_could_fail_a_check_runs_the_debug_build() -> None:
@@ -169,12 +180,12 @@ def test_an_mdrange_box_hands_every_remaining_index_to_the_debug_code() -> None:
         )
     fast = observer.seen[0][1]
     args = fast._plan.marshal({"u": u, "out": out})
-    argtypes = [ctypes.c_int64, ctypes.c_int64, *fast._hybrid.argtypes[6:]]
+    argtypes = [ctypes.c_int64, ctypes.c_int64, *fast._hybrid.argtypes[7:]]
     seen: list[tuple[int, int]] = []
     entry = ctypes.CFUNCTYPE(None, *argtypes)(lambda i, j, *rest: seen.append((i, j)))
     begins, ends = (ctypes.c_int64 * 2)(2, 1), (ctypes.c_int64 * 2)(n - 1, n - 2)
     flag = ctypes.c_int(1)
-    fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p), False,
+    fast._hybrid(ctypes.addressof(flag), ctypes.cast(entry, ctypes.c_void_p), None, False,
                  begins, ends, None, *args)  # fmt: skip
     assert sorted(seen) == [(i, j) for i in range(2, n - 1) for j in range(1, n - 2)]
 
@@ -185,4 +196,40 @@ def test_an_mdrange_box_that_could_fail_a_check_runs_the_debug_build() -> None:
     out = np.zeros_like(u)
     with observing(Hybrid()) as observer, pytest.raises(pk.KernelIndexError, match="extent 10"):
         pk.parallel_for(pk.MDRangePolicy(pk.OpenMP, [1, 1], [n, n - 1]), laplacian_2d, u=u, out=out)
+    assert observer.seen == [(True, None)]
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial], ids=lambda s: s.name)
+def test_debug_indices_give_the_same_results(space) -> None:
+    n = 67
+    u, u_new = heat_arrays(n)
+    mask = np.arange(1, n - 1) % 7 == 3
+    with observing(Hybrid(debug_indices=mask)) as observer:
+        pk.parallel_for(pk.RangePolicy(space, 1, n - 1), diffuse, n=n, alpha=0.1, u=u, u_new=u_new)
+    assert observer.seen[0][1] is not None  # proven: release code for the other indices
+    np.testing.assert_array_equal(u_new, numpy_diffuse(u, 0.1))
+    policy = pk.RangePolicy(space, 0, n)
+    with observing(Hybrid(debug_indices=np.arange(n) % 5 == 0)):
+        result = pk.parallel_reduce(policy, total, n=n, u=u)
+    assert result == pytest.approx(u.sum(), rel=1e-14)
+
+
+def test_debug_indices_of_the_wrong_length_are_refused() -> None:
+    n = 20
+    u, u_new = heat_arrays(n)
+    with observing(Hybrid(debug_indices=np.ones(n, dtype=bool))):
+        with pytest.raises(pk.DispatchError, match=r"one entry per index of a range \(18\)"):
+            pk.parallel_for(
+                pk.RangePolicy(pk.OpenMP, 1, n - 1), diffuse, n=n, alpha=0.1, u=u, u_new=u_new
+            )
+
+
+def test_an_mdrange_box_given_debug_indices_runs_the_debug_build() -> None:
+    n = 9
+    u, _ = heat_arrays(n)
+    out = np.zeros_like(u)
+    with observing(Hybrid(debug_indices=np.ones(1, dtype=bool))) as observer:
+        pk.parallel_for(
+            pk.MDRangePolicy(pk.OpenMP, [1, 1], [n - 1, n - 1]), laplacian_2d, u=u, out=out
+        )
     assert observer.seen == [(True, None)]

@@ -194,13 +194,16 @@ def _run_hybrid(
     assert debug is not None
     if fast is not None and not debug.entry.proof.holds(begin, end, kwargs):
         fast = None
+    mask = dispatch.debug_indices if dispatch is not None else None
+    if mask is not None and rank != 1:
+        fast = None  # per-index debug code is for ranges: the debug build runs it all
     if dispatch is not None:
         dispatch.fast_build = fast
         hooks.notify("before_launch", dispatch, debug)
     if fast is None:
         return debug.launch(policy.space, *bounds, kwargs)
     request = dispatch.debug_request if dispatch is not None else ctypes.c_int(0)
-    return fast.launch_hybrid(policy.space, *bounds, kwargs, request, debug)
+    return fast.launch_hybrid(policy.space, *bounds, kwargs, request, debug, mask)
 
 
 def _run_box(

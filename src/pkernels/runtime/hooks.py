@@ -59,6 +59,12 @@ class Dispatch:
     ``frame`` is the caller's frame; ``build`` and ``workunit`` may be changed by
     ``dispatch_started`` observers. ``fast_build`` (seen by ``before_launch``): under
     HYBRID, the release build (a CompiledKernel) about to run first, or None.
+    ``debug_indices`` (set by a ``dispatch_started`` observer, with ``build = HYBRID``):
+    a range launch (``RangePolicy``, for or reduce) then runs index ``i`` in the debug
+    build from the start where ``debug_indices[i - begin]`` is true (one entry per index,
+    bool or uint8), the others in release code: a debugger whose breakpoint conditions
+    hold only at some indices stops there without trapping in every other one. Any other
+    launch given ``debug_indices`` runs wholly in the debug build.
     """
 
     operation: str
@@ -71,6 +77,7 @@ class Dispatch:
     original_workunit: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
     fast_build: Any = None
+    debug_indices: Any = None  # a NumPy array, see above
     # Read by a HYBRID launch's release code at every block of indices (a C int).
     debug_request: ctypes.c_int = field(default_factory=ctypes.c_int, repr=False)
 

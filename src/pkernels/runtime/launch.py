@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..api.spaces import ExecutionSpace
 from ..build.compiler import BuiltModule
 from ..errors import (
@@ -93,7 +95,9 @@ class CompiledKernel:
             symbol = "pk_iteration" if self.module.debug else "pk_launch_hybrid"
             hybrid = getattr(self._lib, symbol, None)
             if hybrid is not None and not self.module.debug:
-                hybrid.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_bool, *argtypes]
+                hybrid.argtypes = [
+                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_bool, *argtypes
+                ]  # fmt: skip
                 hybrid.restype = None
             self._hybrid = hybrid
         self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
@@ -122,15 +126,26 @@ class CompiledKernel:
         kwargs: dict[str, Any],
         debug_request: ctypes.c_int,
         debug_build: CompiledKernel,
+        debug_mask: np.ndarray | None = None,
     ) -> Any:
         """Run this HYBRID build's release loop over ``begin <= i < end`` (for an
         MDRangePolicy box, ``begin`` and ``end`` as :func:`box_bounds` arrays); once
         ``debug_request`` is set, each thread runs its remaining indices through
-        ``debug_build`` (the same kernel's debug build, loaded in this process). Returns
-        the reduce's total, or None."""
+        ``debug_build`` (the same kernel's debug build, loaded in this process). Before
+        that, a range's indices ``i`` with ``debug_mask[i - begin]`` true (a uint8 or bool
+        array of ``end - begin`` entries) run in ``debug_build`` too. Returns the reduce's
+        total, or None."""
         iteration = debug_build._hybrid
         if self._hybrid is None or iteration is None:
             raise DispatchError(f"{self.name}: no hybrid build of this kernel")
+        mask = None
+        if debug_mask is not None:
+            mask = np.ascontiguousarray(debug_mask, dtype=np.uint8)
+            if self.entry.rank != 1 or mask.shape != (max(0, end - begin),):
+                raise DispatchError(
+                    f"{self.name}: a debug mask needs one entry per index of a range "
+                    f"({max(0, end - begin)}), got shape {mask.shape}"
+                )
         args = self._plan.marshal(kwargs)
         acc_type = self.entry.acc_type
         result = result_buffer(acc_type) if acc_type is not None else None
@@ -140,6 +155,7 @@ class CompiledKernel:
         self._hybrid(
             ctypes.addressof(debug_request),
             ctypes.cast(iteration, ctypes.c_void_p),
+            mask.ctypes.data if mask is not None else None,
             space is not ExecutionSpace.Serial,
             begin,
             end,

@@ -1132,7 +1132,12 @@ def _hybrid_head(
         f"typedef void (*pk_iteration_fn)({', '.join(types)});",
         'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
         + ", ".join(
-            ["const volatile int* pk_to_debug", "void* pk_debug_index", "bool pk_parallel"]
+            [
+                "const volatile int* pk_to_debug",
+                "void* pk_debug_index",
+                "const unsigned char* pk_debug_mask",
+                "bool pk_parallel",
+            ]
             + c_params
         )
         + ") {",
@@ -1156,7 +1161,10 @@ def _hybrid_entries(
     ``*pk_acc`` for a reduce). A build with ``PK_HYBRID`` exports ``pk_launch_hybrid``:
     the release loop, in blocks of :data:`HYBRID_BLOCK` indices; once ``*pk_to_debug`` is
     set (a debugger wants to stop in the kernel), each thread hands its remaining indices,
-    one at a time, to the debug build's ``pk_iteration``. The indices of a parallel_for
+    one at a time, to the debug build's ``pk_iteration``. Until then, where
+    ``pk_debug_mask`` is not null, index ``i`` runs in the debug build when
+    ``pk_debug_mask[i - pk_begin]`` is not 0 (a debugger's breakpoint condition holds
+    only there), the others in release code. The indices of a parallel_for
     are independent, and a reduce's thread adds its indices in order, in the chunk the
     release and debug launchers give it (``schedule(static)``), whichever code runs them:
     which build runs which index changes no result (OpenMP then adds the threads'
@@ -1203,6 +1211,13 @@ def _hybrid_entries(
             "        if (__builtin_expect(*pk_to_debug != 0, 0)) {",
             "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
             f"                pk_slow(pk_i{slow_args});",
+            "        } else if (pk_debug_mask != nullptr) {",
+            "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i) {",
+            "                if (pk_debug_mask[pk_i - pk_begin])",
+            f"                    pk_slow(pk_i{slow_args});",
+            "                else",
+            f"                    {kname}<{na}>({release.idx}{fast_args});",
+            "            }",
             "        } else {",
             "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i)",
             f"                {kname}<{na}>({release.idx}{fast_args});",
@@ -1228,7 +1243,7 @@ def _md_hybrid_entries(
     """:func:`_hybrid_entries` for an MDRangePolicy box's parallel_for: ``pk_iteration``
     takes the ``rank`` indices; the release loop looks at the debug request once per row
     of the innermost index (the loop g++ vectorises), so a thread hands over at most the
-    rest of the row it is in."""
+    rest of the row it is in. Boxes take no ``pk_debug_mask`` (the launcher passes null)."""
     indices = [f"pk_i{k}" for k in range(rank)]
     last = rank - 1
     lines = _hybrid_head(
