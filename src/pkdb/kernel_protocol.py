@@ -57,6 +57,9 @@ class KernelLaunch(Message):
     # A HYBRID launch's release build running beside the debug build (its line tables
     # name the Python lines of threads still in release code), or "".
     fast_library: str = ""
+    # Only some indices run in the debug build (those where a breakpoint condition on the
+    # index holds, Dispatch.debug_indices); the request "debug_code" sends the rest there.
+    partial_debug: bool = False
 
     @property
     def stop_at_next_index(self) -> bool:

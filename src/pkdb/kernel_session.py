@@ -98,6 +98,7 @@ class KernelSession:
         # release code: the first thread to begin an index in the debug build stops there.
         self.next_index_breakpoint: int | None = None
         self._attached_pid: int | None = None
+        self._release_ranges: list[tuple[int, int]] = []  # code of the launch's fast_library
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -134,6 +135,11 @@ class KernelSession:
             if library not in self._symbols_loaded:
                 self.controller.send_raw(f"sharedlibrary {re.escape(library)}")
                 self._symbols_loaded.add(library)
+        # A HYBRID launch's release code has line tables too: a breakpoint must not stop
+        # there (no variables to test a condition on or to show), only in the debug build.
+        self._release_ranges = (
+            self.controller.library_ranges(launch.fast_library) if launch.fast_library else []
+        )
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
@@ -209,6 +215,9 @@ class KernelSession:
             bp["file"], bp["line"], condition=condition, temporary=bp.get("temporary", False)
         )
         self.gdb_numbers[bp["number"]] = inserted.number
+        for location, address in inserted.addresses:
+            if any(start <= address < stop for start, stop in self._release_ranges):
+                controller.disable_location(location)
         if not bp.get("enabled", True):
             controller.disable_breakpoint(inserted.number)
         return None

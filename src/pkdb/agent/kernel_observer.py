@@ -82,8 +82,9 @@ def _collect_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
 
 def _runs_release_code(dispatch: Any, kernel: Any) -> bool:
     """The launch starts in release code (a release build, or a HYBRID launch's fast
-    half): no debugger is attached to it until a crash or Ctrl-C asks for one."""
-    return not kernel.debug or dispatch.fast_build is not None
+    half) with no debugger attached until a crash or Ctrl-C asks for one. (A launch with
+    ``debug_indices`` has breakpoints in those indices: gdb attaches before it runs.)"""
+    return not kernel.debug or (dispatch.fast_build is not None and dispatch.debug_indices is None)
 
 
 def _live_eval() -> Any:
@@ -200,9 +201,21 @@ class KernelObserver:
                     "kernel breakpoints do not stop yet; run it on pk.OpenMP to stop in it"
                 )
             return True  # the release build; no gdb
-        dispatch.extra["pkdb_breakpoints"] = breakpoints
         settings = self.debugger.settings
         modes = self._build_modes
+        if breakpoints and settings.get("fast_debug_builds"):
+            mask = _index_only_stops(dispatch, breakpoints)
+            if mask is not None:
+                # Only the indices where a condition holds can stop: they run in the debug
+                # build, the others in release code (when the launch is proven in range).
+                if not mask.any() and not settings.get("debug_all_kernels"):
+                    breakpoints = []  # no index can stop: the release build, no gdb
+                else:
+                    dispatch.build = modes.HYBRID
+                    dispatch.debug_indices = mask
+                    dispatch.extra["pkdb_breakpoints"] = breakpoints
+                    return True
+        dispatch.extra["pkdb_breakpoints"] = breakpoints
         if breakpoints:
             dispatch.build = modes.DEBUG
         elif settings.get("debug_all_kernels"):
@@ -261,6 +274,7 @@ class KernelObserver:
             team_member=_team_member_name(workunit, dispatch.policy),
             crash_signal=crash_signal,
             fast_library=str(fast.library) if (fast := dispatch.fast_build) is not None else "",
+            partial_debug=fast is not None and dispatch.debug_indices is not None,
         )
 
     def _park_crashes(self, on: bool) -> None:
@@ -370,10 +384,15 @@ class KernelObserver:
             if error:
                 return False, str(error), {}
             bp = debugger.get_breaks(args["file"], args["line"])[-1]
+            self._widen_debug_indices(action)
             self.report_state()
             return True, "", _breakpoint_dict(bp)
         if action == "finish":
             self.finish_requested = True
+            return True, "", {}
+        if action == "debug_code":  # the remaining indices in the debug build
+            if self.active is not None:
+                self.active.request_debug_code()
             return True, "", {}
         if action == "exec":
             text, writes = _live_eval().execute(self.active, args["source"], args.get("locals", {}))
@@ -396,8 +415,18 @@ class KernelObserver:
             bp.cond = args.get("condition") or None
         else:
             return False, f"unknown kernel request {action!r}", {}
+        self._widen_debug_indices(action)
         self.report_state()
         return True, "", _breakpoint_dict(bp)
+
+    def _widen_debug_indices(self, action: str) -> None:
+        """A breakpoint set, enabled or given a new condition at a stop may hold at
+        indices the launch runs in release code (its ``debug_indices`` came from the
+        conditions before): run every remaining index in the debug build."""
+        dispatch = self.active
+        if action in ("break", "enable", "condition") and dispatch is not None:
+            if dispatch.debug_indices is not None:
+                dispatch.request_debug_code()
 
     def _evaluate(self, expr: str, kernel_locals: dict[str, Any]) -> Any:
         """``expr`` over the kernel's locals, its views (the caller's own arrays), and
@@ -411,6 +440,27 @@ class KernelObserver:
         namespace.update(kernel_locals)
         globals_ = frame.f_globals if frame is not None else {}
         return eval(compile(expr, "<pkdb>", "eval"), globals_, namespace)
+
+
+def _index_only_stops(dispatch: Any, breakpoints: list[dict[str, Any]]) -> Any:
+    """For a range launch (for or reduce, on the CPU) whose breakpoints all sit in the
+    workunit itself under conditions on its index and scalar arguments only: the indices
+    where one can stop (see :mod:`.index_conditions`). Otherwise None."""
+    from pkernels import RangePolicy
+
+    policy = dispatch.policy
+    if type(policy) is not RangePolicy or dispatch.operation not in ("for", "reduce"):
+        return None
+    workunit = dispatch.workunit
+    file, first, last = function_span(workunit)
+    if any(os.path.abspath(bp["file"]) != file or not first <= bp["line"] <= last
+           for bp in breakpoints):  # fmt: skip
+        return None  # a @pk.function's line: its names are not the kernel's
+    from .index_conditions import debug_indices
+
+    [index] = _index_names(workunit, 1)
+    conditions = [bp.get("condition") for bp in breakpoints]
+    return debug_indices(conditions, index, dispatch.kwargs, policy.begin, policy.end)
 
 
 def _index_names(workunit: Any, rank: int) -> tuple[str, ...]:

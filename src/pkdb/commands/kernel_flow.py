@@ -11,6 +11,8 @@ from .registry import Command
 #: A step that has not ended by then is stuck (at the kernel's end, waiting for held
 #: threads): it is interrupted and reported as such.
 _STEP_TIMEOUT_SECONDS = 2.0
+#: A thread stepped out of an index of a HYBRID launch enters its next one at once.
+_NEXT_INDEX_SECONDS = 0.5
 
 
 @guarded
@@ -61,6 +63,11 @@ def _step(console: KernelConsole, into: bool) -> None:
     if kernel.team_member:
         _team_step(console, thread, into)
         return
+    launch = kernel.launch
+    if launch is not None and launch.partial_debug:
+        # A step may go on to the thread's next index: that must run in the debug build.
+        console.kernel_request("debug_code")
+        launch.partial_debug = False
     # Python-line granularity. gdb steps inside the Python functions; past the body's
     # last line it would run the generated loop (every remaining iteration) as one
     # line, so a breakpoint for this thread on the body's entry stops it at the start
@@ -70,6 +77,24 @@ def _step(console: KernelConsole, into: bool) -> None:
     try:
         (controller.step if into else controller.next)(thread)
         event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+        if (
+            launch is not None
+            and launch.fast_library
+            and next_iteration is not None
+            and event is not None
+            and not event.exited
+            and not _in_python(event)
+        ):
+            # Out of the body of a HYBRID launch's index: the thread is in the debug
+            # build's one-index entry, which release code called. Its next index (in the
+            # debug build now) starts at once; with none, it stops when its indices are
+            # done, before OpenMP's barrier (where held threads may be waiting already).
+            done = _thread_breakpoint(console, thread, "pk_hybrid_chunk_done")
+            try:
+                controller.continue_([thread])
+                event = controller.wait_for_stop(timeout=_NEXT_INDEX_SECONDS, thread_id=thread)
+            finally:
+                _delete_quietly(console, done)
         entered = event is not None and (
             (event.breakpoint is not None and event.breakpoint == next_iteration)
             or (into and before is not None and _function_changed(before, event))
@@ -86,7 +111,7 @@ def _step(console: KernelConsole, into: bool) -> None:
     elif event.exited:
         console.resume_kernel()  # the program ended: report it
         return
-    if event is not None and event.frame and (event.frame.file or "").endswith(".py"):
+    if event is not None and _in_python(event):
         stop.event = event
         stop.frame = 0
         console.message(console.kernel_stop_text(event))  # type: ignore[attr-defined]
@@ -96,6 +121,10 @@ def _step(console: KernelConsole, into: bool) -> None:
         f"Thread {thread} has run all its iterations; it waits at the end of the kernel "
         "for the other threads ('threads' lists them, 'continue' lets them finish)."
     )
+
+
+def _in_python(event: StopEvent) -> bool:
+    return bool(event.frame and (event.frame.file or "").endswith(".py"))
 
 
 def _function_changed(before: FrameInfo, event: StopEvent) -> bool:
@@ -133,9 +162,14 @@ def _iteration_breakpoint(console: KernelConsole, thread: int) -> int | None:
     launch = console.kernel.launch
     if launch is None or not launch.kernel_symbol:
         return None
+    return _thread_breakpoint(console, thread, launch.kernel_symbol)
+
+
+def _thread_breakpoint(console: KernelConsole, thread: int, function: str) -> int | None:
+    """A temporary breakpoint on ``function`` for ``thread`` only; its number."""
     controller = console.kernel.require_controller()
     try:
-        result = controller.mi.command(f"-break-insert -t -p {int(thread)} {launch.kernel_symbol}")
+        result = controller.mi.command(f"-break-insert -t -p {int(thread)} {function}")
     except TargetError:
         return None
     number = result.payload.get("bkpt", {}).get("number")

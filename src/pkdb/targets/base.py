@@ -117,6 +117,8 @@ class Breakpoint:
     temporary: bool = False
     pending: bool = False
     locations: int = 1
+    #: (location id such as "3.2", address) of each resolved location.
+    addresses: tuple[tuple[str, int], ...] = ()
 
 
 class Controller(abc.ABC):

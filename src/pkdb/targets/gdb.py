@@ -110,6 +110,11 @@ def _breakpoint(b: dict) -> Breakpoint:
         temporary=b.get("disp") == "del",
         pending=pending,
         locations=len(locations) if locations else (0 if pending else 1),
+        addresses=tuple(
+            (str(loc.get("number", b.get("number"))), int(loc["addr"], 16))
+            for loc in (locations or ([] if pending else [b]))
+            if str(loc.get("addr", "")).startswith("0x")
+        ),
     )
 
 
@@ -362,6 +367,23 @@ class GdbController(Controller):
 
     def disable_breakpoint(self, number: int) -> None:
         self._cmd(f"-break-disable {int(number)}")
+
+    def disable_location(self, location: str) -> None:
+        """Disable one location ("3.2") of a breakpoint, leaving the others."""
+        major, _, minor = location.partition(".")
+        self._cmd(f"-break-disable {int(major)}" + (f".{int(minor)}" if minor else ""))
+
+    def library_ranges(self, path: str) -> list[tuple[int, int]]:
+        """The address ranges (from, to) of the loaded shared library ``path``'s code."""
+        payload = self._cmd(f"-file-list-shared-libraries {mi_quote(re.escape(path))}").payload
+        ranges = []
+        for library in _as_list(payload.get("shared-libraries")):
+            for r in _as_list(library.get("ranges")):
+                try:
+                    ranges.append((int(r["from"], 16), int(r["to"], 16)))
+                except (KeyError, ValueError):
+                    continue
+        return ranges
 
     def set_condition(self, number: int, condition: str | None) -> None:
         if condition:

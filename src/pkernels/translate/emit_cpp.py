@@ -1130,6 +1130,11 @@ def _hybrid_head(
         "#endif",
         "#if PK_HYBRID",
         f"typedef void (*pk_iteration_fn)({', '.join(types)});",
+        "// Each thread calls it when its indices are done, before OpenMP's barrier: a",
+        "// debugger stepping a thread out of its last index stops it here (pkdb does).",
+        'extern "C" __attribute__((noinline, visibility("default"))) void pk_hybrid_chunk_done() {',
+        '    __asm__ volatile("");',
+        "}",
         'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
         + ", ".join(
             [
@@ -1164,7 +1169,9 @@ def _hybrid_entries(
     one at a time, to the debug build's ``pk_iteration``. Until then, where
     ``pk_debug_mask`` is not null, index ``i`` runs in the debug build when
     ``pk_debug_mask[i - pk_begin]`` is not 0 (a debugger's breakpoint condition holds
-    only there), the others in release code. The indices of a parallel_for
+    only there), the others in release code; such a loop looks at ``*pk_to_debug`` at
+    every index, so that a thread stepped past the end of one index in the debug build
+    runs its next one there too. The indices of a parallel_for
     are independent, and a reduce's thread adds its indices in order, in the chunk the
     release and debug launchers give it (``schedule(static)``), whichever code runs them:
     which build runs which index changes no result (OpenMP then adds the threads'
@@ -1174,33 +1181,23 @@ def _hybrid_entries(
     leading = ["int64_t pk_i", *([f"{acc}* pk_acc"] if reduce else [])]
     call = f"{kname}({release.idx}{', *pk_acc' if reduce else ''}{args});"
     lines = _hybrid_head(leading, c_params, build_views, call)
-    if reduce:
-        lines += [
-            f"    {acc} pk_total = 0;",
-            "    #pragma omp parallel reduction(+:pk_total) if(pk_parallel)",
-            "    {",
-            "        int64_t pk_first = pk_begin, pk_last = pk_end;",
-            "        if (pk_parallel) pk_rt::static_chunk(pk_begin, pk_end, &pk_first, &pk_last);",
-        ]
-        loop = [
-            f"    for (int64_t pk_lo = pk_first; pk_lo < pk_last; pk_lo += {HYBRID_BLOCK}) {{",
-            f"        const int64_t pk_hi = pk_last - pk_lo > {HYBRID_BLOCK} "
-            f"? pk_lo + {HYBRID_BLOCK} : pk_last;",
-        ]
-    else:
-        lines += [
-            "    const int64_t pk_count = pk_end > pk_begin ? pk_end - pk_begin : 0;",
-            f"    const int64_t pk_blocks = (pk_count + {HYBRID_BLOCK - 1}) / {HYBRID_BLOCK};",
-        ]
-        loop = [
-            # One block of blocks per thread, as the release launcher's parallel_for (a
-            # dynamic schedule here made some runs of a stencil 2x slower).
-            "    #pragma omp parallel for schedule(static) if(pk_parallel)",
-            "    for (int64_t pk_b = 0; pk_b < pk_blocks; ++pk_b) {",
-            f"        const int64_t pk_lo = pk_begin + pk_b * {HYBRID_BLOCK};",
-            f"        const int64_t pk_hi = pk_end - pk_lo > {HYBRID_BLOCK} "
-            f"? pk_lo + {HYBRID_BLOCK} : pk_end;",
-        ]
+    # Each thread runs the indices schedule(static) gives it in the release and debug
+    # launchers (the same thread for the same index whichever code runs it), in blocks.
+    # (A dynamic schedule here made some runs of a stencil 2x slower.)
+    lines += [
+        *([f"    {acc} pk_total = 0;"] if reduce else []),
+        "    #pragma omp parallel "
+        + ("reduction(+:pk_total) " if reduce else "")
+        + "if(pk_parallel)",
+        "    {",
+        "        int64_t pk_first = pk_begin, pk_last = pk_end;",
+        "        if (pk_parallel) pk_rt::static_chunk(pk_begin, pk_end, &pk_first, &pk_last);",
+    ]
+    loop = [
+        f"    for (int64_t pk_lo = pk_first; pk_lo < pk_last; pk_lo += {HYBRID_BLOCK}) {{",
+        f"        const int64_t pk_hi = pk_last - pk_lo > {HYBRID_BLOCK} "
+        f"? pk_lo + {HYBRID_BLOCK} : pk_last;",
+    ]
     slow_args = ", &pk_total" if reduce else ""
     slow_args += "".join(", " + name for name in c_names[3:])
 
@@ -1213,7 +1210,7 @@ def _hybrid_entries(
             f"                pk_slow(pk_i{slow_args});",
             "        } else if (pk_debug_mask != nullptr) {",
             "            for (int64_t pk_i = pk_lo; pk_i < pk_hi; ++pk_i) {",
-            "                if (pk_debug_mask[pk_i - pk_begin])",
+            "                if (*pk_to_debug != 0 || pk_debug_mask[pk_i - pk_begin])",
             f"                    pk_slow(pk_i{slow_args});",
             "                else",
             f"                    {kname}<{na}>({release.idx}{fast_args});",
@@ -1225,9 +1222,10 @@ def _hybrid_entries(
             "    }",
         ]
 
-    lines += release.per_variant(blocks, indent="    " * reduce)
+    lines += release.per_variant(blocks, indent="    ")
+    lines += ["        pk_hybrid_chunk_done();", "    }"]
     if reduce:
-        lines += ["    }", f"    *({acc}*)pk_result = pk_total;"]
+        lines += [f"    *({acc}*)pk_result = pk_total;"]
     return [*lines, "}", "#endif"]
 
 
