@@ -140,6 +140,46 @@ def test_breakpoint_inspect_step_finish(session) -> None:
     assert not [p for p in gdb if _alive(p)], "gdb outlived the session"
 
 
+ROW_SUMS = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def weighted(j, acc, cols, y_view, A_view):
+    row: float = 0
+    for i in range(cols):
+        row += A_view[j][i]
+    acc += y_view[j] * row
+
+
+y = np.arange(32, dtype=np.float64) / 4
+total = pk.parallel_reduce(pk.RangePolicy(pk.OpenMP, 0, 32), weighted, cols=8, y_view=y,
+                           A_view=np.ones((32, 8)))
+print("total", total)
+"""
+
+
+def test_index_conditions_stop_where_they_hold(run_program) -> None:
+    # Conditions on the index alone (and scalar arguments) have a launch proven in range
+    # run only the indices where they hold in the debug build, the others as release
+    # code: the stops, values and results are those of the debug build, and a condition
+    # changed at the stop may hold at indices that were left to release code.
+    s = run_program("rows.py", ROW_SUMS)
+    s.cmd("break 10 if j == cols + 12")  # acc += ...; cols is 8: j == 20
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"breakpoint 1 hit at \S*rows.py:10 \(thread \d+, j=20\)", stop), stop
+    assert s.cmd("p j, row", KERNEL_PROMPT).strip() == "(20, 8.0)"
+    s.cmd("condition 1 j == 25", KERNEL_PROMPT)  # 25 runs after 20, in the same thread
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"\(thread \d+, j=25\)", stop), stop
+    assert s.cmd("p y_view[j]", KERNEL_PROMPT).strip() == "np.float64(6.25)"
+    assert "Deleted breakpoint 1" in s.cmd("clear 1", KERNEL_PROMPT)
+    back = s.cmd("continue")
+    assert f"total {8 * sum(k / 4 for k in range(32))}" in back, back
+    assert s.quit() == 0
+
+
 def test_conditional_breakpoint_and_helper_step(session) -> None:
     s = session()
     s.cmd(f"break {LINE_ACC} if j == 10")
