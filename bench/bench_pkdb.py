@@ -14,6 +14,12 @@
 2. Latency at a kernel stop, through a real terminal (pexpect): ``continue`` from the
    host prompt to the first kernel prompt (cold: debug compile and gdb attach included;
    and warm: gdb attached, build cached), then ``p``, ``next``, ``threads``, ``where``.
+3. First stop at a conditional breakpoint on the index (the README's ``break 18 if
+   j == 10`` in examples/yax.py): ``continue`` to the kernel prompt with
+   fast_debug_builds on (pkdb evaluates the condition for every index before the launch;
+   only index 10 runs in the debug build) and off (the debug build runs every index and
+   gdb tests the condition each time a thread reaches line 18), on 2 threads and on 8,
+   side by side in rounds.
 
     python bench/bench_pkdb.py [--repeats 8] [--quick]
 """
@@ -171,6 +177,58 @@ def latency_table(repeats: int, cache_dir: str) -> None:
           f" {'PASS' if first <= 1.5 else 'MISS'}")  # fmt: skip
 
 
+def conditional_table(repeats: int, cache_dir: str) -> None:
+    try:
+        import pexpect
+    except ImportError:
+        print("3. Conditional breakpoint: skipped (pexpect not installed)")
+        return
+    print("3. First stop at 'break 18 if j == 10' (examples/yax.py, 256 indices x 1024)")
+    host, kernel = r"\(pkdb\) ", r"\(pkdb-openmp\) "
+
+    def first_stop(threads: int, fast: bool) -> float:
+        env = dict(os.environ, TERM="dumb", OMP_NUM_THREADS=str(threads))
+        env["PKERNELS_CACHE_DIR"] = cache_dir
+        child = pexpect.spawn(sys.executable, ["-m", "pkdb", str(YAX)], env=env,
+                              encoding="utf-8", timeout=300)  # fmt: skip
+        child.delaybeforesend = None
+        child.expect(host)
+        for line in ([] if fast else ["set fast_debug_builds off"]) + [
+            f"break {YAX_KERNEL_LINE} if j == 10"
+        ]:
+            child.sendline(line)
+            child.expect(host)
+        start = time.perf_counter()
+        child.sendline("continue")
+        child.expect(kernel)
+        elapsed = time.perf_counter() - start
+        assert "j=10)" in (child.before or ""), child.before
+        child.sendline("quit")
+        child.expect(pexpect.EOF)
+        return elapsed
+
+    variants = {(t, fast): f"{t} threads, fast_debug_builds {'on' if fast else 'off'}"
+                for t in (2, 8) for fast in (True, False)}  # fmt: skip
+    for t, fast in variants:  # warm the cache (both builds) and gdb's own start
+        first_stop(t, fast)
+    times: dict[tuple[int, bool], list[float]] = {v: [] for v in variants}
+    keys = list(variants)
+    orders = tm.balanced_orders(len(keys))
+    for r in range(repeats):
+        for k in orders[r % len(orders)]:
+            times[keys[k]].append(first_stop(*keys[k]))
+    print(f"{'variant':<34} {'median':>9} {'best':>9} {'off / on':>9}")
+    for key, label in variants.items():
+        values = times[key]
+        ratio = ""
+        if key[1]:
+            ratios = [off / on for off, on in zip(times[key[0], False], values, strict=True)]
+            ratio = f"{statistics.median(ratios):8.1f}x"
+        print(f"{label:<34} {statistics.median(values):8.3f}s {min(values):8.3f}s {ratio:>9}")
+    print("  (off / on: median of the per-round ratios, the same round's sessions)")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=8, help="rounds of sessions (8)")
@@ -185,6 +243,7 @@ def main() -> None:
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
     session_table(options.repeats, env, options.quick)
     latency_table(min(options.repeats, 3), cache_dir)
+    conditional_table(min(options.repeats, 3), cache_dir)
 
 
 if __name__ == "__main__":

@@ -58,8 +58,11 @@ SETTINGS: tuple[Setting, ...] = (
         "MDRangePolicy parallel_for) with no breakpoint runs release code when it is "
         "proven before the launch that the debug build's checks cannot fail (every view "
         "index in range, no integer division by zero); Ctrl-C then stops the first thread "
-        "to begin its next index, in the debug build. off: the debug build runs every "
-        "index.",
+        "to begin its next index, in the debug build. Likewise a range parallel_for or "
+        "parallel_reduce whose breakpoints all have conditions on the index and scalar "
+        "arguments only ('break 18 if j == 10') runs the indices where a condition holds "
+        "in the debug build and the others as release code, so gdb does not test the "
+        "condition in every other index. off: the debug build runs every index.",
     ),
 )
 

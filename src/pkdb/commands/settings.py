@@ -23,7 +23,11 @@ def do_set(console: Console, arg: str) -> None:
                                  breakpoint as release code when its launch
                                  is proven unable to fail a check; Ctrl-C
                                  stops a thread as it begins its next
-                                 index, in the debug build (default on)
+                                 index, in the debug build. With
+                                 breakpoints whose conditions use only the
+                                 index and scalar arguments ('break 18 if
+                                 j == 10'), only the indices where one
+                                 holds run in the debug build (default on)
     """
     parts = arg.split(None, 1)
     if len(parts) != 2:
