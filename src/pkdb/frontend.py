@@ -461,6 +461,8 @@ class Frontend(cmd.Cmd):
             return False
         launch = self.kernel.launch
         assert launch is not None
+        if launch.partial_debug and self._to_next_index(stop.event):
+            return False
         self.mode = KernelMode(launch.space)
         self.message(self.kernel_stop_text(stop.event))
         others = [t for t in stop.stopped if t != stop.thread]
@@ -472,6 +474,33 @@ class Frontend(cmd.Cmd):
             if stop.held:
                 parts.append(f"{len(stop.held)} other thread{'s' * (len(stop.held) > 1)} held")
             self.message(f"({'; '.join(parts)})")
+        return True
+
+    def _to_next_index(self, event: StopEvent) -> bool:
+        """Ctrl-C in a launch that runs most indices as release code (its breakpoints'
+        conditions hold only at some): the threads are most likely there, with no
+        variables. Send the rest of the launch to the debug build and stop the first
+        thread to begin its next index, as Ctrl-C in a fast debug build does. True when
+        the threads run on towards that stop."""
+        from .kernel_session import is_interrupt
+
+        kernel, launch = self.kernel, self.kernel.launch
+        if launch is None or not is_interrupt(event) or not launch.kernel_symbol:
+            return False
+        launch.partial_debug = False
+        try:
+            self.kernel_request("debug_code")
+            controller = kernel.require_controller()
+            kernel.stop = None
+            controller.continue_()
+            # After the continue, as in KernelSession.begin: a thread stopped on it while
+            # the continue went through the threads would be resumed.
+            kernel.next_index_breakpoint = controller.set_breakpoint_on_function(
+                launch.kernel_symbol, temporary=True
+            ).number
+        except TargetError:
+            return False
+        self._interrupt_at = time.monotonic() + NEXT_INDEX_PATIENCE
         return True
 
     def kernel_stop_text(self, event: StopEvent) -> str:

@@ -170,3 +170,22 @@ def test_ctrl_c_in_a_reduce_stops_at_the_next_index_and_the_total_holds(start) -
     out = s.cmd("continue")  # release and debug code added their indices alike
     assert "total 600000000.0" in out, out
     assert s.quit() == 0
+
+
+def test_ctrl_c_where_only_some_indices_run_the_debug_build(start) -> None:
+    # A condition on the index alone: only i == 3999 runs in the debug build, the other
+    # indices as release code. Ctrl-C there stops a thread as it begins its next index,
+    # in the debug build, as above (no --debug-all-kernels here).
+    s = start("rows.py", ROWS)
+    s.cmd("break 10 if i == 3999")  # out[i] = x + i
+    stop = s.cmd("continue", KERNEL_PROMPT)  # the first, short dispatch
+    assert re.search(r"breakpoint 1 hit at \S*rows.py:10 \(thread \d+, i=3999\)", stop), stop
+    assert s.cmd("p x", KERNEL_PROMPT).strip() == "1.998046875"  # 2 - 2**-9
+    stop = interrupt_after_compiled(s, 0.5)
+    found = re.search(r"OpenMP kernel interrupted at \S*rows.py:\d+ \(thread \d+, i=(\d+)\)", stop)
+    assert found and "began its next index, in the debug build" in stop, stop
+    assert s.cmd("p i, n", KERNEL_PROMPT).strip() == f"({found.group(1)}, 600000)"
+    assert "Deleted breakpoint 1" in s.cmd("clear 1", KERNEL_PROMPT)
+    out = s.cmd("continue")
+    assert "done [2. 3. 4.] 4001.0" in out, out
+    assert s.quit() == 0
