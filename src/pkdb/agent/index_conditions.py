@@ -12,6 +12,7 @@ index runs in the debug build, as before.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -51,12 +52,32 @@ def debug_indices(
     ``conditions`` holds. None when one is missing (an unconditional breakpoint) or uses
     anything but ``index``, the ``scalars`` (int, float or bool values), literals,
     ``+ - * // %``, comparisons, ``and``, ``or`` and ``not``; or when a divisor can be 0
-    or a value could leave int64 (Python's ints would not)."""
+    or a value could leave int64 (Python's ints would not). The array is read-only:
+    a program dispatching the same launch again gets it from a cache."""
     if not conditions or any(not c for c in conditions):
         return None
-    values = {name: v for name, v in scalars.items() if _is_scalar(v) and name != index}
+    values = tuple(
+        sorted((name, v) for name, v in scalars.items() if _is_scalar(v) and name != index)
+    )
+    return _cached(tuple(c for c in conditions if c), index, values, begin, end)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached(
+    conditions: tuple[str, ...], index: str, scalars: tuple[tuple[str, Any], ...], begin: int,
+    end: int,
+) -> np.ndarray | None:  # fmt: skip
+    mask = _evaluate_all(conditions, index, dict(scalars), begin, end)
+    if mask is not None:
+        mask.flags.writeable = False
+    return mask
+
+
+def _evaluate_all(
+    conditions: tuple[str, ...], index: str, values: dict[str, Any], begin: int, end: int
+) -> np.ndarray | None:
     try:
-        trees = [ast.parse(c.strip(), mode="eval").body for c in conditions if c]
+        trees = [ast.parse(c.strip(), mode="eval").body for c in conditions]
         span = max(abs(begin), abs(end))
         for tree in trees:
             _bound(tree, index, span, values)

@@ -61,3 +61,10 @@ def test_what_only_the_debug_build_can_decide(conditions):
 def test_large_ranges_are_evaluated_in_chunks():
     mask = debug_indices(["j % 100000 == 7"], "j", {}, 0, 1_000_000)
     assert mask is not None and np.flatnonzero(mask).tolist() == list(range(7, 1_000_000, 100000))
+
+
+def test_the_same_launch_again_gets_the_same_read_only_array():
+    first = debug_indices(["j == cols"], "j", {"cols": 3}, 0, 10)
+    assert first is debug_indices(["j == cols"], "j", {"cols": 3}, 0, 10)
+    assert not first.flags.writeable
+    assert np.flatnonzero(debug_indices(["j == cols"], "j", {"cols": 4}, 0, 10)).tolist() == [4]
