@@ -484,24 +484,24 @@ class Frontend(cmd.Cmd):
         the threads run on towards that stop."""
         from .kernel_session import is_interrupt
 
-        kernel, launch = self.kernel, self.kernel.launch
+        launch = self.kernel.launch
         if launch is None or not is_interrupt(event) or not launch.kernel_symbol:
             return False
-        launch.partial_debug = False
         try:
-            self.kernel_request("debug_code")
-            controller = kernel.require_controller()
-            kernel.stop = None
-            controller.continue_()
-            # After the continue, as in KernelSession.begin: a thread stopped on it while
-            # the continue went through the threads would be resumed.
-            kernel.next_index_breakpoint = controller.set_breakpoint_on_function(
-                launch.kernel_symbol, temporary=True
-            ).number
+            self.debug_rest_of_launch()
+            self.kernel.run_to_next_index()
         except TargetError:
             return False
         self._interrupt_at = time.monotonic() + NEXT_INDEX_PATIENCE
         return True
+
+    def debug_rest_of_launch(self) -> None:
+        """A launch running only some indices in the debug build (``partial_debug``):
+        have its remaining indices run there too (once)."""
+        launch = self.kernel.launch
+        if launch is not None and launch.partial_debug:
+            launch.partial_debug = False
+            self.kernel_request("debug_code")
 
     def kernel_stop_text(self, event: StopEvent) -> str:
         """``OpenMP kernel breakpoint 1 hit at yax.py:9 (thread 2, j=10)`` and the like."""

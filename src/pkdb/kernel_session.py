@@ -143,14 +143,23 @@ class KernelSession:
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
-        self.controller.continue_()
         if launch.stop_at_next_index:
-            # Inserted once every thread runs: gdb's continue of all threads would resume
-            # a thread that hit it while the continue was still going through them.
-            self.next_index_breakpoint = self.controller.set_breakpoint_on_function(
-                launch.kernel_symbol, temporary=True
-            ).number
+            self.run_to_next_index()
+        else:
+            self.controller.continue_()
         return problems
+
+    def run_to_next_index(self) -> None:
+        """Let every thread run; the first to begin an index in the debug build stops."""
+        controller = self.require_controller()
+        assert self.launch is not None
+        self.stop = None
+        controller.continue_()
+        # Inserted once every thread runs: gdb's continue of all threads would resume a
+        # thread that hit it while the continue was still going through them.
+        self.next_index_breakpoint = controller.set_breakpoint_on_function(
+            self.launch.kernel_symbol, temporary=True
+        ).number
 
     def end(self) -> None:
         """The kernel returned: forget the stop; gdb stays attached for the next one."""

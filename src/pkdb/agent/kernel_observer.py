@@ -65,7 +65,7 @@ def kernel_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
 def _collect_spans(workunit: Callable[..., Any]) -> list[tuple[str, int, int]]:
     from pkernels.api.decorators import marker_of
 
-    spans, seen, todo = [], set(), [workunit]
+    spans, seen, todo = [], set(), [workunit]  # the workunit's span first
     while todo:
         func = todo.pop()
         if func in seen:
@@ -203,20 +203,18 @@ class KernelObserver:
             return True  # the release build; no gdb
         settings = self.debugger.settings
         modes = self._build_modes
+        mask = None
         if breakpoints and settings.get("fast_debug_builds"):
             mask = _index_only_stops(dispatch, breakpoints)
-            if mask is not None:
-                # Only the indices where a condition holds can stop: they run in the debug
-                # build, the others in release code (when the launch is proven in range).
-                if not mask.any() and not settings.get("debug_all_kernels"):
-                    breakpoints = []  # no index can stop: the release build, no gdb
-                else:
-                    dispatch.build = modes.HYBRID
-                    dispatch.debug_indices = mask
-                    dispatch.extra["pkdb_breakpoints"] = breakpoints
-                    return True
+            if mask is not None and not mask.any() and not settings.get("debug_all_kernels"):
+                breakpoints, mask = [], None  # no index can stop: the release build, no gdb
         dispatch.extra["pkdb_breakpoints"] = breakpoints
-        if breakpoints:
+        if mask is not None:
+            # Only the indices where a condition holds can stop: they run in the debug
+            # build, the others in release code (when the launch is proven in range).
+            dispatch.build = modes.HYBRID
+            dispatch.debug_indices = mask
+        elif breakpoints:
             dispatch.build = modes.DEBUG
         elif settings.get("debug_all_kernels"):
             fast = settings.get("fast_debug_builds")
@@ -452,7 +450,7 @@ def _index_only_stops(dispatch: Any, breakpoints: list[dict[str, Any]]) -> Any:
     if type(policy) is not RangePolicy or dispatch.operation not in ("for", "reduce"):
         return None
     workunit = dispatch.workunit
-    file, first, last = function_span(workunit)
+    file, first, last = kernel_spans(workunit)[0]  # the workunit's own, memoised
     if any(os.path.abspath(bp["file"]) != file or not first <= bp["line"] <= last
            for bp in breakpoints):  # fmt: skip
         return None  # a @pk.function's line: its names are not the kernel's

@@ -63,11 +63,8 @@ def _step(console: KernelConsole, into: bool) -> None:
     if kernel.team_member:
         _team_step(console, thread, into)
         return
+    console.debug_rest_of_launch()  # a step may go on to the thread's next index
     launch = kernel.launch
-    if launch is not None and launch.partial_debug:
-        # A step may go on to the thread's next index: that must run in the debug build.
-        console.kernel_request("debug_code")
-        launch.partial_debug = False
     # Python-line granularity. gdb steps inside the Python functions; past the body's
     # last line it would run the generated loop (every remaining iteration) as one
     # line, so a breakpoint for this thread on the body's entry stops it at the start

@@ -27,6 +27,10 @@ class KernelConsole(Console, Protocol):
     def kernel_request(self, action: str, **args: Any) -> KernelReply:
         """Ask the agent (its reader thread) to do ``action`` and wait for the reply."""
 
+    def debug_rest_of_launch(self) -> None:
+        """Have a launch that runs only some indices in the debug build run the rest
+        there too."""
+
 
 def kernel_values(
     console: KernelConsole, thread: int | None = None, frame: int | None = None

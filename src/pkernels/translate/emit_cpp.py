@@ -1110,13 +1110,28 @@ def has_hybrid_launch(operation: str, rank: int) -> bool:
 HYBRID_BLOCK = 16
 
 
+#: ``chunk_done``'s hook in a hybrid launcher.
+_CHUNK_DONE = [
+    "// Each thread calls it when its indices are done, before OpenMP's barrier: a",
+    "// debugger stepping a thread out of its last index stops it here (pkdb does).",
+    'extern "C" __attribute__((noinline, visibility("default"))) void pk_hybrid_chunk_done() {',
+    '    __asm__ volatile("");',
+    "}",
+]
+
+
 def _hybrid_head(
-    leading: list[str], c_params: list[str], build_views: list[str], call: str
+    leading: list[str],
+    c_params: list[str],
+    build_views: list[str],
+    call: str,
+    chunk_done: bool = False,
 ) -> list[str]:
     """What both kinds of hybrid launch share: the debug build's ``pk_iteration``, taking
     ``leading`` (the indices, a reduce's accumulator) then the kernel's arguments and
     making ``call``; and the opening of ``pk_launch_hybrid`` in a ``PK_HYBRID`` build,
-    up to its views and ``pk_slow``, the debug build's entry."""
+    up to its views and ``pk_slow``, the debug build's entry (preceded, with
+    ``chunk_done``, by ``pk_hybrid_chunk_done``, which the launcher must call)."""
     arg_params = c_params[3:]
     types = [param.rsplit(" ", 1)[0] for param in [*leading, *arg_params]]
     return [
@@ -1130,11 +1145,7 @@ def _hybrid_head(
         "#endif",
         "#if PK_HYBRID",
         f"typedef void (*pk_iteration_fn)({', '.join(types)});",
-        "// Each thread calls it when its indices are done, before OpenMP's barrier: a",
-        "// debugger stepping a thread out of its last index stops it here (pkdb does).",
-        'extern "C" __attribute__((noinline, visibility("default"))) void pk_hybrid_chunk_done() {',
-        '    __asm__ volatile("");',
-        "}",
+        *(_CHUNK_DONE if chunk_done else []),
         'extern "C" __attribute__((visibility("default"))) void pk_launch_hybrid('
         + ", ".join(
             [
@@ -1180,7 +1191,7 @@ def _hybrid_entries(
     acc = release.acc.ctype if reduce and release.acc is not None else ""
     leading = ["int64_t pk_i", *([f"{acc}* pk_acc"] if reduce else [])]
     call = f"{kname}({release.idx}{', *pk_acc' if reduce else ''}{args});"
-    lines = _hybrid_head(leading, c_params, build_views, call)
+    lines = _hybrid_head(leading, c_params, build_views, call, chunk_done=True)
     # Each thread runs the indices schedule(static) gives it in the release and debug
     # launchers (the same thread for the same index whichever code runs it), in blocks.
     # (A dynamic schedule here made some runs of a stencil 2x slower.)
