@@ -203,6 +203,16 @@ def show(i, vals, singles):
 
 
 @pk.workunit
+def show_formatted(i, vals, ints):
+    print(f"{i:>4}|{vals[i]:<12}|{ints[i]:x}|{ints[i]:+06d}|{ints[i]:^9}|{i % 2 == 0:2}", "end")
+
+
+@pk.workunit
+def show_fixed(i, vals):
+    print(f"{vals[i]:.3f}")
+
+
+@pk.workunit
 def show_printf(i, vals):
     pk.printf("row %d: %.3f\n", i, vals[i])
 
@@ -260,6 +270,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
             flags=np.zeros(4, np.uint8),
         ),
         "print": _cuda_source(show, "for", vals=v, singles=v.astype(np.float32)),
+        "print_formatted": _cuda_source(show_formatted, "for", vals=v, ints=ints),
         "logic": _cuda_source(
             value_logic,
             "for",
@@ -294,6 +305,17 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
     assert not failures, failures
     # Errors point at the Python lines: every statement has its #line.
     assert f'#line {axpy.__code__.co_firstlineno + 1} "{__file__}"' in sources["range_for"]
+
+
+def test_float_format_types_in_print_are_an_error_for_the_gpu():
+    with pytest.raises(pk.TranslationError) as err:
+        _cuda_source(show_fixed, "for", vals=np.zeros(2))
+    message = str(err.value)
+    assert "the float format types (f, e, g) are not supported in print() on the GPU" in message
+    line = show_fixed.__code__.co_firstlineno + 2  # after the decorator's line
+    assert f"{__file__}:{line}:" in message  # the print's line, the caret under the value
+    assert message.splitlines()[2].index("^") == message.splitlines()[1].index("vals[i]:.3f")
+    assert "pk.printf" in message
 
 
 @pytest.mark.skipif(GPU_MISSING is None, reason="this machine has CuPy and a GPU")
@@ -638,6 +660,13 @@ def test_print_and_printf_from_the_gpu(cp, capfd):
     )
     gpu_out = capfd.readouterr().out
     assert sorted(gpu_out.splitlines()) == sorted(cpu.splitlines())
+    ints = (rng.integers(-(2**40), 2**40, n)).astype(np.int64)
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, n), show_formatted, vals=vals, ints=ints)
+    cpu = capfd.readouterr().out
+    pk.parallel_for(
+        pk.RangePolicy(pk.Cuda, 0, n), show_formatted, vals=cp.asarray(vals), ints=cp.asarray(ints)
+    )
+    assert sorted(capfd.readouterr().out.splitlines()) == sorted(cpu.splitlines())
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 3), show_printf, vals=cp.asarray(vals[:3]))
     lines = sorted(capfd.readouterr().out.splitlines())
     assert lines == ["row 0: 0.100", "row 1: 1.500", "row 2: -0.000"]

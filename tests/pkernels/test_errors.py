@@ -33,6 +33,28 @@ def list_comprehension(i, x, out):
 
 
 @pk.workunit
+def text_value(i, out):
+    name = "hello"
+    out[i] = 0
+
+
+@pk.workunit
+def none_value(i, out):
+    best = None
+    out[i] = 0
+
+
+@pk.workunit
+def walrus(i, out):
+    out[i] = (k := 2)
+
+
+@pk.workunit
+def yields(i, out):
+    yield i
+
+
+@pk.workunit
 def try_statement(i, out):
     try:
         out[i] = 1
@@ -192,9 +214,15 @@ def make_indented():
 
 # name, kwargs maker, text on the offending line, text the caret points at, message regex
 CASES = [
-    ("list_comprehension", "x", "vals = [x[j]", "[x[j]", r"ListComp"),
-    ("try_statement", "", "try:", "try:", r"Try"),
-    ("uses_lambda", "", "f = lambda", "lambda", r"Lambda"),
+    (
+        "list_comprehension",
+        "x",
+        "vals = [x[j]",
+        "[x[j]",
+        r"a list comprehension is not supported in kernels",
+    ),
+    ("try_statement", "", "try:", "try:", r"try/except is not supported"),
+    ("uses_lambda", "", "f = lambda", "lambda", r"a lambda is not supported"),
     ("reads_global", "", "out[i] = SCALE", "SCALE", r"global variable 'SCALE'"),
     ("slices_view", "x", "x[1:3]", "1:3", r"slices of views"),
     ("wrong_rank", "m", "out[i] = m[i]", "m[i]", r"rank 2 .* 1 indices"),
@@ -205,7 +233,7 @@ CASES = [
     ("returns_value", "", "return i", "return i", r"returns nothing"),
     ("while_else", "", "while i > 0", "while", r"while \.\.\. else"),
     ("nested_def", "", "def inner", "def inner", r"nested functions"),
-    ("imports_inside", "", "import os", "import os", r"Import"),
+    ("imports_inside", "", "import os", "import os", r"import is not supported"),
     ("method_call", "x", "x.sum()", "x.sum()", r"unsupported call"),
     ("tuple_assign", "", "a, b = 1, 2", "a, b", r"tuple assignment"),
     ("in_operator", "", "if i in out", "i in out", r"comparison In"),
@@ -216,6 +244,10 @@ CASES = [
     ("bool_local_gets_int", "", "flag = 5", "flag = 5", r"'flag' is a bool"),
     ("float_to_int_helper", "x", "def twice_int", "n: int", r"'n' is annotated int64"),
     ("calls_none_helper", "", "return value", "return value", r"annotated `-> None`"),
+    ("text_value", "", 'name = "hello"', '"hello"', r"text \(a str\) cannot be a value"),
+    ("none_value", "", "best = None", "None", r"None cannot be a value"),
+    ("walrus", "", "(k := 2)", "k := 2", r"assignment expression \(:=\) is not supported"),
+    ("yields", "", "yield i", "yield i", r"yield is not supported"),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]

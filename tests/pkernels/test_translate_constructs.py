@@ -273,6 +273,17 @@ def print_kernel(i, x, b):
 
 
 @pk.workunit
+def print_formatted(i, x, n, flag):
+    print(f"{i}: {x[i]} {x[i]:.3f}|{x[i]:>12.4e}|{x[i]:<10.2f}|{x[i]:+08.2F}|{x[i]:#.3g}|{x[i]:10}")
+    print(
+        f"{n[i]:5d}|{n[i]:<5}|{n[i]:^7}|{n[i]:x}|{n[i]:X}|{n[i]:o}|{n[i]:+05}|{n[i]: }|{n[i]:.1e}",
+        "and",
+        f"{flag[i]}/{flag[i]:3}/{flag[i]:.1f}",
+        sep=" ~ ",
+    )
+
+
+@pk.workunit
 def docstring_and_pass(i, out):
     """A docstring is not a statement of the kernel."""
     "a bare string is a comment"
@@ -450,6 +461,41 @@ def test_print(space, capfd):
     assert expected.startswith("i 0 x 0.1 True False\n0, 0.1;\n\n")
     pk.parallel_for(pk.RangePolicy(space, 0, 2), print_kernel, x=x, b=b)
     assert capfd.readouterr().out == expected
+
+
+def test_print_formats_fstrings_as_python(space, capfd):
+    x = np.array([1.5, -2.25e-7, math.inf, -math.nan, 123456.789, -0.0])
+    n = np.array([5, -255, 0, 7, 123456, -1], dtype=np.int64)
+    flag = np.array([True, False, True, False, True, False])
+    for i in range(len(x)):
+        print_formatted(i, x, n, flag)  # plain Python for the expected text
+    expected = capfd.readouterr().out
+    assert "1: -2.25e-07 -0.000|" in expected and " -255|-255 | -255  |-ff|" in expected
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), print_formatted, x=x, n=n, flag=flag)
+    assert sorted(capfd.readouterr().out.splitlines()) == sorted(expected.splitlines())
+
+
+@pytest.mark.parametrize(
+    "spec, problem",
+    [
+        ("{x[i]:d}", "format type 'd' needs an integer; this is a float"),
+        ("{x[i]:,.2f}", "kernels do not group digits"),
+        ("{x[i]:.3}", "give a type with the precision, e.g. .3g"),
+        ("{x[i]:*>8}", "kernels pad with spaces"),
+        ("{x[i]:%}", "format type '%' is not supported in kernels"),
+        ("{x[i]:{w}}", "format specs in kernels are literal"),
+    ],
+)
+def test_fstring_specs_kernels_cannot_format_are_errors(make_module, spec, problem):
+    mod = make_module(
+        f'import pkernels as pk\n\n@pk.workunit\ndef k(i, x, w: int):\n    print(f"value {spec}")\n'
+    )
+    with pytest.raises(pk.TranslationError) as err:
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 1), mod.k, x=np.ones(1), w=3)
+    message = str(err.value)
+    assert problem in message
+    assert ":5:" in message.splitlines()[0]  # the line of the print
+    assert "e.g. {x:10.3f}" in message  # what kernels can format
 
 
 def test_print_from_openmp_threads_keeps_lines_whole(capfd):

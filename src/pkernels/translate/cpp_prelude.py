@@ -409,6 +409,72 @@ struct Printer {
     void value(double v) { floating(v, false); }
     void value(float v) { floating((double)v, true); }
 
+    // f"{v:.3f}" and the other float types: printf writes finite numbers as Python does;
+    // inf and nan Python pads with zeros too, and writes no sign of a NaN.
+    void cformat(const char* conversion, double v) {
+        if (std::isfinite(v)) {
+            char s[512];
+            std::snprintf(s, sizeof s, conversion, v);
+            raw(s);
+            return;
+        }
+        char sign = '-', align = '>';
+        bool zero = false;
+        const char* p = conversion + 1;
+        for (; *p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0'; ++p) {
+            if (*p == '-') align = '<';
+            else if (*p == '0') zero = true;
+            else if (*p != '#' && sign != '+') sign = *p;
+        }
+        const int width = std::atoi(p);
+        const bool upper = conversion[std::strlen(conversion) - 1] <= 'Z';
+        const int start = len;
+        if (std::isinf(v)) raw(v < 0 ? (upper ? "-INF" : "-inf") : (upper ? "INF" : "inf"));
+        else raw(upper ? "NAN" : "nan");
+        finish(start, sign, width, align, zero);
+    }
+    // f"{v:x}": Python writes a negative integer's sign, then its magnitude's digits.
+    void in_base(long long v, char base) {
+        if (v < 0) raw("-");
+        in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
+    }
+    void in_base(unsigned long long v, char base) {
+        char s[32];
+        const char* conversion = base == 'x'   ? "%llx"
+                                 : base == 'X' ? "%llX"
+                                 : base == 'o' ? "%llo"
+                                               : "%llu";
+        std::snprintf(s, sizeof s, conversion, v);
+        raw(s);
+    }
+    // Pads what was written since `start` to `width` as Python's format spec says: the
+    // sign first (`sign` '+' or ' ' for one before non-negative numbers), then zeros, or
+    // spaces on the side `align` (< > ^) leaves open.
+    void finish(int start, char sign, int width, char align, bool zero) {
+        if (sign != '-' && buf[start] != '-') insert(start, 1, sign);
+        const int pad = width - (len - start);
+        if (pad <= 0) return;
+        if (zero) {
+            const bool signed_ = buf[start] == '-' || buf[start] == '+' || buf[start] == ' ';
+            insert(start + (signed_ ? 1 : 0), pad, '0');
+        } else if (align == '<') {
+            insert(len, pad, ' ');
+        } else if (align == '^') {
+            insert(start, pad / 2, ' ');
+            insert(len, pad - pad / 2, ' ');
+        } else {
+            insert(start, pad, ' ');
+        }
+    }
+    void insert(int at, int n, char c) {
+        if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
+        if (n <= 0) return;
+        std::memmove(buf + at + n, buf + at, len - at);
+        std::memset(buf + at, c, n);
+        len += n;
+        buf[len] = 0;
+    }
+
     static bool round_trips(const char* text, double v, bool single) {
         return single ? std::strtof(text, nullptr) == (float)v : std::strtod(text, nullptr) == v;
     }

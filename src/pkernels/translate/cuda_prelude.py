@@ -326,6 +326,47 @@ struct Printer {
     __device__ void value(double v) { floating(v, false); }
     __device__ void value(float v) { floating((double)v, true); }
 
+    // f"{v:x}" and f"{v:>8}": as the CPU's Printer (cpp_prelude.py) writes them.
+    __device__ void in_base(long long v, char base) {
+        if (v < 0) raw("-");
+        in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
+    }
+    __device__ void in_base(unsigned long long v, char base) {
+        const unsigned radix = base == 'o' ? 8 : (base == 'x' || base == 'X') ? 16 : 10;
+        const char* glyphs = base == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+        char d[32];
+        int n = 0;
+        do { d[n++] = glyphs[v % radix]; v /= radix; } while (v);
+        char out[32];
+        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
+        out[n] = 0;
+        raw(out);
+    }
+    __device__ void finish(int start, char sign, int width, char align, bool zero) {
+        if (sign != '-' && buf[start] != '-') insert(start, 1, sign);
+        const int pad = width - (len - start);
+        if (pad <= 0) return;
+        if (zero) {
+            const bool signed_ = buf[start] == '-' || buf[start] == '+' || buf[start] == ' ';
+            insert(start + (signed_ ? 1 : 0), pad, '0');
+        } else if (align == '<') {
+            insert(len, pad, ' ');
+        } else if (align == '^') {
+            insert(start, pad / 2, ' ');
+            insert(len, pad - pad / 2, ' ');
+        } else {
+            insert(start, pad, ' ');
+        }
+    }
+    __device__ void insert(int at, int n, char c) {
+        if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
+        if (n <= 0) return;
+        for (int k = len - 1; k >= at; --k) buf[k + n] = buf[k];
+        for (int k = 0; k < n; ++k) buf[at + k] = c;
+        len += n;
+        buf[len] = 0;
+    }
+
     // a * 10^j rounded to an integer m, and d = a * 10^j - m (|d| <= 0.5); exact (through
     // fma) for |j| <= 22, to about 106 bits beyond.
     __device__ static long long scaled(double a, int j, double* d) {

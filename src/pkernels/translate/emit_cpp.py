@@ -26,7 +26,7 @@ from ..build.compiler import GENERATED_PATH
 from . import ir
 from .cpp_prelude import PRELUDE, TEAM_PRELUDE
 from .ir import ViewType
-from .printf import printf_format
+from .printf import PrintSpec, printf_format
 
 KERNEL_NAMESPACE = "pk_kernel"
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
@@ -295,7 +295,7 @@ class CppEmitter:
             case ir.Return(value=value):
                 self.out(f"return {self.expr(value)};")
             case ir.Print():
-                self.print_stmt(s)
+                self.print_stmt(s, filename)
             case ir.TeamBarrier(team=team):
                 self.out(f"pk_rt::team_barrier({cpp_name(team)}, __FILE__, __LINE__);")
             case ir.ScratchAlloc():
@@ -460,7 +460,7 @@ class CppEmitter:
         self.indent -= 1
         self.out("}")
 
-    def print_stmt(self, s: ir.Print) -> None:
+    def print_stmt(self, s: ir.Print, filename: str) -> None:
         self.uses_print = True
         if not s.python_style:
             fmt, casts = printf_format(s.fmt, len(s.args))
@@ -469,19 +469,30 @@ class CppEmitter:
             )
             self.out(f"std::printf({c_string(fmt)}{args}); std::fflush(stdout);")
             return
-        pieces = s.fmt.split("\x01") if s.fmt else []
-        values = iter(s.args)
         calls = []
-        for i, piece in enumerate(pieces):
-            if i:
-                calls.append(f"pk_p.raw({c_string(s.sep)});")
-            if piece == "\x00":
-                value = next(values)
-                calls.append(f"pk_p.value(({_print_ctype(value.type)})({self.expr(value)}));")
-            else:
-                calls.append(f"pk_p.raw({c_string(piece.replace('%%', '%'))});")
-        calls.append(f"pk_p.raw({c_string(s.end)});")
+        for text, value, spec in zip(s.texts, s.args + [None], s.specs + [None], strict=True):
+            if text:
+                calls.append(f"pk_p.raw({c_string(text)});")
+            if value is not None:
+                calls.append(self.print_value(value, spec))
         self.out("{ pk_rt::Printer pk_p; " + " ".join(calls) + " pk_p.flush(); }")
+
+    def print_value(self, value: ir.Expr, spec: PrintSpec | None) -> str:
+        """The Printer calls that write ``value`` as ``print(f"{value:spec}")`` does."""
+        if spec is not None and spec.conversion:
+            return f"pk_p.cformat({c_string(spec.conversion)}, (double)({self.expr(value)}));"
+        ctype = _print_ctype(value.type)
+        if spec is None:
+            return f"pk_p.value(({ctype})({self.expr(value)}));"
+        write = (
+            f"pk_p.in_base(({ctype})({self.expr(value)}), '{spec.base}');"
+            if spec.base
+            else f"pk_p.value(({ctype})({self.expr(value)}));"
+        )
+        return (
+            f"{{ const int pk_at = pk_p.len; {write} pk_p.finish(pk_at, '{spec.sign}', "
+            f"{spec.width}, '{spec.align}', {'true' if spec.zero else 'false'}); }}"
+        )
 
     # ------------------------------------------------------------ expressions
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..api.types import DataType
+from .printf import PrintSpec
 
 
 @dataclass(frozen=True)
@@ -267,13 +268,16 @@ class Return(Stmt):
 
 @dataclass
 class Print(Stmt):
-    """``print(...)`` (``python_style``) or ``pk.printf(fmt, ...)``."""
+    """``pk.printf(fmt, *args)``, or ``print(...)`` (``python_style``): ``texts[0]``,
+    ``args[0]`` as ``specs[0]`` says (None: as print writes it), ``texts[1]``, ... and the
+    last text (sep and end included); ``columns``: where each value is in its line."""
 
     python_style: bool
     fmt: str
     args: list[Expr]
-    sep: str = " "
-    end: str = "\n"
+    texts: list[str] = field(default_factory=list)
+    specs: list[PrintSpec | None] = field(default_factory=list)
+    columns: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .classtypes import StructRegistry
 from .ir import Expr, StructType, ViewType
 from .lower_classtypes import ClassTypeLowering, call_arg_types
 from .lower_teams import TeamLowering, is_team_annotation
-from .printf import printf_format
+from .printf import SPEC_HINT, PrintSpec, printf_format, python_spec
 from .source import KernelSource
 from .typing_rules import (
     ATOMIC_FUNCTIONS,
@@ -65,7 +65,60 @@ _UNSUPPORTED_HINTS: dict[type, str] = {
     ast.ImportFrom: "Import at the top of the file; kernels may use `math.*` and `pk.*`.",
     ast.Delete: "Kernels cannot delete variables.",
     ast.Assert: "Kernels have no assert; debug builds check view bounds for you.",
+    ast.JoinedStr: 'Kernels print f-strings: print(f"x={x:.3f}"); elsewhere they have no text.',
+    ast.NamedExpr: "Assign the value on a line of its own first.",
+    ast.Tuple: "Use one variable per value, or a view.",
+    ast.Set: "Kernels have no sets; use a view passed as a keyword argument.",
+    ast.SetComp: "Write an explicit `for i in range(...)` loop instead.",
+    ast.DictComp: "Write an explicit `for i in range(...)` loop instead.",
+    ast.GeneratorExp: "Write an explicit `for i in range(...)` loop that adds up the values.",
+    ast.Starred: "Pass each value as its own argument.",
+    ast.Yield: "A workunit writes its results into views (or an accumulator).",
+    ast.YieldFrom: "A workunit writes its results into views (or an accumulator).",
+    ast.Await: "Kernels run synchronously; await in the Python code around the dispatch.",
+    ast.ClassDef: "Define classes at module level; kernels may use @pk.classtype objects.",
+    ast.Match: "Use if/elif/else.",
+    ast.AsyncFor: "Use a plain `for i in range(...)` loop.",
+    ast.AsyncWith: "Kernels have no context managers.",
 }
+
+# What the construct is, for the message (the AST's class name says little to users).
+_CONSTRUCT_NAMES: dict[type, str] = {
+    ast.ListComp: "a list comprehension", ast.List: "a list", ast.Dict: "a dict",
+    ast.Lambda: "a lambda", ast.With: "a with statement", ast.Try: "try/except",
+    ast.Raise: "raise", ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Import: "import",
+    ast.ImportFrom: "import", ast.Delete: "del", ast.Assert: "assert",
+    ast.JoinedStr: "an f-string outside print()", ast.NamedExpr: "an assignment expression (:=)",
+    ast.Tuple: "a tuple", ast.Set: "a set", ast.SetComp: "a set comprehension",
+    ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator expression",
+    ast.Starred: "* unpacking", ast.Yield: "yield", ast.YieldFrom: "yield from",
+    ast.Await: "await", ast.ClassDef: "a class definition", ast.Match: "a match statement",
+    ast.AsyncFor: "async for", ast.AsyncWith: "async with",
+    ast.AsyncFunctionDef: "an async function",
+}  # fmt: skip
+
+# Constants that are not numbers: what they are, and what to write instead.
+_CONSTANT_NAMES: dict[type, tuple[str, str]] = {
+    str: ("text (a str)", "Kernels compute with numbers; text goes in print(...) or pk.printf."),
+    bytes: ("bytes", "Kernels compute with numbers; pass bytes as a uint8 view."),
+    type(None): ("None", "Give the variable a number where it starts, e.g. `x: float = 0`."),
+    complex: (
+        "a complex number",
+        "Keep the real and imaginary parts in two float variables (or views).",
+    ),
+    type(...): ("...", "Write `pass` for an empty block."),
+}
+
+
+def _unsupported(node: ast.AST) -> tuple[str, str]:
+    """The message and hint for a construct kernels do not have."""
+    if isinstance(node, ast.Constant) and type(node.value) in _CONSTANT_NAMES:
+        what, hint = _CONSTANT_NAMES[type(node.value)]
+        return f"{what} cannot be a value in a kernel", hint
+    if isinstance(node, ast.Expr):  # a statement of one expression: name the expression
+        node = node.value
+    what = _CONSTRUCT_NAMES.get(type(node), type(node).__name__)
+    return f"{what} is not supported in kernels", _UNSUPPORTED_HINTS.get(type(node), "")
 
 
 class HelperRegistry:
@@ -504,8 +557,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                     "nested functions are not supported in this kernel",
                     hint="Define a module-level `@pk.function` helper instead.",
                 )
-        hint = _UNSUPPORTED_HINTS.get(type(node), "")
-        self.src.error(node, f"unsupported statement in a kernel: {type(node).__name__}", hint)
+        self.src.error(node, *_unsupported(node))
 
     def _need_loop(self, node: ast.stmt, word: str) -> None:
         if self.loop_depth == 0:
@@ -757,15 +809,60 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 sep, end = (kw.value.value, end) if kw.arg == "sep" else (sep, kw.value.value)
             else:
                 self.src.error(kw, "print() in kernels accepts only literal sep= and end=")
-        args: list[Expr] = []
-        parts: list[str] = []
-        for arg in call.args:
+        printed = ir.Print(call.lineno, True, "", [], [""])
+        for n, arg in enumerate(call.args):
+            if n:
+                printed.texts[-1] += sep
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                parts.append(arg.value.replace("%", "%%"))
+                printed.texts[-1] += arg.value
+            elif isinstance(arg, ast.JoinedStr):
+                for piece in arg.values:
+                    if isinstance(piece, ast.Constant):
+                        printed.texts[-1] += piece.value
+                    else:
+                        self._print_formatted(printed, piece)
             else:
-                args.append(self._expr(arg))
-                parts.append("\x00")  # placeholder for a value
-        return ir.Print(call.lineno, True, "\x01".join(parts), args, sep, end)
+                self._print_value(printed, arg, None)
+        printed.texts[-1] += end
+        return printed
+
+    def _print_value(self, printed: ir.Print, node: ast.expr, spec: PrintSpec | None) -> None:
+        printed.args.append(self._expr(node))
+        printed.specs.append(spec)
+        printed.columns.append(self.src.column(node))
+        printed.texts.append("")
+
+    def _print_formatted(self, printed: ir.Print, piece: ast.FormattedValue) -> None:
+        """One ``{value:spec}`` of an f-string, as print() writes it."""
+        if piece.format_spec is None:
+            # !s and !r write a number as print() does; !a too.
+            self._print_value(printed, piece.value, None)
+            return
+        parts = piece.format_spec.values  # a JoinedStr: literal text and nested {fields}
+        if not all(isinstance(p, ast.Constant) for p in parts):
+            self.src.error(
+                piece.value, "format specs in kernels are literal, e.g. {x:8.3f}", SPEC_HINT
+            )
+        spec_text = "".join(p.value for p in parts)  # type: ignore[attr-defined]
+        value = self._expr(piece.value)
+        kind = (
+            "bool" if value.type == t.bool_
+            else "float" if value.type.is_float
+            else "int" if value.type.kind == "int"
+            else "uint"
+        )  # fmt: skip
+        try:
+            spec = python_spec(spec_text, kind)
+        except ValueError as exc:
+            self.src.error(
+                piece.value, f"cannot format this value as {spec_text!r}: {exc}", SPEC_HINT
+            )
+        if kind == "bool":
+            value = ir.Cast(t.int64, value)
+        printed.args.append(value)
+        printed.specs.append(spec)
+        printed.columns.append(self.src.column(piece.value))
+        printed.texts.append("")
 
     def _printf(self, call: ast.Call) -> ir.Stmt:
         if not call.args or not (
@@ -855,8 +952,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 return self._attribute(node)
             case ast.Call():
                 return self._call(node, statement)
-        hint = _UNSUPPORTED_HINTS.get(type(node), "")
-        self.src.error(node, f"unsupported expression in a kernel: {type(node).__name__}", hint)
+        self.src.error(node, *_unsupported(node))
 
     def _load_name(self, node: ast.Name) -> Expr | ir.ViewRef:
         name = node.id
