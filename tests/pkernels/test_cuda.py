@@ -208,8 +208,10 @@ def show_formatted(i, vals, ints):
 
 
 @pk.workunit
-def show_fixed(i, vals):
-    print(f"{vals[i]:.3f}")
+def show_float_formats(i, vals):
+    v = vals[i]
+    print(f"{i} {v:.3f} {v:e} {v:.0e} {v:#.0f} {v:g} {v:.17g} {v:#.3G} {v:+012.4E} {v:<9.1f}|")
+    print(f"{i} {v:.30f} {v:.25e}")
 
 
 @pk.workunit
@@ -271,6 +273,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         ),
         "print": _cuda_source(show, "for", vals=v, singles=v.astype(np.float32)),
         "print_formatted": _cuda_source(show_formatted, "for", vals=v, ints=ints),
+        "print_float_formats": _cuda_source(show_float_formats, "for", vals=v),
         "logic": _cuda_source(
             value_logic,
             "for",
@@ -305,17 +308,6 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
     assert not failures, failures
     # Errors point at the Python lines: every statement has its #line.
     assert f'#line {axpy.__code__.co_firstlineno + 1} "{__file__}"' in sources["range_for"]
-
-
-def test_float_format_types_in_print_are_an_error_for_the_gpu():
-    with pytest.raises(pk.TranslationError) as err:
-        _cuda_source(show_fixed, "for", vals=np.zeros(2))
-    message = str(err.value)
-    assert "the float format types (f, e, g) are not supported in print() on the GPU" in message
-    line = show_fixed.__code__.co_firstlineno + 2  # after the decorator's line
-    assert f"{__file__}:{line}:" in message  # the print's line, the caret under the value
-    assert message.splitlines()[2].index("^") == message.splitlines()[1].index("vals[i]:.3f")
-    assert "pk.printf" in message
 
 
 @pytest.mark.skipif(GPU_MISSING is None, reason="this machine has CuPy and a GPU")
@@ -666,6 +658,15 @@ def test_print_and_printf_from_the_gpu(cp, capfd):
     pk.parallel_for(
         pk.RangePolicy(pk.Cuda, 0, n), show_formatted, vals=cp.asarray(vals), ints=cp.asarray(ints)
     )
+    assert sorted(capfd.readouterr().out.splitlines()) == sorted(cpu.splitlines())
+    # f-strings' float types: the exact decimal value rounded as Python (and the CPU) round it
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, n), show_float_formats, vals=vals)
+    cpu = capfd.readouterr().out
+    assert (
+        "0 0.100 1.000000e-01 1e-01 0. 0.1 0.10000000000000001 0.100 +001.0000E-01 0.1      |"
+        in cpu
+    )
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, n), show_float_formats, vals=cp.asarray(vals))
     assert sorted(capfd.readouterr().out.splitlines()) == sorted(cpu.splitlines())
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 3), show_printf, vals=cp.asarray(vals[:3]))
     lines = sorted(capfd.readouterr().out.splitlines())

@@ -464,9 +464,10 @@ def test_print(space, capfd):
 
 
 def test_print_formats_fstrings_as_python(space, capfd):
-    x = np.array([1.5, -2.25e-7, math.inf, -math.nan, 123456.789, -0.0])
-    n = np.array([5, -255, 0, 7, 123456, -1], dtype=np.int64)
-    flag = np.array([True, False, True, False, True, False])
+    # 999.9995 as #.3g: 1.00e+03 (glibc's printf writes 1.e+03)
+    x = np.array([1.5, -2.25e-7, math.inf, -math.nan, 123456.789, -0.0, 999.9995, 1e300])
+    n = np.array([5, -255, 0, 7, 123456, -1, 2**62, -(2**63)], dtype=np.int64)
+    flag = np.array([True, False, True, False, True, False, True, True])
     for i in range(len(x)):
         print_formatted(i, x, n, flag)  # plain Python for the expected text
     expected = capfd.readouterr().out
@@ -496,6 +497,32 @@ def test_fstring_specs_kernels_cannot_format_are_errors(make_module, spec, probl
     assert problem in message
     assert ":5:" in message.splitlines()[0]  # the line of the print
     assert "e.g. {x:10.3f}" in message  # what kernels can format
+
+
+@pk.workunit
+def print_float_formats(i, x):
+    v = x[i]
+    print(f"{i} {v:.3f} {v:e} {v:.0e} {v:#.0f} {v:g} {v:.17g} {v:#.3G} {v:+012.4E} {v:<9.1f}|")
+    print(f"{i}: {v:.30f} {v:.25e} {v:.1g} {v:F} {v: .2f} {v:^9} {v:>10}")
+
+
+def test_fstring_float_types_round_the_exact_value_as_python(capfd):
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 2**63, 2000, dtype=np.uint64) | np.where(
+        rng.random(2000) < 0.5, np.uint64(2**63), np.uint64(0)
+    )
+    places = rng.integers(0, 7, 2000)
+    decimals = [round(v, int(d)) for v, d in zip(rng.normal(0, 1e3, 2000), places, strict=True)]
+    x = np.concatenate([
+        bits.view(np.float64),  # every magnitude, subnormals and nan/inf included
+        decimals,  # values near decimal ties
+        [0.5, 1.5, 2.5, 0.125, 0.375, 999.9995, 9.5, 5e-324, 1.7976931348623157e308],
+    ])  # fmt: skip
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, len(x)), print_float_formats, x=x)
+    got = capfd.readouterr().out
+    for i in range(len(x)):
+        print_float_formats(i, x)  # Python's f-strings
+    assert sorted(got.splitlines()) == sorted(capfd.readouterr().out.splitlines())
 
 
 def test_print_from_openmp_threads_keeps_lines_whole(capfd):

@@ -25,6 +25,244 @@ def shared_arithmetic(qualifier: str, math: str) -> str:
     return text.replace("PK_FN ", qualifier + " ").replace("PK_MATH::", math)
 
 
+def shared_formatting(qualifier: str, method: str, noinline: str, math: str) -> tuple[str, str]:
+    """What ``print(f"{v:spec}")`` needs, as C++ for the CPU's runtime and the GPU's (one
+    text: the same output): the free functions (``qualifier``), and the Printer methods
+    (``method``) to put inside each runtime's ``struct Printer``. The digit loops are
+    ``noinline``: inlined into each of a print's values they took nvcc a minute."""
+    functions = _SHARED_DECIMAL.lstrip("\n").replace("PK_FN ", qualifier + " ")
+    methods = _SHARED_PRINTER_METHODS.lstrip("\n").replace("PK_METHOD ", method)
+    text = functions, methods.replace("PK_MATH::", math)
+    return tuple(part.replace("PK_NOINLINE ", noinline + " ") for part in text)  # type: ignore[return-value]
+
+
+_SHARED_DECIMAL = r"""
+// ---- f-string formatting: the exact decimal digits of a double (no snprintf on the GPU)
+struct Decimal {
+    char d[800];  // the significant digits, no leading or trailing zeros
+    int n;        // how many (0: the value is zero)
+    int point;    // the value is 0.d[0]d[1]... * 10^point
+};
+
+// The exact decimal digits of a > 0 (finite): a = S * 2^E, and S * 2^E (E >= 0) or
+// S * 5^-E / 10^-E (E < 0) computed in base-10^9 limbs.
+PK_FN PK_NOINLINE void exact_decimal(double a, Decimal* out) {
+    int e;
+    const double mant = ::frexp(a, &e);
+    unsigned long long s = (unsigned long long)::ldexp(mant, 53);
+    int E = e - 53;
+    while ((s & 1ULL) == 0) { s >>= 1; ++E; }
+    unsigned int limb[90];
+    int nl = 0;
+    while (s) { limb[nl++] = (unsigned int)(s % 1000000000ULL); s /= 1000000000ULL; }
+    int k = E >= 0 ? E : -E;
+    while (k > 0) {
+        const int step = E >= 0 ? (k < 29 ? k : 29) : (k < 13 ? k : 13);
+        unsigned long long factor = 1;
+        for (int i = 0; i < step; ++i) factor *= E >= 0 ? 2 : 5;
+        unsigned long long carry = 0;
+        for (int i = 0; i < nl; ++i) {
+            const unsigned long long x = limb[i] * factor + carry;
+            limb[i] = (unsigned int)(x % 1000000000ULL);
+            carry = x / 1000000000ULL;
+        }
+        while (carry) {
+            limb[nl++] = (unsigned int)(carry % 1000000000ULL);
+            carry /= 1000000000ULL;
+        }
+        k -= step;
+    }
+    int n = 0;
+    for (int i = nl - 1; i >= 0; --i) {
+        char group[9];
+        unsigned int x = limb[i];
+        for (int j = 8; j >= 0; --j) { group[j] = (char)('0' + x % 10); x /= 10; }
+        int j = 0;
+        if (i == nl - 1) while (j < 8 && group[j] == '0') ++j;  // no leading zeros
+        for (; j < 9; ++j) out->d[n++] = group[j];
+    }
+    out->point = E >= 0 ? n : n + E;  // E < 0: the last -E digits are decimals
+    while (n > 0 && out->d[n - 1] == '0') --n;
+    out->n = n;
+}
+
+// Rounds x to its first `keep` digits (as printf: half to even, on the exact value).
+PK_FN PK_NOINLINE void round_decimal(Decimal* x, int keep) {
+    if (keep >= x->n) return;
+    if (keep < 0) { x->n = 0; x->point = 0; return; }
+    const char next = x->d[keep];
+    const bool odd = keep > 0 && ((x->d[keep - 1] - '0') & 1);
+    const bool up = next > '5' || (next == '5' && (keep + 1 < x->n || odd));
+    x->n = keep;
+    if (up) {
+        int i = keep - 1;
+        while (i >= 0 && x->d[i] == '9') --i;
+        if (i < 0) {  // 99.9 -> 100
+            x->d[0] = '1';
+            x->n = 1;
+            ++x->point;
+        } else {
+            ++x->d[i];
+            x->n = i + 1;
+        }
+    }
+    while (x->n > 0 && x->d[x->n - 1] == '0') --x->n;
+    if (x->n == 0) x->point = 0;
+}
+
+// The decimal exponent of x rounded to `keep` digits: one more where rounding carries
+// into a new digit (9.96 to two digits: 10).
+PK_FN int rounded_exponent(const Decimal& x, int keep) {
+    if (x.n == 0) return 0;
+    if (keep >= x.n) return x.point - 1;
+    for (int i = 0; i < keep; ++i)
+        if (x.d[i] != '9') return x.point - 1;
+    const char next = x.d[keep];
+    const bool odd = keep > 0;  // the kept digits are all 9s
+    const bool up = next > '5' || (next == '5' && (keep + 1 < x.n || odd));
+    return x.point - 1 + (up ? 1 : 0);
+}
+
+PK_FN char decimal_digit(const Decimal& x, int i) {
+    return i >= 0 && i < x.n ? x.d[i] : '0';
+}
+"""
+
+_SHARED_PRINTER_METHODS = r"""
+    // f"{v:x}": Python writes a negative integer's sign, then its magnitude's digits.
+    PK_METHOD void in_base(long long v, char base) {
+        if (v < 0) raw("-");
+        in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
+    }
+    PK_METHOD void in_base(unsigned long long v, char base) {
+        const unsigned radix = base == 'o' ? 8 : (base == 'x' || base == 'X') ? 16 : 10;
+        const char* glyphs = base == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+        char d[32];
+        int n = 0;
+        do { d[n++] = glyphs[v % radix]; v /= radix; } while (v);
+        char out[32];
+        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
+        out[n] = 0;
+        raw(out);
+    }
+    // Pads what was written since `start` to `width` as Python's format spec says: the
+    // sign first (`sign` '+' or ' ' for one before non-negative numbers), then zeros, or
+    // spaces on the side `align` (< > ^) leaves open.
+    PK_METHOD void finish(int start, char sign, int width, char align, bool zero) {
+        if (sign != '-' && buf[start] != '-') insert(start, 1, sign);
+        const int pad = width - (len - start);
+        if (pad <= 0) return;
+        if (zero) {
+            const bool signed_ = buf[start] == '-' || buf[start] == '+' || buf[start] == ' ';
+            insert(start + (signed_ ? 1 : 0), pad, '0');
+        } else if (align == '<') {
+            insert(len, pad, ' ');
+        } else if (align == '^') {
+            insert(start, pad / 2, ' ');
+            insert(len, pad - pad / 2, ' ');
+        } else {
+            insert(start, pad, ' ');
+        }
+    }
+    PK_METHOD void insert(int at, int n, char c) {
+        if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
+        if (n <= 0) return;
+        for (int k = len - 1; k >= at; --k) buf[k + n] = buf[k];
+        for (int k = 0; k < n; ++k) buf[at + k] = c;
+        len += n;
+        buf[len] = 0;
+    }
+    PK_METHOD void ch(char c) {
+        const char s[2] = {c, 0};
+        raw(s);
+    }
+
+    // printf's f/e/g conversions (with flags, width and precision) of v, as Python writes
+    // them: from the exact decimal value, rounded half to even.
+    PK_METHOD PK_NOINLINE void cformat(const char* conversion, double v) {
+        bool left = false, zero = false, alt = false;
+        char sign = '-';
+        const char* p = conversion + 1;
+        for (; *p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0'; ++p) {
+            if (*p == '-') left = true;
+            else if (*p == '0') zero = true;
+            else if (*p == '#') alt = true;
+            else if (sign != '+') sign = *p;
+        }
+        int width = 0, precision = 6;
+        for (; *p >= '0' && *p <= '9'; ++p) width = width * 10 + (*p - '0');
+        if (*p == '.') {
+            precision = 0;
+            for (++p; *p >= '0' && *p <= '9'; ++p) precision = precision * 10 + (*p - '0');
+        }
+        const char type = *p;
+        const bool upper = type == 'F' || type == 'E' || type == 'G';
+        const int start = len;
+        if (PK_MATH::isnan(v)) {
+            raw(upper ? "NAN" : "nan");
+        } else if (PK_MATH::isinf(v)) {
+            raw(v < 0 ? (upper ? "-INF" : "-inf") : (upper ? "INF" : "inf"));
+        } else {
+            if (PK_MATH::copysign(1.0, v) < 0) raw("-");
+            Decimal x;
+            x.n = 0;
+            x.point = 0;
+            if (v != 0) exact_decimal(v < 0 ? -v : v, &x);
+            if (type == 'f' || type == 'F') {
+                fixed(&x, precision, alt, false);
+            } else if (type == 'e' || type == 'E') {
+                scientific(&x, precision, alt, upper, false);
+            } else {  // g: the shorter of the two for `precision` significant digits
+                const int digits = precision == 0 ? 1 : precision;
+                const int exponent = rounded_exponent(x, digits);
+                if (exponent >= -4 && exponent < digits)
+                    fixed(&x, digits - 1 - exponent, alt, !alt);
+                else
+                    scientific(&x, digits - 1, alt, upper, !alt);
+            }
+        }
+        finish(start, sign, width, left ? '<' : '>', zero && !left);
+    }
+
+    // (The Decimal by pointer: a copy of its 800 digits, or one passed by value, took
+    // ptxas seconds.)
+    PK_METHOD PK_NOINLINE void fixed(Decimal* x, int precision, bool alt, bool strip) {
+        round_decimal(x, x->point + precision);
+        if (x->point <= 0) ch('0');
+        for (int i = 0; i < x->point; ++i) ch(decimal_digit(*x, i));
+        if (precision > 0 || alt) ch('.');
+        for (int i = x->point; i < x->point + precision; ++i) ch(decimal_digit(*x, i));
+        if (strip) strip_zeros();
+    }
+
+    PK_METHOD PK_NOINLINE void scientific(
+        Decimal* x, int precision, bool alt, bool upper, bool strip) {
+        round_decimal(x, precision + 1);
+        const int exponent = x->n == 0 ? 0 : x->point - 1;
+        ch(decimal_digit(*x, 0));
+        if (precision > 0 || alt) ch('.');
+        for (int i = 1; i <= precision; ++i) ch(decimal_digit(*x, i));
+        if (strip) strip_zeros();
+        ch(upper ? 'E' : 'e');
+        ch(exponent < 0 ? '-' : '+');
+        const int magnitude = exponent < 0 ? -exponent : exponent;
+        if (magnitude >= 100) ch((char)('0' + magnitude / 100));
+        ch((char)('0' + magnitude / 10 % 10));
+        ch((char)('0' + magnitude % 10));
+    }
+
+    // %g without '#': no trailing zeros after the point, and no point without decimals.
+    PK_METHOD void strip_zeros() {
+        int dot = len - 1;
+        while (dot >= 0 && buf[dot] >= '0' && buf[dot] <= '9') --dot;
+        if (dot < 0 || buf[dot] != '.') return;
+        while (len > dot + 1 && buf[len - 1] == '0') --len;
+        if (len == dot + 1) --len;
+        buf[len] = 0;
+    }
+"""
+
+
 _SHARED_ARITHMETIC = r"""
 // ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32).
 // a // b is not floor(a / b): 1.0 // 0.1 == 9.0, as 0.1 is slightly above one tenth.
@@ -384,6 +622,9 @@ static inline T atomic_cas(T* p, T expected, T desired) {
 }
 
 // ---- print(): Python's formatting, one write per call so threads do not interleave
+"""
+    + shared_formatting("static inline", "", "__attribute__((noinline))", "std::")[0]
+    + r"""
 struct Printer {
     char buf[4096];
     int len = 0;
@@ -408,72 +649,6 @@ struct Printer {
     void value(unsigned long v) { value((unsigned long long)v); }
     void value(double v) { floating(v, false); }
     void value(float v) { floating((double)v, true); }
-
-    // f"{v:.3f}" and the other float types: printf writes finite numbers as Python does;
-    // inf and nan Python pads with zeros too, and writes no sign of a NaN.
-    void cformat(const char* conversion, double v) {
-        if (std::isfinite(v)) {
-            char s[512];
-            std::snprintf(s, sizeof s, conversion, v);
-            raw(s);
-            return;
-        }
-        char sign = '-', align = '>';
-        bool zero = false;
-        const char* p = conversion + 1;
-        for (; *p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0'; ++p) {
-            if (*p == '-') align = '<';
-            else if (*p == '0') zero = true;
-            else if (*p != '#' && sign != '+') sign = *p;
-        }
-        const int width = std::atoi(p);
-        const bool upper = conversion[std::strlen(conversion) - 1] <= 'Z';
-        const int start = len;
-        if (std::isinf(v)) raw(v < 0 ? (upper ? "-INF" : "-inf") : (upper ? "INF" : "inf"));
-        else raw(upper ? "NAN" : "nan");
-        finish(start, sign, width, align, zero);
-    }
-    // f"{v:x}": Python writes a negative integer's sign, then its magnitude's digits.
-    void in_base(long long v, char base) {
-        if (v < 0) raw("-");
-        in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
-    }
-    void in_base(unsigned long long v, char base) {
-        char s[32];
-        const char* conversion = base == 'x'   ? "%llx"
-                                 : base == 'X' ? "%llX"
-                                 : base == 'o' ? "%llo"
-                                               : "%llu";
-        std::snprintf(s, sizeof s, conversion, v);
-        raw(s);
-    }
-    // Pads what was written since `start` to `width` as Python's format spec says: the
-    // sign first (`sign` '+' or ' ' for one before non-negative numbers), then zeros, or
-    // spaces on the side `align` (< > ^) leaves open.
-    void finish(int start, char sign, int width, char align, bool zero) {
-        if (sign != '-' && buf[start] != '-') insert(start, 1, sign);
-        const int pad = width - (len - start);
-        if (pad <= 0) return;
-        if (zero) {
-            const bool signed_ = buf[start] == '-' || buf[start] == '+' || buf[start] == ' ';
-            insert(start + (signed_ ? 1 : 0), pad, '0');
-        } else if (align == '<') {
-            insert(len, pad, ' ');
-        } else if (align == '^') {
-            insert(start, pad / 2, ' ');
-            insert(len, pad - pad / 2, ' ');
-        } else {
-            insert(start, pad, ' ');
-        }
-    }
-    void insert(int at, int n, char c) {
-        if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
-        if (n <= 0) return;
-        std::memmove(buf + at + n, buf + at, len - at);
-        std::memset(buf + at, c, n);
-        len += n;
-        buf[len] = 0;
-    }
 
     static bool round_trips(const char* text, double v, bool single) {
         return single ? std::strtof(text, nullptr) == (float)v : std::strtod(text, nullptr) == v;
@@ -570,7 +745,9 @@ struct Printer {
         std::fputs(buf, stdout);
         std::fflush(stdout);
     }
-};
+"""
+    + shared_formatting("static inline", "", "__attribute__((noinline))", "std::")[1]
+    + r"""};
 
 }  // namespace pk_rt
 """

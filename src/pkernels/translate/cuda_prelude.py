@@ -15,7 +15,7 @@ Three parts, added as a module needs them: :data:`CUDA_PRELUDE` (always),
 
 from __future__ import annotations
 
-from .cpp_prelude import shared_arithmetic
+from .cpp_prelude import shared_arithmetic, shared_formatting
 
 # Functions of one float argument / two, as the IR names them (typing_rules.MATH_FUNCTIONS
 # plus floor, ceil and trunc); each gets a double and a float overload in pk_math.
@@ -269,7 +269,8 @@ __device__ void block_sum(T* shared, T partial, T* out) {
 
 # print(): Python's formatting into a per-thread buffer, written with one printf per call
 # so the lines of different threads do not interleave.
-CUDA_PRINT_PRELUDE = r"""
+CUDA_PRINT_PRELUDE = (
+    r"""
 namespace pk_rt {
 
 // 10^k: exact for 0 <= k <= 22, correctly rounded for -22 <= k < 0, close beyond.
@@ -300,6 +301,9 @@ __device__ inline DoubleDouble ten_to_dd(int k) {
     return p;
 }
 
+"""
+    + shared_formatting("__device__ inline", "__device__ ", "__noinline__", "pk_math::")[0]
+    + r"""
 struct Printer {
     char buf[1024];
     int len = 0;
@@ -325,47 +329,6 @@ struct Printer {
     __device__ void value(unsigned long long v) { digits(v); }
     __device__ void value(double v) { floating(v, false); }
     __device__ void value(float v) { floating((double)v, true); }
-
-    // f"{v:x}" and f"{v:>8}": as the CPU's Printer (cpp_prelude.py) writes them.
-    __device__ void in_base(long long v, char base) {
-        if (v < 0) raw("-");
-        in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
-    }
-    __device__ void in_base(unsigned long long v, char base) {
-        const unsigned radix = base == 'o' ? 8 : (base == 'x' || base == 'X') ? 16 : 10;
-        const char* glyphs = base == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
-        char d[32];
-        int n = 0;
-        do { d[n++] = glyphs[v % radix]; v /= radix; } while (v);
-        char out[32];
-        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
-        out[n] = 0;
-        raw(out);
-    }
-    __device__ void finish(int start, char sign, int width, char align, bool zero) {
-        if (sign != '-' && buf[start] != '-') insert(start, 1, sign);
-        const int pad = width - (len - start);
-        if (pad <= 0) return;
-        if (zero) {
-            const bool signed_ = buf[start] == '-' || buf[start] == '+' || buf[start] == ' ';
-            insert(start + (signed_ ? 1 : 0), pad, '0');
-        } else if (align == '<') {
-            insert(len, pad, ' ');
-        } else if (align == '^') {
-            insert(start, pad / 2, ' ');
-            insert(len, pad - pad / 2, ' ');
-        } else {
-            insert(start, pad, ' ');
-        }
-    }
-    __device__ void insert(int at, int n, char c) {
-        if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
-        if (n <= 0) return;
-        for (int k = len - 1; k >= at; --k) buf[k + n] = buf[k];
-        for (int k = 0; k < n; ++k) buf[at + k] = c;
-        len += n;
-        buf[len] = 0;
-    }
 
     // a * 10^j rounded to an integer m, and d = a * 10^j - m (|d| <= 0.5); exact (through
     // fma) for |j| <= 22, to about 106 bits beyond.
@@ -522,10 +485,13 @@ struct Printer {
         raw(out);
     }
     __device__ void flush() { printf("%s", buf); }
-};
+"""
+    + shared_formatting("__device__ inline", "__device__ ", "__noinline__", "pk_math::")[1]
+    + r"""};
 
 }  // namespace pk_rt
 """
+)
 
 # The runtime of TeamPolicy kernels: a team is one CUDA block of team_size threads. Its
 # shared state (reduction slots, the barrier bookkeeping, level-0 scratch) lives in the

@@ -23,14 +23,12 @@ The ``__global__`` entry points (one per module, :data:`ENTRY`):
 
 from __future__ import annotations
 
-import linecache
 import re
 from dataclasses import dataclass, field
 
 from ..api import types as t
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
-from ..errors import TranslationError
 from . import emit_cpp, ir
 from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
 from .emit_cpp import KERNEL_NAMESPACE, CppEmitter, c_string, cpp_name, view_cpp_type
@@ -72,17 +70,6 @@ class CudaEmitter(CppEmitter):
 
     def print_stmt(self, s: ir.Print, filename: str) -> None:
         if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface
-            for spec, column in zip(s.specs, s.columns, strict=True):
-                if spec is not None and spec.conversion:  # the device has no snprintf
-                    raise TranslationError(
-                        "the float format types (f, e, g) are not supported in print() on the GPU",
-                        filename,
-                        s.lineno,
-                        column,
-                        linecache.getline(filename, s.lineno),
-                        'Write the value with pk.printf, e.g. pk.printf("%.3f\\n", x), or '
-                        "without a type ({x}, {x:>12}).",
-                    )
             super().print_stmt(s, filename)
             return
         self.uses_print = True

@@ -270,14 +270,13 @@ class Return(Stmt):
 class Print(Stmt):
     """``pk.printf(fmt, *args)``, or ``print(...)`` (``python_style``): ``texts[0]``,
     ``args[0]`` as ``specs[0]`` says (None: as print writes it), ``texts[1]``, ... and the
-    last text (sep and end included); ``columns``: where each value is in its line."""
+    last text (sep and end included)."""
 
     python_style: bool
     fmt: str
     args: list[Expr]
     texts: list[str] = field(default_factory=list)
     specs: list[PrintSpec | None] = field(default_factory=list)
-    columns: list[int] = field(default_factory=list)
 
 
 @dataclass

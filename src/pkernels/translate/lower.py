@@ -829,7 +829,6 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
     def _print_value(self, printed: ir.Print, node: ast.expr, spec: PrintSpec | None) -> None:
         printed.args.append(self._expr(node))
         printed.specs.append(spec)
-        printed.columns.append(self.src.column(node))
         printed.texts.append("")
 
     def _print_formatted(self, printed: ir.Print, piece: ast.FormattedValue) -> None:
@@ -861,7 +860,6 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             value = ir.Cast(t.int64, value)
         printed.args.append(value)
         printed.specs.append(spec)
-        printed.columns.append(self.src.column(piece.value))
         printed.texts.append("")
 
     def _printf(self, call: ast.Call) -> ir.Stmt:
