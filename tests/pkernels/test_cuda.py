@@ -663,8 +663,7 @@ def test_print_and_printf_from_the_gpu(cp, capfd):
     pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, n), show_float_formats, vals=vals)
     cpu = capfd.readouterr().out
     assert (
-        "0 0.100 1.000000e-01 1e-01 0. 0.1 0.10000000000000001 0.100 +01.0000E-01 0.1      |"
-        in cpu
+        "0 0.100 1.000000e-01 1e-01 0. 0.1 0.10000000000000001 0.100 +01.0000E-01 0.1      |" in cpu
     )
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, n), show_float_formats, vals=cp.asarray(vals))
     assert sorted(capfd.readouterr().out.splitlines()) == sorted(cpu.splitlines())
