@@ -236,7 +236,7 @@ CASES = [
     ("imports_inside", "", "import os", "import os", r"import is not supported"),
     ("method_call", "x", "x.sum()", "x.sum()", r"unsupported call"),
     ("tuple_assign", "", "a, b = 1, 2", "a, b", r"tuple assignment"),
-    ("in_operator", "", "if i in out", "i in out", r"comparison In"),
+    ("in_operator", "", "if i in out", "i in out", r"the comparison `in` is not supported"),
     ("loop_over_view", "x", "for v in x", "x:", r"only loop over range"),
     ("unknown_math", "", "math.factorial", "math.factorial", r"math\.factorial"),
     ("undefined_name", "", "nothing_here", "nothing_here", r"'nothing_here' is not defined"),

@@ -684,7 +684,11 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
     ) -> ir.Stmt:
         symbol = _BINOPS.get(type(op))
         if symbol is None:
-            self.src.error(node, f"unsupported operator {type(op).__name__}", hint=_OPERATOR_HINT)
+            self.src.error(
+                node,
+                _not_in_kernels("operator", op),
+                hint=_OPERATOR_HINT,
+            )
         value = self._expr(value_node)
         if isinstance(target, ast.Name):
             current = self._load_name(target)
@@ -909,7 +913,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 symbol = _BINOPS.get(type(op))
                 if symbol is None:
                     self.src.error(
-                        node, f"unsupported operator {type(op).__name__}", hint=_OPERATOR_HINT
+                        node,
+                        _not_in_kernels("operator", op),
+                        hint=_OPERATOR_HINT,
                     )
                 return self._binop(node, symbol, self._expr(left), self._expr(right))
             case ast.UnaryOp(op=ast.Not(), operand=operand):
@@ -1023,7 +1029,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             if symbol is None:
                 self.src.error(
                     node,
-                    f"unsupported comparison {type(op).__name__}",
+                    _not_in_kernels("comparison", op),
                     hint="Kernels compare numbers with < <= > >= == !=.",
                 )
             right = self._expr(comparator)
@@ -1286,6 +1292,16 @@ _CALL_HINT = (
 _LOOP_ELSE_HINT = "Set a flag before `break` and test it after the loop."
 _ASSIGN_HINT = "Assign to a local name or to a view element, e.g. `out[i] = value`."
 _OPERATOR_HINT = "Kernels have + - * / // % ** & | ^ << >> and the unary - + ~ not."
+# Operators kernels lack, as written in Python.
+_OPERATOR_SYMBOLS: dict[type, str] = {
+    ast.MatMult: "@", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}  # fmt: skip
+
+
+def _not_in_kernels(what: str, op: ast.AST) -> str:
+    """The message for an operator kernels lack, as Python spells it."""
+    symbol = _OPERATOR_SYMBOLS.get(type(op), type(op).__name__)
+    return f"the {what} `{symbol}` is not supported in kernels"
 
 
 def _type_name(tp: object) -> str:
