@@ -283,3 +283,34 @@ def test_the_program_ending_after_a_kernel_stop_leaves_gdb_whole(tmp_path):
         assert "The program exited with code 0" in result.stdout
         assert "gdb failed" not in result.stdout, result.stdout
     assert not list(tmp_path.glob("core*"))
+
+
+PRINTS_LAST = """
+import numpy as np
+import pkernels as pk
+
+@pk.workunit
+def show(i, x):
+    y = x[i] * 2
+    print(f"i={i:>3} y={y:8.3f}", "plain", y)
+
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), show, x=np.arange(4) / 4)
+print("done")
+"""
+
+
+def test_a_breakpoint_on_a_print_stops_once_per_index(tmp_path):
+    # A print's C++ once declared a local Printer in a { block }: gdb then put a second
+    # location in that block, and the kernel stopped at the print twice (the second time
+    # after printing, for the function's end shares the last line).
+    program = write(tmp_path, "prints.py", PRINTS_LAST)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
+    result = run_scripted(program, "-c", "break 7 if i == 2", "-c", "c", "-c", "c", env=env)
+    assert result.returncode == 0, result.stdout
+    out = result.stdout
+    assert out.count("breakpoint 1 hit") == 1, out
+    lines = out.splitlines()
+    for i, y in enumerate((0.0, 0.5, 1.0, 1.5)):
+        assert lines.count(f"i={i:>3} y={y:8.3f} plain {y}") == 1, out
+    assert lines.index("done") > lines.index("i=  3 y=   1.500 plain 1.5")
+    assert "The program exited with code 0" in out

@@ -130,11 +130,11 @@ PK_FN char decimal_digit(const Decimal& x, int i) {
 
 _SHARED_PRINTER_METHODS = r"""
     // f"{v:x}": Python writes a negative integer's sign, then its magnitude's digits.
-    PK_METHOD void in_base(long long v, char base) {
+    PK_METHOD Printer& in_base(long long v, char base) {
         if (v < 0) raw("-");
-        in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
+        return in_base(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, base);
     }
-    PK_METHOD void in_base(unsigned long long v, char base) {
+    PK_METHOD Printer& in_base(unsigned long long v, char base) {
         const unsigned radix = base == 'o' ? 8 : (base == 'x' || base == 'X') ? 16 : 10;
         const char* glyphs = base == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
         char d[32];
@@ -143,12 +143,21 @@ _SHARED_PRINTER_METHODS = r"""
         char out[32];
         for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
         out[n] = 0;
-        raw(out);
+        return raw(out);
+    }
+    // Where the value that finish() pads starts.
+    PK_METHOD Printer& mark() {
+        mark_at = len;
+        return *this;
+    }
+    PK_METHOD Printer& finish(char sign, int width, char align, bool zero) {
+        pad(mark_at, sign, width, align, zero);
+        return *this;
     }
     // Pads what was written since `start` to `width` as Python's format spec says: the
     // sign first (`sign` '+' or ' ' for one before non-negative numbers), then zeros, or
     // spaces on the side `align` (< > ^) leaves open.
-    PK_METHOD void finish(int start, char sign, int width, char align, bool zero) {
+    PK_METHOD void pad(int start, char sign, int width, char align, bool zero) {
         if (sign != '-' && buf[start] != '-') insert(start, 1, sign);
         const int pad = width - (len - start);
         if (pad <= 0) return;
@@ -179,7 +188,7 @@ _SHARED_PRINTER_METHODS = r"""
 
     // printf's f/e/g conversions (with flags, width and precision) of v, as Python writes
     // them: from the exact decimal value, rounded half to even.
-    PK_METHOD PK_NOINLINE void cformat(const char* conversion, double v) {
+    PK_METHOD PK_NOINLINE Printer& cformat(const char* conversion, double v) {
         bool left = false, zero = false, alt = false;
         char sign = '-';
         const char* p = conversion + 1;
@@ -221,7 +230,8 @@ _SHARED_PRINTER_METHODS = r"""
                     scientific(&x, digits - 1, alt, upper, !alt);
             }
         }
-        finish(start, sign, width, left ? '<' : '>', zero && !left);
+        pad(start, sign, width, left ? '<' : '>', zero && !left);
+        return *this;
     }
 
     // (The Decimal by pointer: a copy of its 800 digits, or one passed by value, took
@@ -628,27 +638,40 @@ static inline T atomic_cas(T* p, T expected, T desired) {
 struct Printer {
     char buf[4096];
     int len = 0;
+    int mark_at = 0;  // where the value finish() pads starts
 
-    void raw(const char* s) {
+    Printer& raw(const char* s) {
         int n = (int)std::strlen(s);
         if (len + n >= (int)sizeof buf) n = (int)sizeof buf - 1 - len;
         std::memcpy(buf + len, s, n);
         len += n;
         buf[len] = 0;
+        return *this;
     }
-    void value(bool v) { raw(v ? "True" : "False"); }
-    void value(long long v) { char s[32]; std::snprintf(s, sizeof s, "%lld", v); raw(s); }
-    void value(unsigned long long v) { char s[32]; std::snprintf(s, sizeof s, "%llu", v); raw(s); }
-    void value(int8_t v) { value((long long)v); }
-    void value(int16_t v) { value((long long)v); }
-    void value(int32_t v) { value((long long)v); }
-    void value(long v) { value((long long)v); }
-    void value(uint8_t v) { value((unsigned long long)v); }
-    void value(uint16_t v) { value((unsigned long long)v); }
-    void value(uint32_t v) { value((unsigned long long)v); }
-    void value(unsigned long v) { value((unsigned long long)v); }
-    void value(double v) { floating(v, false); }
-    void value(float v) { floating((double)v, true); }
+    // Each returns the Printer: a print is one chain of calls on a temporary, with no
+    // local variable, so its line has no lexical block of its own (gdb would put a
+    // second breakpoint location in the block, and stop twice at the line).
+    Printer& value(bool v) { return raw(v ? "True" : "False"); }
+    Printer& value(long long v) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%lld", v);
+        return raw(s);
+    }
+    Printer& value(unsigned long long v) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%llu", v);
+        return raw(s);
+    }
+    Printer& value(int8_t v) { return value((long long)v); }
+    Printer& value(int16_t v) { return value((long long)v); }
+    Printer& value(int32_t v) { return value((long long)v); }
+    Printer& value(long v) { return value((long long)v); }
+    Printer& value(uint8_t v) { return value((unsigned long long)v); }
+    Printer& value(uint16_t v) { return value((unsigned long long)v); }
+    Printer& value(uint32_t v) { return value((unsigned long long)v); }
+    Printer& value(unsigned long v) { return value((unsigned long long)v); }
+    Printer& value(double v) { floating(v, false); return *this; }
+    Printer& value(float v) { floating((double)v, true); return *this; }
 
     static bool round_trips(const char* text, double v, bool single) {
         return single ? std::strtof(text, nullptr) == (float)v : std::strtod(text, nullptr) == v;

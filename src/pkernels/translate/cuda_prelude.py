@@ -307,10 +307,12 @@ __device__ inline DoubleDouble ten_to_dd(int k) {
 struct Printer {
     char buf[1024];
     int len = 0;
+    int mark_at = 0;  // where the value finish() pads starts
 
-    __device__ void raw(const char* s) {
+    __device__ Printer& raw(const char* s) {
         while (*s && len < (int)sizeof buf - 1) buf[len++] = *s++;
         buf[len] = 0;
+        return *this;
     }
     __device__ void digits(unsigned long long u) {
         char d[24];
@@ -321,14 +323,16 @@ struct Printer {
         out[n] = 0;
         raw(out);
     }
-    __device__ void value(bool v) { raw(v ? "True" : "False"); }
-    __device__ void value(long long v) {
+    // Each returns the Printer: a print is one chain of calls (the CPU's Printer says why).
+    __device__ Printer& value(bool v) { return raw(v ? "True" : "False"); }
+    __device__ Printer& value(long long v) {
         if (v < 0) raw("-");
         digits(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+        return *this;
     }
-    __device__ void value(unsigned long long v) { digits(v); }
-    __device__ void value(double v) { floating(v, false); }
-    __device__ void value(float v) { floating((double)v, true); }
+    __device__ Printer& value(unsigned long long v) { digits(v); return *this; }
+    __device__ Printer& value(double v) { floating(v, false); return *this; }
+    __device__ Printer& value(float v) { floating((double)v, true); return *this; }
 
     // a * 10^j rounded to an integer m, and d = a * 10^j - m (|d| <= 0.5); exact (through
     // fma) for |j| <= 22, to about 106 bits beyond.

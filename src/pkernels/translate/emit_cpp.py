@@ -469,30 +469,29 @@ class CppEmitter:
             )
             self.out(f"std::printf({c_string(fmt)}{args}); std::fflush(stdout);")
             return
+        # One chain of calls on a temporary Printer (no block, no local: see the prelude).
         calls = []
         for text, value, spec in zip(s.texts, s.args + [None], s.specs + [None], strict=True):
             if text:
-                calls.append(f"pk_p.raw({c_string(text)});")
+                calls.append(f".raw({c_string(text)})")
             if value is not None:
                 calls.append(self.print_value(value, spec))
-        self.out("{ pk_rt::Printer pk_p; " + " ".join(calls) + " pk_p.flush(); }")
+        self.out("pk_rt::Printer()" + "".join(calls) + ".flush();")
 
     def print_value(self, value: ir.Expr, spec: PrintSpec | None) -> str:
         """The Printer calls that write ``value`` as ``print(f"{value:spec}")`` does."""
         if spec is not None and spec.conversion:
-            return f"pk_p.cformat({c_string(spec.conversion)}, (double)({self.expr(value)}));"
+            return f".cformat({c_string(spec.conversion)}, (double)({self.expr(value)}))"
         ctype = _print_ctype(value.type)
         if spec is None:
-            return f"pk_p.value(({ctype})({self.expr(value)}));"
+            return f".value(({ctype})({self.expr(value)}))"
         write = (
-            f"pk_p.in_base(({ctype})({self.expr(value)}), '{spec.base}');"
+            f".in_base(({ctype})({self.expr(value)}), '{spec.base}')"
             if spec.base
-            else f"pk_p.value(({ctype})({self.expr(value)}));"
+            else f".value(({ctype})({self.expr(value)}))"
         )
-        return (
-            f"{{ const int pk_at = pk_p.len; {write} pk_p.finish(pk_at, '{spec.sign}', "
-            f"{spec.width}, '{spec.align}', {'true' if spec.zero else 'false'}); }}"
-        )
+        zero = "true" if spec.zero else "false"
+        return f".mark(){write}.finish('{spec.sign}', {spec.width}, '{spec.align}', {zero})"
 
     # ------------------------------------------------------------ expressions
 
