@@ -274,6 +274,7 @@ def print_kernel(i, x, b):
 
 @pk.workunit
 def print_formatted(i, x, n, flag):
+    print(f"{x[i]!s:>12}|{flag[i]!s:6}|{n[i]!s:^5}|{x[i]!s}")
     print(f"{i}: {x[i]} {x[i]:.3f}|{x[i]:>12.4e}|{x[i]:<10.2f}|{x[i]:+08.2F}|{x[i]:#.3g}|{x[i]:10}")
     print(
         f"{n[i]:5d}|{n[i]:<5}|{n[i]:^7}|{n[i]:x}|{n[i]:X}|{n[i]:o}|{n[i]:+05}|{n[i]: }|{n[i]:.1e}",
@@ -485,6 +486,7 @@ def test_print_formats_fstrings_as_python(space, capfd):
         ("{x[i]:*>8}", "kernels pad with spaces"),
         ("{x[i]:%}", "format type '%' is not supported in kernels"),
         ("{x[i]:{w}}", "format specs in kernels are literal"),
+        ("{x[i]!r:.3f}", "after !s or !r the value is text"),
     ],
 )
 def test_fstring_specs_kernels_cannot_format_are_errors(make_module, spec, problem):

@@ -854,6 +854,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             else "int" if value.type.kind == "int"
             else "uint"
         )  # fmt: skip
+        if piece.conversion != -1:  # !s, !r, !a: the text print writes, then the spec
+            kind = "str"
         try:
             spec = python_spec(spec_text, kind)
         except ValueError as exc:

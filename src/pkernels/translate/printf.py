@@ -77,8 +77,8 @@ class PrintSpec:
 
 def python_spec(spec: str, kind: str) -> PrintSpec:
     """The :class:`PrintSpec` for the format spec ``spec`` of a value of ``kind`` (``int``,
-    ``uint``, ``float`` or ``bool``); ValueError for what kernels cannot format as Python
-    would."""
+    ``uint``, ``float``, ``bool``, or ``str``: a value converted with !s or !r, as print
+    writes it); ValueError for what kernels cannot format as Python would."""
     m = _PY_SPEC.fullmatch(spec)
     if m is None:
         raise ValueError(f"invalid format spec {spec!r}")
@@ -93,6 +93,10 @@ def python_spec(spec: str, kind: str) -> PrintSpec:
     zero = bool(m["zero"])
     if zero and align != ">":
         raise ValueError(f"{spec!r}: zero padding goes with right alignment")
+    if kind == "str":
+        if kind_code not in ("", "s") or m["sign"] or zero or m["alt"] or precision:
+            raise ValueError(f"{spec!r}: after !s or !r the value is text: a width, < > ^")
+        return PrintSpec(width=width, align=m["align"] or "<")  # text aligns left
     if kind == "bool":
         kind = "int"  # as Python: a bool formats as an int once a spec is given
     if kind_code in ("f", "F", "e", "E", "g", "G"):
