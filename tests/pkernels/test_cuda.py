@@ -140,6 +140,7 @@ def math_calls(i, out, x):
     out[i, 1] = math.sin(x[i]) * math.cos(x[i]) + math.atan2(x[i], 2.0)
     out[i, 2] = pk.floor(x[i] * 3.7) + math.fmod(x[i], 0.3) + abs(-x[i]) + x[i] ** 1.5
     out[i, 3] = float(math.isnan(x[i] - x[i])) + min(x[i], 0.5) + max(i, 2)
+    out[i, 4] = round(x[i] * 4)  # halves to even: 0.5 -> 0, 1.5 -> 2
 
 
 @pk.workunit
@@ -262,7 +263,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "range_reduce": _cuda_source(count_odd, "reduce", v=ints),
         "scan": _cuda_source(prefix, "scan", inp=ints, out=ints[::-1]),
         "mdrange": _cuda_source(box_sum, "reduce", 2, A=m.T),
-        "math": _cuda_source(math_calls, "for", out=m.T, x=v),
+        "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "atomics": _cuda_source(
             small_atomics,
             "for",
@@ -469,7 +470,8 @@ def test_value_and_or_small_atomics_and_float32_subnormals(cp):
 @gpu
 def test_math_functions_match_numpy(cp):
     x = np.linspace(0.01, 3.0, 64)
-    out = cp.zeros((64, 4))
+    x[:4] = [0.125, 0.375, 0.625, 0.875]  # x * 4 halfway between integers
+    out = cp.zeros((64, 5))
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 64), math_calls, out=out, x=cp.asarray(x))
     got = out.get()
     np.testing.assert_allclose(got[:, 0], np.sqrt(x) + np.exp(-x), rtol=1e-14)
@@ -477,6 +479,8 @@ def test_math_functions_match_numpy(cp):
     expected2 = np.floor(x * 3.7) + np.fmod(x, 0.3) + x + x**1.5
     np.testing.assert_allclose(got[:, 2], expected2, rtol=1e-14)
     np.testing.assert_allclose(got[:, 3], np.minimum(x, 0.5) + np.maximum(np.arange(64), 2))
+    assert got[:, 4].tolist() == [round(v * 4) for v in x]
+    assert got[:4, 4].tolist() == [0, 2, 2, 4]
 
 
 @gpu

@@ -55,6 +55,11 @@ def yields(i, out):
 
 
 @pk.workunit
+def round_digits(i, x, out):
+    out[i] = round(x[i], 2)
+
+
+@pk.workunit
 def try_statement(i, out):
     try:
         out[i] = 1
@@ -248,6 +253,7 @@ CASES = [
     ("none_value", "", "best = None", "None", r"None cannot be a value"),
     ("walrus", "", "(k := 2)", "k := 2", r"assignment expression \(:=\) is not supported"),
     ("yields", "", "yield i", "yield i", r"yield is not supported"),
+    ("round_digits", "x", "round(x[i], 2)", "round(x[i], 2)", r"round\(\) in kernels takes one"),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]

@@ -256,6 +256,29 @@ def test_and_or_return_an_operand_as_in_python(space):
     assert out[:, 1].tolist() == [0, 0, 0, 6, 7]
 
 
+@pk.workunit
+def rounding_builtins(i, x, single, n, out):
+    out[i, 0] = round(x[i])
+    out[i, 1] = round(single[i])
+    out[i, 2] = round(n[i]) + 1
+    out[i, 3] = pow(x[i], 2) + pow(n[i], 2) + pow(2, n[i] % 5)
+    out[i, 4] = float("inf") if n[i] > 10 else float("-1.5e-3")
+
+
+def test_round_pow_and_float_of_text_as_python(space):
+    # Halves round to the even neighbour: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -2.5 -> -2.
+    x = np.array([0.5, 1.5, 2.5, -2.5, -0.5, 2.675, 1e15 + 0.5, -3.4999999, 7.0, 1e14 + 1.5])
+    single = np.where(np.abs(x) < 1e30, x, 3.5).astype(np.float32)  # finite: round(inf) raises
+    n = np.array([3, -4, 0, 7, -9, 1, 2, 5, 8, 11], dtype=np.int64)
+    out = np.zeros((len(x), 5))
+    expected = run_python(rounding_builtins, len(x), x=x, single=single, n=n, out=out.copy())
+    pk.parallel_for(
+        pk.RangePolicy(space, 0, len(x)), rounding_builtins, x=x, single=single, n=n, out=out
+    )
+    np.testing.assert_array_equal(out, expected["out"])
+    assert out[:5, 0].tolist() == [0, 2, 2, -2, 0]
+
+
 def test_math_module_functions(space):
     x = np.linspace(0.1, 3.9, 23)
     out = np.zeros((len(x), 23))

@@ -21,7 +21,7 @@ from .cpp_prelude import shared_arithmetic, shared_formatting
 # plus floor, ceil and trunc); each gets a double and a float overload in pk_math.
 _UNARY = (
     "sqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh "
-    "asinh acosh atanh fabs cbrt erf erfc tgamma lgamma floor ceil trunc"
+    "asinh acosh atanh fabs cbrt erf erfc tgamma lgamma floor ceil trunc nearbyint"
 ).split()
 _BINARY = "pow atan2 fmod fmin fmax hypot copysign".split()
 

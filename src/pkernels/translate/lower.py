@@ -1180,7 +1180,28 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 self.src.error(node, "len() in kernels takes one view")
             view_name = node.args[0].id
             return ir.ViewExtent(t.int64, ir.ViewRef(view_name, self.views[view_name]), 0)
+        if name == "float" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+            text = node.args[0].value
+            if isinstance(text, str):  # float("inf"), float("nan"), float("1e-9")
+                try:
+                    return ir.Const(t.float64, float(text))
+                except ValueError:
+                    self.src.error(node.args[0], f"float() cannot read {text!r}")
+        if name == "round" and len(node.args) != 1:
+            self.src.error(
+                node,
+                "round() in kernels takes one number (and gives an int, as Python does)",
+                hint="Keep the full value, and round where it is printed: f'{x:.2f}'.",
+            )
         args = [self._expr(a) for a in node.args]
+        if name == "round":  # to the nearest int, halves to even (the FPU's default)
+            if not args[0].type.is_float:
+                return ir.Cast(t.int64, args[0])
+            return ir.Cast(t.int64, ir.Call(args[0].type, "nearbyint", args))
+        if name == "pow":
+            if len(args) != 2:
+                self.src.error(node, "pow() in kernels takes two numbers: pow(x, y) is x ** y")
+            return self._binop(node, "**", args[0], args[1])
         if name in ("int", "float", "bool"):
             if len(args) != 1:
                 self.src.error(node, f"{name}() takes exactly one argument in kernels")
@@ -1285,11 +1306,11 @@ _NESTED_CALL_HINT = (
     "Call it on its own line: `pk.parallel_for(pk.TeamThreadRange(team_member, n), body)`."
 )
 _INTEGER_ATOMICS = ("and", "or", "xor", "mod", "lshift", "rshift")
-_PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max"}
+_PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max", "round", "pow"}
 
 _CALL_HINT = (
-    "Kernels can call @pk.function helpers, math.* / pk.* functions, abs, min, max, int, "
-    "float, bool and len, and v.extent(k) on views."
+    "Kernels can call @pk.function helpers, math.* / pk.* functions, abs, min, max, round, "
+    "pow, int, float, bool and len, and v.extent(k) on views."
 )
 _LOOP_ELSE_HINT = "Set a flag before `break` and test it after the loop."
 _ASSIGN_HINT = "Assign to a local name or to a view element, e.g. `out[i] = value`."
