@@ -123,6 +123,14 @@ def test_breakpoint_inspect_step_finish(session) -> None:
     assert "cols = 8" in args and "A_view = view(shape=(32, 8), dtype=float64)" in args
     listing = s.cmd("list", KERNEL_PROMPT)
     assert re.search(rf"{LINE_INNER}\s+B->\s+temp2 \+=", listing), listing
+    # ll: the whole workunit, decorator to last line; pp: pprint's layout
+    whole = s.cmd("ll", KERNEL_PROMPT).splitlines()
+    assert re.match(r"\s*12\s+@pk.workunit", whole[0]), whole
+    assert re.match(r"\s*17\s+acc \+= weight", whole[-1]), whole
+    assert any(re.match(rf"\s*{LINE_INNER}\s+B->", line) for line in whole), whole
+    assert s.cmd("pp A_view[j][0:3].tolist()", KERNEL_PROMPT).strip() == "[1.0, 1.0, 1.0]"
+    wrapped = s.cmd("pp {'row': A_view[j].tolist() * 4}", KERNEL_PROMPT).strip().splitlines()
+    assert wrapped[0] == "{'row': [1.0," and len(wrapped) == 32, wrapped
     # next goes back to the loop header, then into the body again (Python lines)
     assert f"prog.py:{LINE_INNER - 1} " in s.cmd("next", KERNEL_PROMPT)
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "0"

@@ -374,7 +374,12 @@ class KernelObserver:
     def _handle(self, action: str, args: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
         debugger = self.debugger
         if action == "eval":
-            return True, repr(self._evaluate(args["expr"], args.get("locals", {}))), {}
+            value = self._evaluate(args["expr"], args.get("locals", {}))
+            if args.get("pretty"):
+                import pprint
+
+                return True, pprint.pformat(value), {}
+            return True, repr(value), {}
         if action == "break":
             error = debugger.set_break(
                 args["file"], args["line"], args.get("temporary", False), args.get("condition")

@@ -1,9 +1,11 @@
-"""Kernel mode: p/print, eval, locals, args, bt/where, l/list."""
+"""Kernel mode: p/print, pp, locals, args, bt/where, l/list, ll/longlist, up/down."""
 
 from __future__ import annotations
 
+import ast
 import linecache
 import os
+from typing import Any
 
 from .kernel_support import KernelConsole, format_value, guarded, kernel_values
 from .registry import Command
@@ -17,11 +19,25 @@ def do_print(console: KernelConsole, arg: str) -> None:
     program's own arrays: y_view[j:j+2], A_view[3][0:4], len(x_view)),
     and the call site's names. Example: p y_view[j] * 2
     """
+    _evaluate_and_show(console, arg, "print needs an expression, e.g. 'p y_view[j]'")
+
+
+@guarded
+def do_pp(console: KernelConsole, arg: str) -> None:
+    """pp EXPRESSION
+    Like p, with the value pretty-printed (pprint): long lists, dicts and
+    nested values one item a line.
+    """
+    _evaluate_and_show(console, arg, "pp needs an expression, e.g. 'pp y_view[0:20]'", True)
+
+
+def _evaluate_and_show(console: KernelConsole, arg: str, usage: str, pretty: bool = False) -> None:
     expression = arg.strip()
     if not expression:
-        console.error("print needs an expression, e.g. 'p y_view[j]'")
+        console.error(usage)
         return
-    reply = console.kernel_request("eval", expr=expression, locals=kernel_values(console))
+    values = kernel_values(console)
+    reply = console.kernel_request("eval", expr=expression, locals=values, pretty=pretty)
     if reply.ok:
         console.message(reply.text)
     else:
@@ -93,25 +109,71 @@ def do_list(console: KernelConsole, arg: str) -> None:
     List the Python source around the current kernel line (-> marks it,
     B marks breakpoints).
     """
+    frame = _source_frame(console)
+    if frame is not None:
+        first = max(1, frame.line - 5)
+        _show_lines(console, frame, first, first + 10)
+
+
+@guarded
+def do_longlist(console: KernelConsole, arg: str) -> None:
+    """ll | longlist
+    List the whole source of the current kernel function (the workunit, or
+    the @pk.function helper the frame is in); -> marks the current line, B
+    the breakpoints.
+    """
+    frame = _source_frame(console)
+    if frame is None:
+        return
+    span = _enclosing_function(frame.file, frame.line)
+    if span is None:
+        console.error(f"no function around {frame.file}:{frame.line}")
+        return
+    _show_lines(console, frame, *span)
+
+
+def _source_frame(console: KernelConsole) -> Any:
     kernel = console.kernel
     stop = kernel.require_stop()
     frame = kernel.location(stop.thread, stop.frame)
     if frame is None or not frame.file:
         console.error("no Python source for this frame")
-        return
-    first = max(1, frame.line - 5)
+        return None
+    return frame
+
+
+def _show_lines(console: KernelConsole, frame: Any, first: int, last: int) -> None:
+    """Lines ``first..last`` of the frame's file, as pdb lists them."""
+    kernel = console.kernel
     breakpoint_lines = {
         bp["line"]
         for bp in (kernel.launch.breakpoints if kernel.launch else [])
         if os.path.abspath(bp["file"]) == os.path.abspath(frame.file)
     }
-    for line in range(first, first + 11):
+    for line in range(first, last + 1):
         text = linecache.getline(frame.file, line)
         if not text:
             break
         mark = "B" if line in breakpoint_lines else " "
         arrow = "->" if line == frame.line else "  "
         console.message(f"{line:4d} {mark}{arrow} {text.rstrip()}")
+
+
+def _enclosing_function(file: str, line: int) -> tuple[int, int] | None:
+    """The first and last line (decorators included) of the innermost function
+    definition in ``file`` around ``line``."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except SyntaxError:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            last = node.end_lineno or node.lineno
+            if first <= line <= last and (best is None or first >= best[0]):
+                best = (first, last)
+    return best
 
 
 def _move(console: KernelConsole, arg: str, direction: int) -> None:
@@ -161,10 +223,12 @@ def _py_name(function: str | None) -> str:
 
 COMMANDS = [
     Command("print", do_print, aliases=("p",)),
+    Command("pp", do_pp),
     Command("locals", do_locals),
     Command("args", do_args, aliases=("a",)),
     Command("where", do_where, aliases=("w", "bt", "backtrace")),
     Command("list", do_list, aliases=("l",)),
+    Command("longlist", do_longlist, aliases=("ll",)),
     Command("up", do_up, aliases=("u",)),
     Command("down", do_down, aliases=("d",)),
 ]
