@@ -86,6 +86,7 @@ class Frontend(cmd.Cmd):
         self.agent_prompt: Prompt | None = None  # the agent's pending input request
         self._interrupt_at: float | None = None  # see NEXT_INDEX_PATIENCE
         self.state: dict[str, Any] = {}  # breakpoints & aliases, for the next run
+        self.kernel_displays: dict[str, str] = {}  # kernel mode's `display` expressions
         self.finished = False
         self._script = deque(script)
         self._finished_request: Finished | None = None
@@ -474,7 +475,19 @@ class Frontend(cmd.Cmd):
             if stop.held:
                 parts.append(f"{len(stop.held)} other thread{'s' * (len(stop.held) > 1)} held")
             self.message(f"({'; '.join(parts)})")
+        self._show_displays()
         return True
+
+    def report_kernel_stop(self, event: StopEvent) -> None:
+        """Where a step or next stopped, then the displays whose value changed."""
+        self.message(self.kernel_stop_text(event))
+        self._show_displays()
+
+    def _show_displays(self) -> None:
+        if self.kernel_displays:
+            from .commands.kernel_display import show_changed
+
+            show_changed(self)
 
     def _to_next_index(self, event: StopEvent) -> bool:
         """Ctrl-C in a launch that runs most indices as release code (its breakpoints'

@@ -135,6 +135,7 @@ class KernelMode(Mode):
         from .commands import hotswap as hotswap_commands
         from .commands import (
             kernel_breakpoints,
+            kernel_display,
             kernel_eval,
             kernel_flow,
             kernel_inspect,
@@ -149,6 +150,7 @@ class KernelMode(Mode):
                 *kernel_flow.COMMANDS,
                 *kernel_inspect.COMMANDS,
                 *kernel_eval.COMMANDS,
+                *kernel_display.COMMANDS,
                 *kernel_threads.COMMANDS,
                 *kernel_breakpoints.COMMANDS,
                 *hotswap_commands.COMMANDS,

@@ -314,3 +314,62 @@ def test_a_breakpoint_on_a_print_stops_once_per_index(tmp_path):
         assert lines.count(f"i={i:>3} y={y:8.3f} plain {y}") == 1, out
     assert lines.index("done") > lines.index("i=  3 y=   1.500 plain 1.5")
     assert "The program exited with code 0" in out
+
+
+SUMS = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def acc(i, x, out):
+    s: float = 0.0
+    for k in range(3):
+        s += x[i] * k
+    out[i] = s
+
+
+out = np.zeros(4)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), acc, x=np.arange(4.0), out=out)
+print(out)
+"""
+
+
+def test_display_shows_kernel_values_where_they_change(tmp_path):
+    program = write(tmp_path, "sums.py", SUMS)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
+    commands = ["break 9 if i == 2", "c", "display s", "display k * 10", "display nope"]
+    commands += ["n", "n", "n", "display", "undisplay k * 10", "undisplay zz", "n", "n"]
+    commands += ["undisplay", "n", "c"]
+    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
+    assert result.returncode == 0, result.stdout
+    out = result.stdout
+    after = {cmd: text for cmd, text in _by_command(out)}
+    assert after["display s"] == "display s: 0.0"
+    assert (
+        after["display nope"] == "display nope: ** raised NameError: name 'nope' is not defined **"
+    )
+    steps = [text for cmd, text in _by_command(out) if cmd == "n"]
+    # s changes after the loop's body ran once more, k when the next iteration begins
+    assert steps[1].endswith("display k * 10: 10  [old: 0]"), steps
+    assert steps[2].endswith("display s: 2.0  [old: 0.0]"), steps
+    shows = [[line for line in step.splitlines() if line.startswith("display ")] for step in steps]
+    assert shows[3] == []  # k * 10 is gone, s did not change
+    assert steps[4].endswith("display s: 6.0  [old: 2.0]"), steps
+    assert shows[5] == []  # undisplay: none left
+    assert after["display"].splitlines()[1:] == [
+        "s: 2.0",
+        "k * 10: 10",
+        "nope: ** raised NameError: name 'nope' is not defined **",
+    ]
+    assert "*** not displaying 'zz'" in after["undisplay zz"]
+    assert "[0. 3. 6. 9.]" in out
+
+
+def _by_command(transcript: str) -> list[tuple[str, str]]:
+    """(command, what it printed) for each ``(pkdb...) command`` line of a transcript."""
+    pieces = []
+    for chunk in transcript.split("(pkdb-openmp) ")[1:]:
+        command, _, text = chunk.partition("\n")
+        pieces.append((command, text.strip()))
+    return pieces

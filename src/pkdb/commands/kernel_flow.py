@@ -111,7 +111,7 @@ def _step(console: KernelConsole, into: bool) -> None:
     if event is not None and _in_python(event):
         stop.event = event
         stop.frame = 0
-        console.message(console.kernel_stop_text(event))  # type: ignore[attr-defined]
+        console.report_kernel_stop(event)
         return
     stop.finished.add(thread)
     console.message(
@@ -139,7 +139,7 @@ def _team_step(console: KernelConsole, thread: int, into: bool) -> None:
         stop.event = outcome.event
         stop.thread = outcome.event.thread_id or thread
         stop.frame = 0
-        console.message(console.kernel_stop_text(outcome.event))  # type: ignore[attr-defined]
+        console.report_kernel_stop(outcome.event)
     elif outcome.kind == "finished":
         stop.finished.add(thread)
         console.message(

@@ -20,6 +20,11 @@ class KernelConsole(Console, Protocol):
     """The front end as kernel commands see it."""
 
     kernel: KernelSession
+    #: ``display`` expressions of kernel mode, with the value last shown.
+    kernel_displays: dict[str, str]
+
+    def report_kernel_stop(self, event: Any) -> None:
+        """Print where the kernel stopped, then the displays whose value changed."""
 
     def resume_kernel(self) -> None:
         """Let the kernel threads run until the next stop, the kernel's end, or a prompt."""
