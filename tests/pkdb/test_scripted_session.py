@@ -373,3 +373,37 @@ def _by_command(transcript: str) -> list[tuple[str, str]]:
         command, _, text = chunk.partition("\n")
         pieces.append((command, text.strip()))
     return pieces
+
+
+MIXED_TYPES = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def mix(i, x, n, out):
+    a: pk.float32 = x[i]
+    b: pk.int32 = n
+    c = a * 2
+    out[i] = a + b + c
+
+
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), mix, x=np.arange(4.0), n=3, out=np.zeros(4))
+"""
+
+
+def test_whatis_shows_the_kernel_types(tmp_path):
+    program = write(tmp_path, "mixed.py", MIXED_TYPES)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
+    names = ["a", "b", "c", "i", "x", "x[i] * 2", "zz"]
+    commands = ["break 10 if i == 1", "c", *(f"whatis {name}" for name in names), "c"]
+    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
+    assert result.returncode == 0, result.stdout
+    shown = dict(_by_command(result.stdout))
+    assert shown["whatis a"] == "float32 (a kernel variable; C++ float)"
+    assert shown["whatis b"] == "int32 (a kernel variable; C++ int32_t)"
+    assert shown["whatis c"].startswith("float32 ")  # float32 * int stays float32
+    assert shown["whatis i"].startswith("int64 ")
+    assert shown["whatis x"] == "view of float64, shape (4,)"
+    assert shown["whatis x[i] * 2"] == "<class 'numpy.float64'>"
+    assert shown["whatis zz"] == "*** NameError: name 'zz' is not defined"

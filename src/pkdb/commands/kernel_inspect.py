@@ -1,4 +1,5 @@
-"""Kernel mode: p/print, pp, locals, args, bt/where, l/list, ll/longlist, up/down."""
+"""Kernel mode: p/print, pp, whatis, locals, args, bt/where, l/list, ll/longlist,
+up/down."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import linecache
 import os
 from typing import Any
 
+from ..kernel_session import cpp_name
 from .kernel_support import KernelConsole, format_value, guarded, kernel_values
 from .registry import Command
 
@@ -29,6 +31,51 @@ def do_pp(console: KernelConsole, arg: str) -> None:
     nested values one item a line.
     """
     _evaluate_and_show(console, arg, "pp needs an expression, e.g. 'pp y_view[0:20]'", True)
+
+
+@guarded
+def do_whatis(console: KernelConsole, arg: str) -> None:
+    """whatis EXPRESSION
+    The type of EXPRESSION. A kernel variable shows the type the compiled
+    kernel holds it in (float64, float32, int64, int32, ...: a float32
+    local rounds at every assignment), a view its dtype and shape; any
+    other expression the Python type of its value, as pdb shows it.
+    """
+    expression = arg.strip()
+    if not expression:
+        console.error("whatis needs an expression, e.g. 'whatis temp2'")
+        return
+    kernel = console.kernel
+    views = kernel.launch.views if kernel.launch else {}
+    if expression in views:
+        info = views[expression]
+        console.message(f"view of {info['dtype']}, shape {tuple(info['shape'])}")
+        return
+    stop = kernel.require_stop()
+    level = kernel.frame_level(stop.thread, stop.frame)
+    ctype = kernel.require_controller().variable_types(stop.thread, level).get(cpp_name(expression))
+    if ctype:
+        console.message(f"{kernel_type(ctype)} (a kernel variable; C++ {ctype})")
+        return
+    _evaluate_and_show(console, f"type({expression})", "")
+
+
+#: C++ types of kernel variables as gdb names them -> pkernels' dtype names.
+_KERNEL_TYPES = {
+    "double": "float64", "float": "float32", "bool": "bool",
+    "int64_t": "int64", "long": "int64", "long int": "int64", "long long": "int64",
+    "int32_t": "int32", "int": "int32", "int16_t": "int16", "short": "int16",
+    "int8_t": "int8", "signed char": "int8", "char": "int8",
+    "uint64_t": "uint64", "unsigned long": "uint64", "unsigned long long": "uint64",
+    "uint32_t": "uint32", "unsigned int": "uint32", "uint16_t": "uint16",
+    "unsigned short": "uint16", "uint8_t": "uint8", "unsigned char": "uint8",
+}  # fmt: skip
+
+
+def kernel_type(ctype: str) -> str:
+    """``const double &`` -> ``float64``; a classtype's struct keeps its name."""
+    bare = ctype.replace("const ", "").replace("&", "").strip()
+    return _KERNEL_TYPES.get(bare, bare.removeprefix("pk_kernel::"))
 
 
 def _evaluate_and_show(console: KernelConsole, arg: str, usage: str, pretty: bool = False) -> None:
@@ -224,6 +271,7 @@ def _py_name(function: str | None) -> str:
 COMMANDS = [
     Command("print", do_print, aliases=("p",)),
     Command("pp", do_pp),
+    Command("whatis", do_whatis),
     Command("locals", do_locals),
     Command("args", do_args, aliases=("a",)),
     Command("where", do_where, aliases=("w", "bt", "backtrace")),

@@ -282,6 +282,10 @@ class Controller(abc.ABC):
         """Arguments of a frame: name -> value as the debugger prints it."""
 
     @abc.abstractmethod
+    def variable_types(self, thread_id: int, frame: int = 0) -> dict[str, str]:
+        """Arguments and locals of a frame: name -> type as the debugger names it."""
+
+    @abc.abstractmethod
     def evaluate(self, expression: str, thread_id: int | None = None, frame: int = 0) -> str:
         """Evaluate a (C/C++ for gdb) expression in a frame; the value as printed."""
 

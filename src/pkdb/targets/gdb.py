@@ -552,6 +552,15 @@ class GdbController(Controller):
                 result[v["name"]] = v.get("value", "")
         return result
 
+    def variable_types(self, thread_id: int, frame: int = 0) -> dict[str, str]:
+        payload = self._cmd(
+            f"-stack-list-variables --thread {int(thread_id)} --frame {int(frame)} --simple-values"
+        ).payload
+        result: dict[str, str] = {}
+        for v in _as_list(payload.get("variables")):
+            result.setdefault(v["name"], v.get("type", ""))  # an inner block's comes first
+        return result
+
     def evaluate(self, expression: str, thread_id: int | None = None, frame: int = 0) -> str:
         opts = self._thread_opt(thread_id)
         if thread_id is not None:
