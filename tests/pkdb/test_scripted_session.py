@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -407,3 +408,43 @@ def test_whatis_shows_the_kernel_types(tmp_path):
     assert shown["whatis x"] == "view of float64, shape (4,)"
     assert shown["whatis x[i] * 2"] == "<class 'numpy.float64'>"
     assert shown["whatis zz"] == "*** NameError: name 'zz' is not defined"
+
+
+HELPER = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.function
+def twice(v: float) -> float:
+    w = v * 2
+    return w
+
+
+@pk.workunit
+def scale(i, x, out):
+    t = twice(x[i])
+    out[i] = t + 1
+
+
+out = np.zeros(6)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 6), scale, x=np.arange(6.0), out=out)
+print(out)
+"""
+
+
+def test_return_runs_a_helper_to_its_caller_and_shows_the_value(tmp_path):
+    program = write(tmp_path, "helper.py", HELPER)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
+    commands = ["break 13 if i == 3", "c", "r", "s", "r", "p t", "n", "p t", "c"]
+    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
+    assert result.returncode == 0, result.stdout
+    steps = _by_command(result.stdout)
+    assert [cmd for cmd, _ in steps] == commands[2:]
+    assert steps[0][1].startswith("*** the workunit returns to no kernel code")
+    assert steps[1][1].endswith("-> w = v * 2")  # s: into the helper
+    back = steps[2][1].splitlines()
+    assert re.search(r"helper\.py:13 \(thread \d+, i=3\)$", back[0]), back
+    assert back[1:] == ["-> t = twice(x[i])", "twice returned 6.0"]
+    assert [steps[3][1], steps[5][1]] == ["0.0", "6.0"]  # t is assigned by the next line
+    assert "[ 1.  3.  5.  7.  9. 11.]" in result.stdout

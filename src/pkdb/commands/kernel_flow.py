@@ -1,7 +1,10 @@
-"""Kernel mode: continue, step, next, finish."""
+"""Kernel mode: continue, step, next, return, finish."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..gdbexpr import parse_gdb_value
 from ..kernel_session import at_def_line
 from ..targets.base import FrameInfo, StopEvent, TargetError
 from ..team_stepping import STEP_TIMEOUT_SECONDS, TeamStep
@@ -207,6 +210,66 @@ def do_next(console: KernelConsole, arg: str) -> None:
 
 
 @guarded
+def do_return(console: KernelConsole, arg: str) -> None:
+    """r(eturn)
+    Run the current thread until the @pk.function helper it is in returns:
+    it stops in the caller, and the value the helper returned is shown.
+    (In the workunit itself, 'next' runs to the end of the index and
+    'finish' to the end of the kernel.)
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    thread = stop.thread
+    if stop.frame + 1 >= len(kernel.python_frames(thread)):
+        console.error(
+            "the workunit returns to no kernel code: 'next' runs to the end of this index, "
+            "'finish' to the end of the kernel"
+        )
+        return
+    controller = kernel.require_controller()
+    function = kernel.location(thread, stop.frame)
+    controller.finish(thread, kernel.frame_level(thread, stop.frame))
+    event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+    if event is None:  # e.g. the helper waits for a held thread
+        controller.interrupt([thread])
+        event = controller.wait_for_stop(timeout=2.0, thread_id=thread)
+    if event is None:
+        console.error(f"thread {thread} did not come back from the helper")
+        return
+    if event.exited:
+        console.resume_kernel()  # the program ended: report it
+        return
+    stop.event = event
+    stop.frame = 0
+    console.report_kernel_stop(event)
+    if event.return_value is not None:
+        name = _py_function(function.function if function else None)
+        console.message(f"{name} returned {_returned(controller, event, thread)}")
+
+
+def _returned(controller: Any, event: StopEvent, thread: int) -> str:
+    """The value a helper returned, as Python shows it (gdb writes the double 6.0 as 6)."""
+    text = event.return_value or ""
+    variable = event.raw.get("gdb-result-var")
+    try:
+        ctype = controller.send_raw(f"whatis {variable}", thread) if variable else ""
+    except TargetError:
+        ctype = ""
+    value = parse_gdb_value(text)
+    if "float" in ctype or "double" in ctype:
+        return repr(float(value)) if isinstance(value, int | float) else text
+    if "bool" in ctype:
+        return "True" if value else "False"
+    return repr(value) if isinstance(value, int | float) else text
+
+
+def _py_function(function: str | None) -> str:
+    """``pk_kernel::pk_fn_twice(double)`` -> ``twice``."""
+    name = (function or "??").split("(")[0].split("::")[-1].removeprefix("pk_fn_")
+    return name[:-1] if name.endswith("_") else name
+
+
+@guarded
 def do_finish(console: KernelConsole, arg: str) -> None:
     """finish
     Run the kernel to completion, ignoring its breakpoints this once,
@@ -225,5 +288,6 @@ COMMANDS = [
     Command("continue", do_continue, aliases=("c", "cont")),
     Command("step", do_step, aliases=("s",)),
     Command("next", do_next, aliases=("n",)),
+    Command("return", do_return, aliases=("r",)),
     Command("finish", do_finish),
 ]
