@@ -448,3 +448,26 @@ def test_return_runs_a_helper_to_its_caller_and_shows_the_value(tmp_path):
     assert back[1:] == ["-> t = twice(x[i])", "twice returned 6.0"]
     assert [steps[3][1], steps[5][1]] == ["0.0", "6.0"]  # t is assigned by the next line
     assert "[ 1.  3.  5.  7.  9. 11.]" in result.stdout
+
+
+def test_until_runs_a_loop_to_its_end(tmp_path):
+    program = write(tmp_path, "sums.py", SUMS)
+    # two threads: indices 2 and 3 are the same thread's (static schedule)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache"), "OMP_NUM_THREADS": "2"}
+    commands = ["break 9 if i == 2", "c", "until 99", "until 3", "until", "p k", "clear 1"]
+    commands += ["until", "p s", "until", "c"]
+    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
+    assert result.returncode == 0, result.stdout
+    steps = _by_command(result.stdout)
+    assert [cmd for cmd, _ in steps] == commands[2:]
+    assert steps[0][1] == "*** line 99 is past the end of this function (line 10)"
+    assert steps[1][1] == "*** line 3 is not past the current line 9"
+    # the breakpoint on the loop's body stops until at the next iteration, as in pdb
+    assert re.search(r"breakpoint 1 hit at \S+sums\.py:9 \(thread \d+, i=2\)", steps[2][1])
+    assert steps[3][1] == "1"
+    # without it, until leaves the loop: the line after it, the loop's sum complete
+    assert re.search(r"sums\.py:10 \(thread \d+, i=2\)\n-> out\[i\] = s$", steps[5][1])
+    assert steps[6][1] == "6.0"
+    # on the last line, until goes where next goes: this thread's next index
+    assert re.search(r"sums\.py:\d+ \(thread \d+, i=3\)", steps[7][1]), steps[7][1]
+    assert "[0. 3. 6. 9.]" in result.stdout

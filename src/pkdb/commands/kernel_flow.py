@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..gdbexpr import parse_gdb_value
 from ..kernel_session import at_def_line
 from ..targets.base import FrameInfo, StopEvent, TargetError
 from ..team_stepping import STEP_TIMEOUT_SECONDS, TeamStep
-from .kernel_support import KernelConsole, guarded
+from .kernel_support import KernelConsole, enclosing_function, guarded
 from .registry import Command
 
 #: A step that has not ended by then is stuck (at the kernel's end, waiting for held
 #: threads): it is interrupted and reported as such.
 _STEP_TIMEOUT_SECONDS = 2.0
+#: until runs the thread at full speed (a loop to its end); past this it is interrupted.
+_UNTIL_TIMEOUT_SECONDS = 60.0
 #: A thread stepped out of an index of a HYBRID launch enters its next one at once.
 _NEXT_INDEX_SECONDS = 0.5
 
@@ -52,7 +55,13 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     console.resume_kernel()
 
 
-def _step(console: KernelConsole, into: bool) -> None:
+def _step(
+    console: KernelConsole,
+    into: bool,
+    advance: Callable[[int], StopEvent | None] | None = None,
+) -> None:
+    """A step of the current thread: into helpers or over them, or as ``advance``
+    moves it (given the thread; it returns the stop)."""
     kernel = console.kernel
     stop = kernel.require_stop()
     controller = kernel.require_controller()
@@ -64,6 +73,9 @@ def _step(console: KernelConsole, into: bool) -> None:
         )
         return
     if kernel.team_member:
+        if advance is not None:
+            console.error("until is not available in TeamPolicy kernels: use next or a breakpoint")
+            return
         _team_step(console, thread, into)
         return
     console.debug_rest_of_launch()  # a step may go on to the thread's next index
@@ -75,8 +87,11 @@ def _step(console: KernelConsole, into: bool) -> None:
     next_iteration = _iteration_breakpoint(console, thread)
     before = kernel.location(thread)
     try:
-        (controller.step if into else controller.next)(thread)
-        event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+        if advance is not None:
+            event = advance(thread)
+        else:
+            (controller.step if into else controller.next)(thread)
+            event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
         if (
             launch is not None
             and launch.fast_library
@@ -210,6 +225,54 @@ def do_next(console: KernelConsole, arg: str) -> None:
 
 
 @guarded
+def do_until(console: KernelConsole, arg: str) -> None:
+    """unt(il) [LINE]
+    Run the current kernel thread until it reaches a line past the current
+    one in this function -- out of a loop, to the line after it -- or,
+    with LINE, a line at or past LINE; or its next index, when this one
+    ends first. Other threads stay where they are.
+    """
+    kernel = console.kernel
+    stop = kernel.require_stop()
+    here = kernel.location(stop.thread, stop.frame)
+    if here is None or not here.file:
+        console.error("no Python source for this frame")
+        return
+    first = here.line + 1
+    if arg.strip():
+        try:
+            first = int(arg.strip())
+        except ValueError:
+            console.error(f"a line number expected, got {arg.strip()!r}")
+            return
+        if first <= here.line:
+            console.error(f"line {first} is not past the current line {here.line}")
+            return
+    span = enclosing_function(here.file, here.line)
+    last = span[1] if span else first
+    if first > last:
+        if arg.strip():
+            console.error(f"line {first} is past the end of this function (line {last})")
+        else:  # the function's last line: on to where the function returns, as next goes
+            _step(console, into=False)
+        return
+
+    def run_to_later_line(thread: int) -> StopEvent | None:
+        numbers = [_thread_breakpoint(console, thread, f"{here.file}:{line}")
+                   for line in range(first, last + 1)]  # fmt: skip
+        try:
+            console.kernel.require_controller().continue_([thread])
+            return console.kernel.require_controller().wait_for_stop(
+                timeout=_UNTIL_TIMEOUT_SECONDS, thread_id=thread
+            )
+        finally:
+            for number in numbers:
+                _delete_quietly(console, number)
+
+    _step(console, into=False, advance=run_to_later_line)
+
+
+@guarded
 def do_return(console: KernelConsole, arg: str) -> None:
     """r(eturn)
     Run the current thread until the @pk.function helper it is in returns:
@@ -288,6 +351,7 @@ COMMANDS = [
     Command("continue", do_continue, aliases=("c", "cont")),
     Command("step", do_step, aliases=("s",)),
     Command("next", do_next, aliases=("n",)),
+    Command("until", do_until, aliases=("unt",)),
     Command("return", do_return, aliases=("r",)),
     Command("finish", do_finish),
 ]

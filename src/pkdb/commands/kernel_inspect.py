@@ -3,13 +3,18 @@ up/down."""
 
 from __future__ import annotations
 
-import ast
 import linecache
 import os
 from typing import Any
 
 from ..kernel_session import cpp_name
-from .kernel_support import KernelConsole, format_value, guarded, kernel_values
+from .kernel_support import (
+    KernelConsole,
+    enclosing_function,
+    format_value,
+    guarded,
+    kernel_values,
+)
 from .registry import Command
 
 
@@ -172,7 +177,7 @@ def do_longlist(console: KernelConsole, arg: str) -> None:
     frame = _source_frame(console)
     if frame is None:
         return
-    span = _enclosing_function(frame.file, frame.line)
+    span = enclosing_function(frame.file, frame.line)
     if span is None:
         console.error(f"no function around {frame.file}:{frame.line}")
         return
@@ -204,23 +209,6 @@ def _show_lines(console: KernelConsole, frame: Any, first: int, last: int) -> No
         mark = "B" if line in breakpoint_lines else " "
         arrow = "->" if line == frame.line else "  "
         console.message(f"{line:4d} {mark}{arrow} {text.rstrip()}")
-
-
-def _enclosing_function(file: str, line: int) -> tuple[int, int] | None:
-    """The first and last line (decorators included) of the innermost function
-    definition in ``file`` around ``line``."""
-    try:
-        tree = ast.parse("".join(linecache.getlines(file)))
-    except SyntaxError:
-        return None
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            last = node.end_lineno or node.lineno
-            if first <= line <= last and (best is None or first >= best[0]):
-                best = (first, last)
-    return best
 
 
 def _move(console: KernelConsole, arg: str, direction: int) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import linecache
 from typing import Any, Protocol
 
 from ..gdbexpr import parse_gdb_value
@@ -105,3 +107,20 @@ def guarded(handler):
     run.__doc__ = handler.__doc__
     run.__name__ = handler.__name__
     return run
+
+
+def enclosing_function(file: str, line: int) -> tuple[int, int] | None:
+    """The first and last line (decorators included) of the innermost function
+    definition in ``file`` around ``line``."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except SyntaxError:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            last = node.end_lineno or node.lineno
+            if first <= line <= last and (best is None or first >= best[0]):
+                best = (first, last)
+    return best
