@@ -337,20 +337,17 @@ print(out)
 
 
 def test_display_shows_kernel_values_where_they_change(tmp_path):
-    program = write(tmp_path, "sums.py", SUMS)
-    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
     commands = ["break 9 if i == 2", "c", "display s", "display k * 10", "display nope"]
     commands += ["n", "n", "n", "display", "undisplay k * 10", "undisplay zz", "n", "n"]
     commands += ["undisplay", "n", "c"]
-    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
-    assert result.returncode == 0, result.stdout
+    result, by_command = _session(tmp_path, "sums.py", SUMS, commands)
     out = result.stdout
-    after = {cmd: text for cmd, text in _by_command(out)}
+    after = dict(by_command)
     assert after["display s"] == "display s: 0.0"
     assert (
         after["display nope"] == "display nope: ** raised NameError: name 'nope' is not defined **"
     )
-    steps = [text for cmd, text in _by_command(out) if cmd == "n"]
+    steps = [text for cmd, text in by_command if cmd == "n"]
     # s changes after the loop's body ran once more, k when the next iteration begins
     assert steps[1].endswith("display k * 10: 10  [old: 0]"), steps
     assert steps[2].endswith("display s: 2.0  [old: 0.0]"), steps
@@ -365,6 +362,16 @@ def test_display_shows_kernel_values_where_they_change(tmp_path):
     ]
     assert "*** not displaying 'zz'" in after["undisplay zz"]
     assert "[0. 3. 6. 9.]" in out
+
+
+def _session(tmp_path, name: str, source: str, commands: list[str], **env: str):
+    """Run ``commands`` (-c options) on the program ``source``: the result, and each
+    kernel-mode command with what it printed (see :func:`_by_command`)."""
+    program = write(tmp_path, name, source)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache"), **env}
+    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
+    assert result.returncode == 0, result.stdout
+    return result, _by_command(result.stdout)
 
 
 def _by_command(transcript: str) -> list[tuple[str, str]]:
@@ -394,13 +401,10 @@ pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), mix, x=np.arange(4.0), n=3, out
 
 
 def test_whatis_shows_the_kernel_types(tmp_path):
-    program = write(tmp_path, "mixed.py", MIXED_TYPES)
-    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
     names = ["a", "b", "c", "i", "x", "x[i] * 2", "zz"]
     commands = ["break 10 if i == 1", "c", *(f"whatis {name}" for name in names), "c"]
-    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
-    assert result.returncode == 0, result.stdout
-    shown = dict(_by_command(result.stdout))
+    _, by_command = _session(tmp_path, "mixed.py", MIXED_TYPES, commands)
+    shown = dict(by_command)
     assert shown["whatis a"] == "float32 (a kernel variable; C++ float)"
     assert shown["whatis b"] == "int32 (a kernel variable; C++ int32_t)"
     assert shown["whatis c"].startswith("float32 ")  # float32 * int stays float32
@@ -434,12 +438,8 @@ print(out)
 
 
 def test_return_runs_a_helper_to_its_caller_and_shows_the_value(tmp_path):
-    program = write(tmp_path, "helper.py", HELPER)
-    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
     commands = ["break 13 if i == 3", "c", "r", "s", "r", "p t", "n", "p t", "c"]
-    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
-    assert result.returncode == 0, result.stdout
-    steps = _by_command(result.stdout)
+    result, steps = _session(tmp_path, "helper.py", HELPER, commands)
     assert [cmd for cmd, _ in steps] == commands[2:]
     assert steps[0][1].startswith("*** the workunit returns to no kernel code")
     assert steps[1][1].endswith("-> w = v * 2")  # s: into the helper
@@ -451,14 +451,10 @@ def test_return_runs_a_helper_to_its_caller_and_shows_the_value(tmp_path):
 
 
 def test_until_runs_a_loop_to_its_end(tmp_path):
-    program = write(tmp_path, "sums.py", SUMS)
-    # two threads: indices 2 and 3 are the same thread's (static schedule)
-    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache"), "OMP_NUM_THREADS": "2"}
     commands = ["break 9 if i == 2", "c", "until 99", "until 3", "until", "p k", "clear 1"]
     commands += ["until", "p s", "until", "c"]
-    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
-    assert result.returncode == 0, result.stdout
-    steps = _by_command(result.stdout)
+    # two threads: indices 2 and 3 are the same thread's (static schedule)
+    result, steps = _session(tmp_path, "sums.py", SUMS, commands, OMP_NUM_THREADS="2")
     assert [cmd for cmd, _ in steps] == commands[2:]
     assert steps[0][1] == "*** line 99 is past the end of this function (line 10)"
     assert steps[1][1] == "*** line 3 is not past the current line 9"
