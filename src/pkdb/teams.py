@@ -113,8 +113,9 @@ def decode(value: object) -> object:
 
 
 def decode_values(values: dict[str, Any]) -> dict[str, Any]:
-    """Kernel variables as sent by the front end, with team members and structs as
-    objects."""
+    """Kernel variables as sent by the front end, with team members, structs and
+    float32 values as objects."""
+    from . import float32
     from .structs import decode as decode_struct
 
-    return {name: decode_struct(decode(value)) for name, value in values.items()}
+    return {name: float32.decode(decode_struct(decode(value))) for name, value in values.items()}

@@ -414,6 +414,24 @@ def test_whatis_shows_the_kernel_types(tmp_path):
     assert shown["whatis zz"] == "*** NameError: name 'zz' is not defined"
 
 
+def test_float32_and_numpy_values_at_a_kernel_stop(tmp_path):
+    # A pk.float32 local is a NumPy float32 to p and eval (it rounds as the kernel
+    # does); NumPy numbers assigned with eval are stored (an np.int32 once made the
+    # agent's reply unsendable, and the session deaf).
+    commands = ["break 10 if i == 1", "c", "p a", "p a * 3", "locals", "eval a = a / 3"]
+    commands += ["p a", "eval b = np.int32(b + 1)", "p b", "eval b = [1]", "p b", "c"]
+    _, steps = _session(tmp_path, "mixed.py", MIXED_TYPES, commands)
+    out = [text for _, text in steps]
+    assert out[0:2] == ["np.float32(1.0)", "np.float32(3.0)"]
+    assert "a = np.float32(1.0)" in out[2].splitlines()
+    assert out[3].startswith("a = 0.3333333432674408 (stored in thread ")
+    assert out[4] == "np.float32(0.33333334)"
+    assert out[5].startswith("b = 4 (stored in thread ")
+    assert out[6] == "4"
+    assert out[7] == "*** b: only numbers can be stored into a kernel variable"
+    assert out[8] == "4"
+
+
 HELPER = """
 import numpy as np
 import pkernels as pk

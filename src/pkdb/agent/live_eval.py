@@ -62,7 +62,7 @@ def execute(dispatch: Any, source: str, kernel_locals: dict[str, Any]) -> tuple[
     changed = {
         name: value for name, value in namespace.items() if before.get(name, _MISSING) is not value
     }
-    kernel_writes = {n: v for n, v in changed.items() if n in kernel_locals}
+    kernel_writes = {n: _number(v) for n, v in changed.items() if n in kernel_locals}
     frame = dispatch.frame
     host_writes = {
         n: v for n, v in changed.items() if n not in kernel_locals and n not in dispatch.kwargs
@@ -70,6 +70,15 @@ def execute(dispatch: Any, source: str, kernel_locals: dict[str, Any]) -> tuple[
     if frame is not None and host_writes:
         _store_in_frame(frame, host_writes)
     return "", kernel_writes
+
+
+def _number(value: Any) -> Any:
+    """A value for a kernel variable as the front end can receive it (JSON): a NumPy
+    scalar as the Python number it holds; anything but a number as its type's name,
+    which the front end refuses to store."""
+    if hasattr(value, "item") and hasattr(value, "dtype") and getattr(value, "shape", None) == ():
+        value = value.item()
+    return value if isinstance(value, bool | int | float) else f"<{type(value).__name__}>"
 
 
 def _store_in_frame(frame: types.FrameType, values: dict[str, Any]) -> None:

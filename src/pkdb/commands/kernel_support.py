@@ -6,6 +6,7 @@ import ast
 import linecache
 from typing import Any, Protocol
 
+from .. import float32
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import KernelReply
 from ..kernel_session import KernelSession
@@ -78,6 +79,8 @@ def kernel_values(
             kind = kinds.get(py_name)
             if kind == "float":
                 value = float(value)
+            elif kind == "float32":  # computes in single precision, as the kernel does
+                value = float32.encode(value)
             elif kind == "bool":
                 value = bool(value)
             values[py_name] = value
@@ -90,6 +93,8 @@ def format_value(value: Any) -> str:
         return repr(decode(value))
     if is_struct(value):
         return repr(decode_struct(value))
+    if float32.is_encoded(value):
+        return repr(float32.decode(value))
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)

@@ -88,7 +88,8 @@ class KernelEntry:
     uses_print: bool
     symbols: dict[str, str]  # space name -> exported launch symbol
     kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
-    # Python name -> "float" | "int" | "bool" for the body's scalars (gdb prints 0.0 as 0)
+    # Python name -> "float" | "float32" | "int" | "bool" for the body's scalars (gdb prints
+    # 0.0 as 0; a float32 is a NumPy float32 to a debugger's Python, as in the kernel)
     variable_kinds: dict[str, str] = field(default_factory=dict)
     written_views: frozenset[str] = frozenset()  # view parameters the kernel stores into
     rank: int = 1  # index parameters: 1 for a range, 2 to 4 for an MDRangePolicy box
@@ -1037,6 +1038,8 @@ def emit_module(
 
 
 def _kind(dtype: DataType) -> str:
+    if dtype == t.float32:
+        return "float32"
     return "float" if dtype.is_float else "bool" if dtype == t.bool_ else "int"
 
 
