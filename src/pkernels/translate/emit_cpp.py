@@ -296,7 +296,7 @@ class CppEmitter:
             case ir.Return(value=value):
                 self.out(f"return {self.expr(value)};")
             case ir.Print():
-                self.print_stmt(s, filename)
+                self.print_stmt(s)
             case ir.TeamBarrier(team=team):
                 self.out(f"pk_rt::team_barrier({cpp_name(team)}, __FILE__, __LINE__);")
             case ir.ScratchAlloc():
@@ -461,7 +461,7 @@ class CppEmitter:
         self.indent -= 1
         self.out("}")
 
-    def print_stmt(self, s: ir.Print, filename: str) -> None:
+    def print_stmt(self, s: ir.Print) -> None:
         self.uses_print = True
         if not s.python_style:
             fmt, casts = printf_format(s.fmt, len(s.args))

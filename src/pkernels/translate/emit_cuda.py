@@ -68,9 +68,9 @@ class CudaEmitter(CppEmitter):
     MATH = "pk_math::"  # overloads for float and double (NVRTC has no <cmath>)
     SHIFTED_ACCESS = False  # a rewrite for g++'s sake; the device prelude has only at()
 
-    def print_stmt(self, s: ir.Print, filename: str) -> None:
+    def print_stmt(self, s: ir.Print) -> None:
         if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface
-            super().print_stmt(s, filename)
+            super().print_stmt(s)
             return
         self.uses_print = True
         fmt, casts = printf_format(s.fmt, len(s.args))

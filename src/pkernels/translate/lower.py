@@ -826,12 +826,14 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                     else:
                         self._print_formatted(printed, piece)
             else:
-                self._print_value(printed, arg, None)
+                self._print_value(printed, self._expr(arg), None)
         printed.texts[-1] += end
         return printed
 
-    def _print_value(self, printed: ir.Print, node: ast.expr, spec: PrintSpec | None) -> None:
-        printed.args.append(self._expr(node))
+    @staticmethod
+    def _print_value(printed: ir.Print, value: Expr, spec: PrintSpec | None) -> None:
+        """Add ``value`` to ``printed``, written as ``spec`` says; text may follow."""
+        printed.args.append(value)
         printed.specs.append(spec)
         printed.texts.append("")
 
@@ -839,7 +841,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         """One ``{value:spec}`` of an f-string, as print() writes it."""
         if piece.format_spec is None:
             # !s and !r write a number as print() does; !a too.
-            self._print_value(printed, piece.value, None)
+            self._print_value(printed, self._expr(piece.value), None)
             return
         parts = piece.format_spec.values  # a JoinedStr: literal text and nested {fields}
         if not all(isinstance(p, ast.Constant) for p in parts):
@@ -864,9 +866,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             )
         if kind == "bool":
             value = ir.Cast(t.int64, value)
-        printed.args.append(value)
-        printed.specs.append(spec)
-        printed.texts.append("")
+        self._print_value(printed, value, spec)
 
     def _printf(self, call: ast.Call) -> ir.Stmt:
         if not call.args or not (
