@@ -67,12 +67,8 @@ class KernelSource:
         """Raise a TranslationError pointing at ``node``."""
         lineno = getattr(node, "lineno", None) or self.tree.lineno
         line = self.line_text(lineno)
-        raise TranslationError(message, self.filename, lineno, self.column(node), line, hint)
-
-    def column(self, node: ast.AST | None) -> int:
-        """Where ``node`` starts in its line of the file, in characters."""
-        line = self.line_text(getattr(node, "lineno", None) or self.tree.lineno)
         # ast columns count UTF-8 bytes; the caret and the reported column count characters
         # (a kernel may well name a local `α`).
         offset = getattr(node, "col_offset", 0) + self.indent
-        return len(line.encode()[:offset].decode(errors="replace"))
+        col = len(line.encode()[:offset].decode(errors="replace"))
+        raise TranslationError(message, self.filename, lineno, col, line, hint)
