@@ -9,7 +9,7 @@ from ..gdbexpr import parse_gdb_value
 from ..kernel_session import at_def_line
 from ..targets.base import FrameInfo, StopEvent, TargetError
 from ..team_stepping import STEP_TIMEOUT_SECONDS, TeamStep
-from .kernel_support import KernelConsole, enclosing_function, guarded
+from .kernel_support import KernelConsole, enclosing_function, guarded, python_name
 from .registry import Command
 
 #: A step that has not ended by then is stuck (at the kernel's end, waiting for held
@@ -306,7 +306,7 @@ def do_return(console: KernelConsole, arg: str) -> None:
     stop.frame = 0
     console.report_kernel_stop(event)
     if event.return_value is not None:
-        name = _py_function(function.function if function else None)
+        name = python_name(function.function if function else None)
         console.message(f"{name} returned {_returned(controller, event, thread)}")
 
 
@@ -324,12 +324,6 @@ def _returned(controller: Any, event: StopEvent, thread: int) -> str:
     if "bool" in ctype:
         return "True" if value else "False"
     return repr(value) if isinstance(value, int | float) else text
-
-
-def _py_function(function: str | None) -> str:
-    """``pk_kernel::pk_fn_twice(double)`` -> ``twice``."""
-    name = (function or "??").split("(")[0].split("::")[-1].removeprefix("pk_fn_")
-    return name[:-1] if name.endswith("_") else name
 
 
 @guarded

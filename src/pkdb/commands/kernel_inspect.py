@@ -14,6 +14,7 @@ from .kernel_support import (
     format_value,
     guarded,
     kernel_values,
+    python_name,
 )
 from .registry import Command
 
@@ -147,7 +148,7 @@ def do_where(console: KernelConsole, arg: str) -> None:
     for i, frame in enumerate(frames):
         marker = ">" if i == stop.frame else " "
         console.message(
-            f"{marker} #{number} {frame.file}:{frame.line} ({_py_name(frame.function)})"
+            f"{marker} #{number} {frame.file}:{frame.line} ({python_name(frame.function)})"
         )
         number += 1
     for file, line, function in reversed(kernel.launch.call_stack if kernel.launch else []):
@@ -227,7 +228,7 @@ def _move(console: KernelConsole, arg: str, direction: int) -> None:
     stop.frame = target
     frame = frames[target]
     text = linecache.getline(frame.file or "", frame.line).strip()
-    console.message(f"> {frame.file}:{frame.line} ({_py_name(frame.function)})")
+    console.message(f"> {frame.file}:{frame.line} ({python_name(frame.function)})")
     if text:
         console.message(f"-> {text}")
 
@@ -247,13 +248,6 @@ def do_down(console: KernelConsole, arg: str) -> None:
     Move to a newer kernel frame (back towards where the thread stopped).
     """
     _move(console, arg, -1)
-
-
-def _py_name(function: str | None) -> str:
-    """``pk_kernel::yAx(long, ...)`` -> ``yAx``."""
-    name = (function or "??").split("(")[0].split("::")[-1]
-    name = name.removeprefix("pk_fn_")  # @pk.function helpers (see translate.lower)
-    return name[:-1] if name.endswith("_") else name
 
 
 COMMANDS = [

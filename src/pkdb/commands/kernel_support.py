@@ -129,3 +129,11 @@ def enclosing_function(file: str, line: int) -> tuple[int, int] | None:
             if first <= line <= last and (best is None or first >= best[0]):
                 best = (first, last)
     return best
+
+
+def python_name(function: str | None) -> str:
+    """The Python name of a kernel frame's C++ function: ``pk_kernel::yAx(long, ...)`` ->
+    ``yAx``, ``pk_kernel::pk_fn_twice(double)`` -> ``twice``."""
+    name = (function or "??").split("(")[0].split("::")[-1]
+    name = name.removeprefix("pk_fn_")  # @pk.function helpers (see translate.lower)
+    return name[:-1] if name.endswith("_") else name
