@@ -527,6 +527,24 @@ def test_fstring_float_types_round_the_exact_value_as_python(capfd):
     assert sorted(got.splitlines()) == sorted(capfd.readouterr().out.splitlines())
 
 
+@pk.workunit
+def print_singles(i, s):
+    v = s[i]
+    print(f"{v} {v!s} {v:.3f} {v:>12} {v:e}|", v, v * 3)
+
+
+def test_fstrings_format_float32_as_numpy_does(space, capfd):
+    # NumPy hands a float32 to format() as the Python float it converts to; str() and
+    # print write its shortest single-precision digits.
+    s = np.array([0.1, 1 / 3, 3e-8, 16777217.0], dtype=np.float32)
+    for i in range(len(s)):
+        print_singles(i, s)
+    expected = capfd.readouterr().out
+    assert "0.10000000149011612 0.1 0.100 0.10000000149011612 1.000000e-01| 0.1 0.3" in expected
+    pk.parallel_for(pk.RangePolicy(space, 0, len(s)), print_singles, s=s)
+    assert sorted(capfd.readouterr().out.splitlines()) == sorted(expected.splitlines())
+
+
 def test_print_from_openmp_threads_keeps_lines_whole(capfd):
     n = 200
     x = np.arange(n) / 8

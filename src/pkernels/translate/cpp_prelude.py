@@ -703,7 +703,8 @@ struct Printer {
     }
 
     // Python's repr(): the shortest digits that round-trip (the nearest such string when
-    // several do), fixed notation for exponents in [-4, 16), scientific otherwise.
+    // several do), fixed notation for exponents in [-4, 16), scientific otherwise; a
+    // float32 as NumPy's str() writes it: fixed for 1e-4 <= |v| < 1e6 only.
     void floating(double v, bool single) {
         if (std::isnan(v)) { raw("nan"); return; }
         if (std::isinf(v)) { raw(v > 0 ? "inf" : "-inf"); return; }
@@ -738,7 +739,10 @@ struct Printer {
         char out[64];
         int o = 0;
         if (negative) out[o++] = '-';
-        if (exponent >= -4 && exponent < 16) {
+        const double magnitude = std::fabs(v);
+        const bool fixed = single ? magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e6)
+                                  : exponent >= -4 && exponent < 16;
+        if (fixed) {
             if (exponent < 0) {
                 out[o++] = '0'; out[o++] = '.';
                 for (int k = 0; k < -exponent - 1; ++k) out[o++] = '0';

@@ -458,7 +458,8 @@ struct Printer {
         while (nd > 1 && dg[nd - 1] == '0') --nd;
         char out[64];
         int o = 0;
-        if (x >= -4 && x < 16) {
+        const bool fixed = single ? a >= 1e-4 && a < 1e6 : x >= -4 && x < 16;  // as the CPU's
+        if (fixed) {
             if (x < 0) {
                 out[o++] = '0'; out[o++] = '.';
                 for (int k = 0; k < -x - 1; ++k) out[o++] = '0';

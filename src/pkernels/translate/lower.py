@@ -839,9 +839,14 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
 
     def _print_formatted(self, printed: ir.Print, piece: ast.FormattedValue) -> None:
         """One ``{value:spec}`` of an f-string, as print() writes it."""
+        value = self._expr(piece.value)
+        if value.type == t.float32 and piece.conversion != ord("s"):
+            # NumPy formats a float32 as the Python float it converts to (f"{v}" writes
+            # 0.10000000149011612 where print(v) and f"{v!s}" write 0.1).
+            value = ir.Cast(t.float64, value)
         if piece.format_spec is None:
             # !s and !r write a number as print() does; !a too.
-            self._print_value(printed, self._expr(piece.value), None)
+            self._print_value(printed, value, None)
             return
         parts = piece.format_spec.values  # a JoinedStr: literal text and nested {fields}
         if not all(isinstance(p, ast.Constant) for p in parts):
@@ -849,7 +854,6 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 piece.value, "format specs in kernels are literal, e.g. {x:8.3f}", SPEC_HINT
             )
         spec_text = "".join(p.value for p in parts)  # type: ignore[attr-defined]
-        value = self._expr(piece.value)
         kind = (
             "bool" if value.type == t.bool_
             else "float" if value.type.is_float
