@@ -9,6 +9,7 @@ from ..gdbexpr import parse_gdb_value
 from ..kernel_session import at_def_line
 from ..targets.base import FrameInfo, StopEvent, TargetError
 from ..team_stepping import STEP_TIMEOUT_SECONDS, TeamStep
+from .kernel_inspect import kernel_type
 from .kernel_support import KernelConsole, enclosing_function, guarded, python_name
 from .registry import Command
 
@@ -73,9 +74,6 @@ def _step(
         )
         return
     if kernel.team_member:
-        if advance is not None:
-            console.error("until is not available in TeamPolicy kernels: use next or a breakpoint")
-            return
         _team_step(console, thread, into)
         return
     console.debug_rest_of_launch()  # a step may go on to the thread's next index
@@ -234,6 +232,9 @@ def do_until(console: KernelConsole, arg: str) -> None:
     """
     kernel = console.kernel
     stop = kernel.require_stop()
+    if kernel.team_member:
+        console.error("until is not available in TeamPolicy kernels: use next or a breakpoint")
+        return
     here = kernel.location(stop.thread, stop.frame)
     if here is None or not here.file:
         console.error("no Python source for this frame")
@@ -260,11 +261,10 @@ def do_until(console: KernelConsole, arg: str) -> None:
     def run_to_later_line(thread: int) -> StopEvent | None:
         numbers = [_thread_breakpoint(console, thread, f"{here.file}:{line}")
                    for line in range(first, last + 1)]  # fmt: skip
+        controller = kernel.require_controller()
         try:
-            console.kernel.require_controller().continue_([thread])
-            return console.kernel.require_controller().wait_for_stop(
-                timeout=_UNTIL_TIMEOUT_SECONDS, thread_id=thread
-            )
+            controller.continue_([thread])
+            return controller.wait_for_stop(timeout=_UNTIL_TIMEOUT_SECONDS, thread_id=thread)
         finally:
             for number in numbers:
                 _delete_quietly(console, number)
@@ -315,13 +315,14 @@ def _returned(controller: Any, event: StopEvent, thread: int) -> str:
     text = event.return_value or ""
     variable = event.raw.get("gdb-result-var")
     try:
-        ctype = controller.send_raw(f"whatis {variable}", thread) if variable else ""
+        answer = controller.send_raw(f"whatis {variable}", thread) if variable else ""
     except TargetError:
-        ctype = ""
+        answer = ""
+    dtype = kernel_type(answer.strip().removeprefix("type = "))  # "type = double"
     value = parse_gdb_value(text)
-    if "float" in ctype or "double" in ctype:
+    if dtype in ("float64", "float32"):
         return repr(float(value)) if isinstance(value, int | float) else text
-    if "bool" in ctype:
+    if dtype == "bool":
         return "True" if value else "False"
     return repr(value) if isinstance(value, int | float) else text
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import linecache
 import os
-from typing import Any
 
 from ..kernel_session import cpp_name
+from ..targets.base import FrameInfo
 from .kernel_support import (
     KernelConsole,
     enclosing_function,
@@ -66,22 +66,14 @@ def do_whatis(console: KernelConsole, arg: str) -> None:
     _evaluate_and_show(console, f"type({expression})", "")
 
 
-#: C++ types of kernel variables as gdb names them -> pkernels' dtype names.
-_KERNEL_TYPES = {
-    "double": "float64", "float": "float32", "bool": "bool",
-    "int64_t": "int64", "long": "int64", "long int": "int64", "long long": "int64",
-    "int32_t": "int32", "int": "int32", "int16_t": "int16", "short": "int16",
-    "int8_t": "int8", "signed char": "int8", "char": "int8",
-    "uint64_t": "uint64", "unsigned long": "uint64", "unsigned long long": "uint64",
-    "uint32_t": "uint32", "unsigned int": "uint32", "uint16_t": "uint16",
-    "unsigned short": "uint16", "uint8_t": "uint8", "unsigned char": "uint8",
-}  # fmt: skip
-
-
 def kernel_type(ctype: str) -> str:
-    """``const double &`` -> ``float64``; a classtype's struct keeps its name."""
+    """``const double &`` -> ``float64`` (the C++ types the generated code declares, as
+    gdb names them); a classtype's struct keeps its name."""
+    from pkernels.api.types import ALL_TYPES
+
     bare = ctype.replace("const ", "").replace("&", "").strip()
-    return _KERNEL_TYPES.get(bare, bare.removeprefix("pk_kernel::"))
+    by_ctype = {dtype.ctype: dtype.name for dtype in ALL_TYPES}
+    return by_ctype.get(bare, bare.removeprefix("pk_kernel::"))
 
 
 def _evaluate_and_show(console: KernelConsole, arg: str, usage: str, pretty: bool = False) -> None:
@@ -185,7 +177,7 @@ def do_longlist(console: KernelConsole, arg: str) -> None:
     _show_lines(console, frame, *span)
 
 
-def _source_frame(console: KernelConsole) -> Any:
+def _source_frame(console: KernelConsole) -> FrameInfo | None:
     kernel = console.kernel
     stop = kernel.require_stop()
     frame = kernel.location(stop.thread, stop.frame)
@@ -195,7 +187,7 @@ def _source_frame(console: KernelConsole) -> Any:
     return frame
 
 
-def _show_lines(console: KernelConsole, frame: Any, first: int, last: int) -> None:
+def _show_lines(console: KernelConsole, frame: FrameInfo, first: int, last: int) -> None:
     """Lines ``first..last`` of the frame's file, as pdb lists them."""
     kernel = console.kernel
     breakpoint_lines = {
