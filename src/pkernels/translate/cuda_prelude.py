@@ -314,23 +314,10 @@ struct Printer {
         buf[len] = 0;
         return *this;
     }
-    __device__ void digits(unsigned long long u) {
-        char d[24];
-        int n = 0;
-        do { d[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-        char out[24];
-        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
-        out[n] = 0;
-        raw(out);
-    }
     // Each returns the Printer: a print is one chain of calls (the CPU's Printer says why).
     __device__ Printer& value(bool v) { return raw(v ? "True" : "False"); }
-    __device__ Printer& value(long long v) {
-        if (v < 0) raw("-");
-        digits(v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
-        return *this;
-    }
-    __device__ Printer& value(unsigned long long v) { digits(v); return *this; }
+    __device__ Printer& value(long long v) { return in_base(v, 'd'); }  // shared_formatting's
+    __device__ Printer& value(unsigned long long v) { return in_base(v, 'd'); }
     __device__ Printer& value(double v) { floating(v, false); return *this; }
     __device__ Printer& value(float v) { floating((double)v, true); return *this; }
 
