@@ -16,7 +16,6 @@ from __future__ import annotations
 import bdb
 import functools
 import importlib.machinery
-import json
 import os
 import signal
 import sys
@@ -370,12 +369,10 @@ class KernelObserver:
             ok, text, data = self._handle(request.action, _decoded(request.args))
         except Exception as exc:  # noqa: BLE001 - any failure is reported, never fatal
             ok, text, data = False, f"{type(exc).__name__}: {exc}", {}
-        reply = KernelReply(reply_to=request.id, ok=ok, text=text, data=data)
-        try:
-            json.dumps(reply.to_dict())
+        try:  # the channel encodes a message before it writes any of it
+            self.link.send(KernelReply(reply_to=request.id, ok=ok, text=text, data=data))
         except (TypeError, ValueError) as exc:  # a reply JSON cannot carry: say so instead
-            reply = KernelReply(reply_to=request.id, ok=False, text=f"cannot answer: {exc}")
-        self.link.send(reply)
+            self.link.send(KernelReply(reply_to=request.id, ok=False, text=f"cannot answer: {exc}"))
 
     def _handle(self, action: str, args: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
         debugger = self.debugger
