@@ -17,7 +17,8 @@ The workunit body is declared through macros so one generated source serves both
 
 
 def shared_arithmetic(qualifier: str, math: str) -> str:
-    """Python's float ``//`` and ``%``, integer ``**``, ``abs``/``min``/``max`` and the
+    """Python's ``//`` and ``%`` (integers on the runtime's ``check_divisor``, floats),
+    integer ``**``, ``abs``/``min``/``max`` and the
     counter-based random numbers, as C++ for a runtime whose functions are declared
     ``qualifier`` and whose math functions live in namespace ``math`` (the CPU's and the
     GPU's, one text: the same results bit for bit)."""
@@ -274,6 +275,23 @@ _SHARED_PRINTER_METHODS = r"""
 
 
 _SHARED_ARITHMETIC = r"""
+// ---- Python's integer // and % (floor division), on the runtime's check_divisor
+template <typename T>
+PK_FN T floordiv(T a, T b, const char* file, int line) {
+    b = check_divisor(b, file, line);
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+template <typename T>
+PK_FN T mod(T a, T b, const char* file, int line) {
+    b = check_divisor(b, file, line);
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
 // ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32).
 // a // b is not floor(a / b): 1.0 // 0.1 == 9.0, as 0.1 is slightly above one tenth.
 template <typename T>
@@ -575,7 +593,7 @@ PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* f
     return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
 }
 
-// ---- Python arithmetic on integers
+// ---- Python arithmetic on integers: a zero divisor is an error in debug builds
 template <typename T>
 static inline T check_divisor(T b, const char* file, int line) {
 #if PK_DEBUG
@@ -584,22 +602,6 @@ static inline T check_divisor(T b, const char* file, int line) {
     (void)file; (void)line;
 #endif
     return b == 0 ? T(1) : b;
-}
-
-template <typename T>
-static inline T floordiv(T a, T b, const char* file, int line) {
-    b = check_divisor(b, file, line);
-    T q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-}
-
-template <typename T>
-static inline T mod(T a, T b, const char* file, int line) {
-    b = check_divisor(b, file, line);
-    T r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
 }
 
 """

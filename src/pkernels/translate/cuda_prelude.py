@@ -122,22 +122,6 @@ __device__ __forceinline__ T check_divisor(T b, const char* file, int line) {
     return b == 0 ? T(1) : b;
 }
 
-template <typename T>
-__device__ __forceinline__ T floordiv(T a, T b, const char* file, int line) {
-    b = check_divisor(b, file, line);
-    T q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-}
-
-template <typename T>
-__device__ __forceinline__ T mod(T a, T b, const char* file, int line) {
-    b = check_divisor(b, file, line);
-    T r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-
 """
     + shared_arithmetic("__device__ __forceinline__", "pk_math::")
     + r"""
