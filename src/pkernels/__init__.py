@@ -10,15 +10,18 @@ __version__ = "0.1.0"
 from .api.classtypes import classtype  # noqa: E402
 from .api.decorators import function, workunit  # noqa: E402
 from .api.kernel_builtins import *  # noqa: E402,F403
-from .api.policies import MDRangePolicy, RangePolicy  # noqa: E402
+from .api.policies import Iterate, MDRangePolicy, RangePolicy, Rank  # noqa: E402
 from .api.spaces import (  # noqa: E402
     Cuda,
     Debug,
     Default,
+    DeviceExecutionSpace,
     ExecutionSpace,
     OpenMP,
     Serial,
+    fence,
     get_default_space,
+    is_host_execution_space,
     set_default_space,
 )
 from .api.teams import (  # noqa: E402
@@ -36,6 +39,7 @@ from .api.teams import (  # noqa: E402
     ThreadVectorRange,
     single,
 )
+from .api.timer import Timer  # noqa: E402
 from .api.types import (  # noqa: E402
     Acc,
     DataType,
@@ -55,8 +59,8 @@ from .api.types import (  # noqa: E402
     uint32,
     uint64,
 )
-from .api.views import View
-from .api.workloads import callback, execute, main, workload  # noqa: E402
+from .api.views import Layout, MemorySpace, Trait, View, ViewTypeInfo, array, asarray  # noqa: E402
+from .api.workloads import callback, execute, functor, main, workload  # noqa: E402
 from .errors import (  # noqa: E402
     CompileError,
     DispatchError,
@@ -73,3 +77,9 @@ from .runtime.dispatch import parallel_for, parallel_reduce, parallel_scan  # no
 double = float64
 real = float64
 float = float32  # noqa: A001 - PyKokkos spells single precision pk.float
+bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
+
+# PyKokkos puts the members of these enums in its namespace too: pk.LayoutRight, ...
+LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402
+MemorySpaceDefault, HostSpace, CudaSpace = MemorySpace  # noqa: E402
+TraitDefault, Atomic, RandomAccess, Restrict, Unmanaged = Trait  # noqa: E402

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import operator
 from dataclasses import dataclass
 
@@ -38,26 +39,64 @@ class RangePolicy:
         return max(0, self.end - self.begin)
 
 
+class Iterate(enum.Enum):
+    """The order an MDRangePolicy walks its tiles and the indices in a tile (Kokkos'
+    ``Iterate``). pkernels accepts it; results do not depend on it."""
+
+    Default = "Default"
+    Left = "Left"
+    Right = "Right"
+
+
+@dataclass(frozen=True)
+class Rank:
+    """``pk.Rank(n, iter_outer, iter_inner)``: an MDRangePolicy's rank and iteration
+    order, PyKokkos' ``rank=`` keyword."""
+
+    n: int
+    iter_outer: Iterate = Iterate.Default
+    iter_inner: Iterate = Iterate.Default
+
+
 @dataclass(frozen=True, init=False)
 class MDRangePolicy:
     """``MDRangePolicy([space,] begins, ends[, tiling])``: every index tuple ``(i, j, ...)``
     with ``begins[k] <= index[k] < ends[k]``, for ranks 2 to 4. ``tiling`` (one tile
-    extent per dimension, as in PyKokkos) is accepted and checked, but not used."""
+    extent per dimension, as in PyKokkos) is accepted and checked, but not used. PyKokkos'
+    keywords ``space=``, ``iter_outer=``, ``iter_inner=`` and ``rank=pk.Rank(...)`` are
+    accepted; the iteration order does not change results, so it is not used either."""
 
     space: ExecutionSpace
     begins: tuple[int, ...]
     ends: tuple[int, ...]
     tiling: tuple[int, ...] | None
 
-    def __init__(self, *args: object, tiling: object = None) -> None:
+    def __init__(
+        self,
+        *args: object,
+        tiling: object = None,
+        space: ExecutionSpace | None = None,
+        iter_outer: Iterate = Iterate.Default,
+        iter_inner: Iterate = Iterate.Default,
+        rank: Rank | None = None,
+    ) -> None:
         if args and isinstance(args[0], ExecutionSpace):
+            if space is not None:
+                raise TypeError("MDRangePolicy: the space is given twice")
             space, rest = args[0], args[1:]
         else:
-            space, rest = ExecutionSpace.Default, args
+            rest = args
+        if space is None:
+            space = ExecutionSpace.Default
+        if not isinstance(space, ExecutionSpace):
+            raise TypeError(f"MDRangePolicy space must be an ExecutionSpace, not {space!r}")
         if tiling is not None:
             rest = (*rest, tiling)
         if len(rest) not in (2, 3):
             raise TypeError("MDRangePolicy takes ([space,] begins, ends[, tiling])")
+        for name, order in (("iter_outer", iter_outer), ("iter_inner", iter_inner)):
+            if not isinstance(order, Iterate):
+                raise TypeError(f"MDRangePolicy {name} must be a pk.Iterate, not {order!r}")
         begins = _int_tuple("begins", rest[0])
         ends = _int_tuple("ends", rest[1])
         tiling = _int_tuple("tiling", rest[2]) if len(rest) == 3 and rest[2] is not None else None
@@ -65,6 +104,11 @@ class MDRangePolicy:
             raise ValueError(
                 f"MDRangePolicy: begins and ends must have the same length, got "
                 f"{len(begins)} and {len(ends)}"
+            )
+        if rank is not None and (not isinstance(rank, Rank) or rank.n != len(begins)):
+            raise ValueError(
+                f"MDRangePolicy: rank={rank!r} does not match the {len(begins)} dimensions "
+                "of begins and ends"
             )
         if not 2 <= len(begins) <= 4:
             raise ValueError(

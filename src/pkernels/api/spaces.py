@@ -51,3 +51,22 @@ Serial = ExecutionSpace.Serial
 Debug = ExecutionSpace.Debug
 Cuda = ExecutionSpace.Cuda
 Default = ExecutionSpace.Default
+
+# The spaces whose kernels run on a device rather than the host (PyKokkos's name).
+DeviceExecutionSpace = frozenset({ExecutionSpace.Cuda})
+
+
+def is_host_execution_space(space: ExecutionSpace) -> bool:
+    """Whether kernels of ``space`` run on the host (``Default`` means the default space)."""
+    return resolve_space(space) not in DeviceExecutionSpace
+
+
+def fence(space: ExecutionSpace | None = None) -> None:
+    """Wait until every kernel launched on ``space`` (all spaces by default) has finished.
+
+    pkernels' dispatches return when their kernel has finished (GPU launches synchronise
+    their stream), so there is never anything to wait for; ``fence`` is here so that
+    Kokkos-style programs, which fence before reading results or stopping a timer, run.
+    """
+    if space is not None and not isinstance(space, ExecutionSpace):
+        raise TypeError(f"fence takes an ExecutionSpace, not {space!r}")

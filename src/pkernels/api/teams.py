@@ -62,6 +62,10 @@ class PerThread:
 class TeamPolicy:
     """``TeamPolicy([space,] league_size, team_size | pk.AUTO[, vector_length])``.
 
+    Also as keywords (``league_size=``, ``team_size=``, ``vector_length=``, ``space=``),
+    and with the space last, as older PyKokkos wrote it:
+    ``TeamPolicy(league_size, team_size, vector_length, space)``.
+
     The workunit takes the team member first: ``def k(team_member: pk.TeamMember, ...)``
     (then ``acc`` for parallel_reduce). ``set_scratch_size(level, pk.PerTeam(bytes))``
     (or ``pk.PerThread``) reserves scratch memory and returns the policy.
@@ -75,15 +79,39 @@ class TeamPolicy:
     team_scratch: list[int] = field(default_factory=lambda: [0, 0])
     thread_scratch: list[int] = field(default_factory=lambda: [0, 0])
 
-    def __init__(self, *args: object) -> None:
+    def __init__(
+        self,
+        *args: object,
+        league_size: object = None,
+        team_size: object = None,
+        vector_length: object = None,
+        space: ExecutionSpace | None = None,
+    ) -> None:
+        usage = "TeamPolicy takes ([space,] league_size, team_size | pk.AUTO[, vector_length])"
         if args and isinstance(args[0], ExecutionSpace):
-            space, rest = args[0], args[1:]
+            given_space, rest = args[0], args[1:]
+        elif len(args) == 4 and isinstance(args[3], ExecutionSpace):
+            given_space, rest = args[3], args[:3]  # older PyKokkos: the space last
         else:
-            space, rest = ExecutionSpace.Default, args
+            given_space, rest = None, args
+        if given_space is not None and space is not None:
+            raise TypeError(f"TeamPolicy: the space is given twice; {usage}")
+        space = given_space or space or ExecutionSpace.Default
+        if not isinstance(space, ExecutionSpace):
+            raise TypeError(f"TeamPolicy space must be an ExecutionSpace, not {space!r}")
+        # Keywords fill the places after the positional arguments, in order.
+        keywords = {"league_size": league_size, "team_size": team_size}
+        keywords["vector_length"] = vector_length
+        for position, (name, value) in enumerate(keywords.items()):
+            if value is None:
+                continue
+            if position < len(rest):
+                raise TypeError(f"TeamPolicy: {name} is given twice; {usage}")
+            if position > len(rest):
+                raise TypeError(f"TeamPolicy: {name} without the arguments before it; {usage}")
+            rest = (*rest, value)
         if len(rest) not in (2, 3):
-            raise TypeError(
-                "TeamPolicy takes ([space,] league_size, team_size | pk.AUTO[, vector_length])"
-            )
+            raise TypeError(usage)
         self.space = resolve_space(space)
         self.league_size = _count("league_size", rest[0], minimum=0)
         team = rest[1]

@@ -98,6 +98,20 @@ class ViewAnnotation:
 
     rank: int
     dtype: DataType | None
+    # ``View1D[int]``: PyKokkos means int32 (``pk.View(shape, int)``), NumPy's default
+    # integer is int64; an array of either is taken as it is.
+    python_int: bool = False
+
+    def accepts(self, dtype: DataType) -> bool:
+        """Whether an array of ``dtype`` elements fits this annotation."""
+        if self.python_int:
+            return dtype in (int32, int64)
+        return self.dtype is None or self.dtype == dtype
+
+    @property
+    def name(self) -> str:
+        element = "int" if self.python_int else self.dtype.name if self.dtype else "?"
+        return f"View{self.rank}D[{element}]"
 
 
 def _view_annotation_class(rank: int) -> type:
@@ -105,7 +119,7 @@ def _view_annotation_class(rank: int) -> type:
         __doc__ = f"Annotation of a rank-{rank} view parameter: ``View{rank}D[pk.double]``."
 
         def __class_getitem__(cls, item: object) -> ViewAnnotation:
-            return ViewAnnotation(rank, to_datatype(item))
+            return ViewAnnotation(rank, to_datatype(item), python_int=item is int)
 
     _ViewND.__name__ = _ViewND.__qualname__ = f"View{rank}D"
     return _ViewND

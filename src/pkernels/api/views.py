@@ -1,27 +1,106 @@
-"""``pk.View``: an array allocated for kernels, usable from Python like a NumPy array."""
+"""``pk.View``: an array allocated for kernels, usable from Python like a NumPy array;
+``pk.array`` / ``pk.asarray`` to make one from existing data; PyKokkos' view options
+(``Layout``, ``MemorySpace``, ``Trait``, ``ViewTypeInfo``)."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .types import DataType, float64, to_datatype
+from .spaces import ExecutionSpace, get_default_space
+from .types import DataType, float64, int32, to_datatype
+
+
+class Layout(enum.Enum):
+    """How a view of rank 2 or more is laid out: ``LayoutRight`` row-major (C order, the
+    host default), ``LayoutLeft`` column-major (Fortran order). Kernels take either."""
+
+    LayoutDefault = "LayoutDefault"
+    LayoutLeft = "LayoutLeft"
+    LayoutRight = "LayoutRight"
+
+
+class MemorySpace(enum.Enum):
+    """Where a view's memory lives: ``HostSpace`` (a NumPy array) or ``CudaSpace`` (a
+    CuPy array, for the ``Cuda`` space). ``MemorySpaceDefault``: that of the default
+    execution space."""
+
+    MemorySpaceDefault = "MemorySpaceDefault"
+    HostSpace = "HostSpace"
+    CudaSpace = "CudaSpace"
+
+
+class Trait(enum.Enum):
+    """Kokkos memory traits. Kernels compile the same code for all of them (views are
+    plain arrays); ``Unmanaged`` with ``array=`` wraps existing memory, as ``pk.array``."""
+
+    TraitDefault = "TraitDefault"
+    Atomic = "Atomic"
+    RandomAccess = "RandomAccess"
+    Restrict = "Restrict"
+    Unmanaged = "Unmanaged"
+
+
+class ViewTypeInfo:
+    """What a ``@pk.functor`` / ``@pk.workload`` keyword says about one of its views:
+    ``@pk.workload(A=pk.ViewTypeInfo(layout=pk.LayoutLeft))``. Kernels take the layout
+    from the array itself, so this is accepted and kept, not needed."""
+
+    def __init__(
+        self,
+        *,
+        space: MemorySpace | None = None,
+        layout: Layout | None = None,
+        trait: Trait | None = None,
+    ) -> None:
+        for name, value, kind in (
+            ("space", space, MemorySpace),
+            ("layout", layout, Layout),
+            ("trait", trait, Trait),
+        ):
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"ViewTypeInfo {name} must be a pk.{kind.__name__}, not {value!r}")
+        self.space, self.layout, self.trait = space, layout, trait
+
+    def __repr__(self) -> str:
+        return f"ViewTypeInfo(space={self.space}, layout={self.layout}, trait={self.trait})"
 
 
 class View(np.ndarray):
-    """``pk.View(shape, dtype=pk.double)``: a zero-filled, C-ordered host array.
+    """``pk.View(shape, dtype=pk.double, space=..., layout=..., trait=...)``: a zero-filled
+    array for kernels.
 
-    It *is* a NumPy array (a subclass), so it slices, prints and computes like one and
-    can be passed to any kernel. Kernels accept plain NumPy arrays just as well.
+    On the host it *is* a NumPy array (a subclass), so it slices, prints and computes like
+    one and can be passed to any kernel (kernels accept plain NumPy arrays just as well).
+    In ``pk.CudaSpace``, or when the default space is ``Cuda``, it is a CuPy array on the
+    GPU. As in PyKokkos, ``dtype=int`` means ``pk.int32`` and ``float`` ``pk.double``;
+    ``layout=pk.LayoutLeft`` allocates column-major (Fortran) order.
     """
 
     def __new__(
-        cls, shape: int | Sequence[int], dtype: DataType | type | np.dtype = float64, **_: object
-    ) -> View:
+        cls,
+        shape: int | Sequence[int],
+        dtype: DataType | type | np.dtype = float64,
+        space: MemorySpace = MemorySpace.MemorySpaceDefault,
+        layout: Layout = Layout.LayoutDefault,
+        trait: Trait = Trait.TraitDefault,
+        array: Any = None,
+    ) -> Any:
         shape_tuple = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
-        np_dtype = to_datatype(dtype).np_dtype
-        return np.zeros(shape_tuple, dtype=np_dtype).view(cls)
+        np_dtype = view_dtype(dtype).np_dtype
+        order = "F" if _checked(layout, Layout, "layout") is Layout.LayoutLeft else "C"
+        if _checked(trait, Trait, "trait") is Trait.Unmanaged:
+            if array is None:
+                raise TypeError("an Unmanaged View wraps an existing array: pass array=...")
+            return _wrap(array, shape_tuple, np_dtype)
+        if on_device(_checked(space, MemorySpace, "space")):
+            from ..runtime.cuda_launch import cupy_module
+
+            return cupy_module().zeros(shape_tuple, dtype=np_dtype, order=order)
+        return np.zeros(shape_tuple, dtype=np_dtype, order=order).view(cls)
 
     def extent(self, axis: int) -> int:
         """Length of ``axis`` (the Kokkos spelling of ``shape[axis]``)."""
@@ -30,3 +109,56 @@ class View(np.ndarray):
     @property
     def rank(self) -> int:
         return self.ndim
+
+
+def view_dtype(dtype: object) -> DataType:
+    """A view's element type as PyKokkos reads it: ``int`` is ``pk.int32``."""
+    return int32 if dtype is int else to_datatype(dtype)
+
+
+def on_device(space: MemorySpace) -> bool:
+    """Whether a view in ``space`` lives on the GPU (the default follows the default
+    execution space)."""
+    if space is MemorySpace.MemorySpaceDefault:
+        return get_default_space() is ExecutionSpace.Cuda
+    return space is MemorySpace.CudaSpace
+
+
+def array(data: Any, space: MemorySpace | None = None, layout: Layout | None = None) -> Any:
+    """A view of ``data`` without copying it, as PyKokkos' ``pk.array``: a NumPy array
+    becomes a ``pk.View`` sharing its memory (kernels' writes show in ``data``), a CuPy
+    array stays itself; anything else (lists, scalars) is converted with ``np.asarray``."""
+    if space is not None:
+        _checked(space, MemorySpace, "space")
+    if layout is not None:
+        _checked(layout, Layout, "layout")
+    if isinstance(data, np.ndarray):
+        return data.view(View)
+    if type(data).__module__.split(".")[0] == "cupy":
+        return data
+    return np.asarray(data).view(View)
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
+    """The array API's ``asarray``: ``obj`` as a host ``pk.View`` (of ``dtype``, if given),
+    sharing its memory when it can unless ``copy=True``."""
+    np_dtype = None if dtype is None else view_dtype(dtype).np_dtype
+    if copy:
+        return np.array(obj, dtype=np_dtype).view(View)
+    return np.asarray(obj, dtype=np_dtype).view(View)
+
+
+def _wrap(data: Any, shape: tuple[int, ...], np_dtype: np.dtype) -> Any:
+    wrapped = array(data)
+    if tuple(wrapped.shape) != shape or wrapped.dtype != np_dtype:
+        raise ValueError(
+            f"View(shape={list(shape)}, dtype={np_dtype}) cannot wrap an array of shape "
+            f"{list(wrapped.shape)} and dtype {wrapped.dtype}"
+        )
+    return wrapped
+
+
+def _checked(value: Any, kind: type[enum.Enum], name: str) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(f"View {name} must be a pk.{kind.__name__}, not {value!r}")
+    return value

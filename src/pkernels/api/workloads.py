@@ -1,5 +1,5 @@
 """PyKokkos workload classes: ``@pk.workload``, ``@pk.main``, ``@pk.callback``,
-``pk.execute(space, obj)``.
+``pk.execute(space, obj)``; and ``@pk.functor`` classes.
 
 A workload is a class whose ``@pk.workunit`` methods read its fields as ``self.x``
 (views and scalars); its ``@pk.main`` method dispatches them, e.g.
@@ -13,17 +13,41 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .spaces import ExecutionSpace, get_default_space, resolve_space, set_default_space
+from .views import ViewTypeInfo
 
 C = TypeVar("C", bound=type)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def workload(cls: C) -> C:
-    """Mark a class as a workload (its kernels are ``@pk.workunit`` methods)."""
-    if not isinstance(cls, type):
-        raise TypeError(f"@pk.workload decorates a class, not {cls!r}")
-    cls.__pkernels_workload__ = True  # type: ignore[attr-defined]
-    return cls
+def workload(cls: C | None = None, **view_types: ViewTypeInfo) -> Any:
+    """Mark a class as a workload (its kernels are ``@pk.workunit`` methods).
+
+    ``@pk.workload(A=pk.ViewTypeInfo(layout=pk.LayoutLeft))`` (PyKokkos' form) is
+    accepted: kernels take each view's layout from the array itself."""
+    return _class_decorator("workload", cls, view_types, workload=True)
+
+
+def functor(cls: C | None = None, **view_types: ViewTypeInfo) -> Any:
+    """Mark a PyKokkos functor class: an object whose ``@pk.workunit`` methods read its
+    fields as ``self.x`` and are dispatched as ``pk.parallel_for(n, obj.method)``.
+    Keywords as for :func:`workload`."""
+    return _class_decorator("functor", cls, view_types, workload=False)
+
+
+def _class_decorator(name: str, cls: Any, view_types: dict[str, Any], workload: bool) -> Any:
+    for field_name, info in view_types.items():
+        if not isinstance(info, ViewTypeInfo):
+            raise TypeError(f"@pk.{name}({field_name}=...) takes a pk.ViewTypeInfo, not {info!r}")
+
+    def apply(klass: C) -> C:
+        if not isinstance(klass, type):
+            raise TypeError(f"@pk.{name} decorates a class, not {klass!r}")
+        if workload:
+            klass.__pkernels_workload__ = True  # type: ignore[attr-defined]
+        klass.__pkernels_view_types__ = dict(view_types)  # type: ignore[attr-defined]
+        return klass
+
+    return apply(cls) if cls is not None else apply
 
 
 def main(method: F) -> F:

@@ -315,14 +315,11 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                         "a view",
                     )
                 if isinstance(declared, ViewAnnotation) and (
-                    declared.rank != actual.rank
-                    or (declared.dtype is not None and declared.dtype != actual.dtype)
+                    declared.rank != actual.rank or not declared.accepts(actual.dtype)
                 ):
                     self.src.error(
                         arg,
-                        f"{arg.arg!r} is annotated View{declared.rank}D"
-                        f"[{declared.dtype and declared.dtype.name}] but the call passes "
-                        f"a {actual}",
+                        f"{arg.arg!r} is annotated {declared.name} but the call passes a {actual}",
                     )
                 params.append(ir.Param(arg.arg, actual))
                 continue
@@ -430,11 +427,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         if isinstance(actual, ViewType):
             if not isinstance(ann, ViewAnnotation):
                 self.src.error(arg, f"{arg.arg!r} is annotated {ann!r} but receives an array")
-            if ann.rank != actual.rank or (ann.dtype and ann.dtype != actual.dtype):
+            if ann.rank != actual.rank or not ann.accepts(actual.dtype):
                 self.src.error(
-                    arg,
-                    f"{arg.arg!r} is annotated View{ann.rank}D[{ann.dtype and ann.dtype.name}] "
-                    f"but the array passed is {actual}",
+                    arg, f"{arg.arg!r} is annotated {ann.name} but the array passed is {actual}"
                 )
             return actual
         if not isinstance(ann, DataType):
@@ -1336,7 +1331,7 @@ def _type_name(tp: object) -> str:
     if isinstance(tp, DataType | StructType):
         return tp.name
     if isinstance(tp, ViewAnnotation):
-        return f"View{tp.rank}D[{tp.dtype.name if tp.dtype else '?'}]"
+        return tp.name
     return str(tp)
 
 
