@@ -94,6 +94,30 @@ def once_per_team(team_member: pk.TeamMember, count, sizes):
 
 
 @pk.workunit
+def row_totals_through_nonlocal(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A, out):
+    # The PyKokkos tutorials' team_vector_loop: `nonlocal acc` in the pk.single body adds
+    # the team's total to the workunit's accumulator once per team.
+    row: int = team_member.league_rank()
+    total: float = 0.0
+    count: int = 0
+
+    def add(j: int):
+        nonlocal total, count
+        total = total + A[row, j]  # a plain assignment: the workunit's `total`
+        count = count + 1
+
+    pk.parallel_for(pk.ThreadVectorRange(team_member, A.extent(1)), add)
+
+    def once():
+        nonlocal acc
+        acc += total
+
+    pk.single(pk.PerTeam(team_member), once)
+    if team_member.team_rank() == 0:
+        out[row] = count
+
+
+@pk.workunit
 def own_scratch(team_member: pk.TeamMember, out, n: int):
     mine: pk.ScratchView1D[pk.int64] = pk.ScratchView1D(team_member.thread_scratch(0), n)
     r: int = team_member.team_rank()

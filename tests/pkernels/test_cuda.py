@@ -26,6 +26,7 @@ from team_kernels import (
     own_scratch,
     reverse_rows,
     row_prefix,
+    row_totals_through_nonlocal,
     team_yax,
 )
 
@@ -286,6 +287,9 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "teams": _cuda_source(reverse_rows, "for", TEAM, out=m, inp=m, m=8),
         "team_scan": _cuda_source(row_prefix, "for", TEAM, out=m, totals=v, inp=m),
         "team_md": _cuda_source(box_fill_and_sum, "reduce", TEAM, out=np.zeros((2, 3, 4))),
+        "team_nonlocal": _cuda_source(
+            row_totals_through_nonlocal, "reduce", TEAM, A=m, out=np.zeros(4, np.int64)
+        ),
     }
     # NVRTC declares printf itself; nvcc takes it from <cstdio>.
     stand_in = tmp_path / "nvrtc_builtins.h"
@@ -608,6 +612,13 @@ def test_nested_scan_md_range_vector_range_and_single(cp, team):
         x=cp.asarray(x),
     )  # fmt: skip
     np.testing.assert_allclose(y.get(), A @ x, rtol=1e-13)
+
+    out = cp.zeros(12, dtype=cp.int64)
+    total = pk.parallel_reduce(
+        pk.TeamPolicy(pk.Cuda, 12, team), row_totals_through_nonlocal, A=cp.asarray(A), out=out
+    )
+    assert total == pytest.approx(A.sum(), rel=1e-13)
+    np.testing.assert_array_equal(out.get(), 7)
 
     count, sizes = cp.zeros(1, dtype=cp.int64), cp.zeros(6, dtype=cp.int64)
     pk.parallel_for(pk.TeamPolicy(pk.Cuda, 6, team), once_per_team, count=count, sizes=sizes)

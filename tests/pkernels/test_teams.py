@@ -18,6 +18,7 @@ from team_kernels import (
     own_scratch,
     reverse_rows,
     row_prefix,
+    row_totals_through_nonlocal,
     team_yax,
 )
 
@@ -336,3 +337,43 @@ def k(team_member: pk.TeamMember, out):
         expected = np.tile(np.arange(5) * 2, (3, 1))
         expected[:, 0] = 7
         np.testing.assert_array_equal(out, expected)
+
+
+def test_nonlocal_in_a_nested_body_writes_the_workunits_variable():
+    A = np.random.default_rng(5).random((6, 9))
+    for space, team in [(pk.OpenMP, 2), (pk.OpenMP, pk.AUTO), (pk.Serial, 1), (pk.Debug, 2)]:
+        out = np.zeros(6, dtype=np.int64)
+        total = pk.parallel_reduce(
+            pk.TeamPolicy(space, 6, team), row_totals_through_nonlocal, A=A, out=out
+        )
+        assert total == pytest.approx(A.sum(), rel=1e-13), space
+        np.testing.assert_array_equal(out, 9)
+
+
+def test_nonlocal_of_a_view_or_of_a_variable_outside_the_workunit_is_an_error(make_module):
+    module = make_module(
+        """
+import pkernels as pk
+
+def make(scale):
+    @pk.workunit
+    def k(team_member: pk.TeamMember, out):
+        def once():
+            nonlocal scale
+            scale = 2
+        pk.single(pk.PerTeam(team_member), once)
+    return k
+
+@pk.workunit
+def k2(team_member: pk.TeamMember, out):
+    def once():
+        nonlocal out
+        out = 1
+    pk.single(pk.PerTeam(team_member), once)
+"""
+    )
+    policy = pk.TeamPolicy(pk.OpenMP, 2, 1)
+    with pytest.raises(pk.TranslationError, match="nonlocal 'scale' names a variable outside"):
+        pk.parallel_for(policy, module.make(3), out=np.zeros(2))
+    with pytest.raises(pk.TranslationError, match="'out' is a view: write its elements"):
+        pk.parallel_for(policy, module.k2, out=np.zeros(2))

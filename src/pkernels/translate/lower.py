@@ -542,6 +542,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 return self._call_statement(call)
             case ast.Expr(value=ast.Constant(value=str())):
                 return None  # a string used as a comment
+            case ast.Nonlocal() if self.team_name is not None:
+                self._nonlocal(node)
+                return None
             case ast.FunctionDef() if self.team_name is not None:
                 # The body of a nested parallel_* or pk.single: lowered where it is used.
                 self.nested_defs[node.name] = node
@@ -623,6 +626,14 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             self.src.error(target, f"cannot rebind the team member {name!r}")
         if self._binds_struct(name, value, declared):
             return self._bind_struct(target, value, declared)
+        if name in self.nonlocal_names:
+            outer = self._outer_name(name)
+            if outer is None:  # the workunit's parameter (the accumulator, a scalar)
+                ptype = self.params[name].type
+                assert isinstance(ptype, DataType)
+                outer = ptype
+            self._check_narrowing(target, name, outer, value, self._outer_declared(name))
+            return ir.Var(outer, name)
         # In a nested def, a name it assigns is its own local (Python's scoping).
         shadowing = bool(self.outer_scopes) and name not in self.locals
         if name in self.params and not shadowing:

@@ -63,6 +63,8 @@ class TeamLowering:
         # The locals of the enclosing functions while a nested def is lowered (innermost
         # last); the def's own are self.locals.
         self.outer_scopes: list[dict[str, DataType]] = []
+        self.outer_declared: list[set[str]] = []  # their declared (annotated) names
+        self.nonlocal_names: set[str] = set()  # the nested def's `nonlocal` names
         self.nested_kinds: list[str] = []  # the ranges (or "single") being lowered
         self.return_labels: list[str] = []
         # Conditions of the branches and loops around the statement being lowered.
@@ -424,9 +426,17 @@ class TeamLowering:
         )
 
     def _enter_nested(self, kind: str, label: str) -> tuple[Any, ...]:
-        saved = (self.locals, self.declared, self.first_assign_line, self.loop_depth)
+        saved = (
+            self.locals,
+            self.declared,
+            self.first_assign_line,
+            self.loop_depth,
+            self.nonlocal_names,
+        )
         self.outer_scopes.append(self.locals)
+        self.outer_declared.append(self.declared)
         self.locals, self.declared, self.first_assign_line = {}, set(), {}
+        self.nonlocal_names = set()
         self.loop_depth = 0  # `break` in the body needs a loop of the body
         self.nested_kinds.append(kind)
         self.return_labels.append(label)
@@ -434,8 +444,15 @@ class TeamLowering:
 
     def _leave_nested(self, saved: tuple[Any, ...]) -> dict[str, DataType]:
         inner = self.locals
-        self.locals, self.declared, self.first_assign_line, self.loop_depth = saved
+        (
+            self.locals,
+            self.declared,
+            self.first_assign_line,
+            self.loop_depth,
+            self.nonlocal_names,
+        ) = saved
         self.outer_scopes.pop()
+        self.outer_declared.pop()
         self.nested_kinds.pop()
         self.return_labels.pop()
         return inner
@@ -446,6 +463,38 @@ class TeamLowering:
         self.locals[name] = dtype
         self.declared.add(name)
         return ir.Var(dtype, name)
+
+    def _nonlocal(self, node: ast.Nonlocal) -> None:
+        """``nonlocal x`` in a nested body: its assignments to ``x`` then write the
+        enclosing function's ``x`` (the body is inlined in the same C++ frame)."""
+        if not self.outer_scopes:
+            self.src.error(
+                node,
+                "nonlocal in a kernel names a variable of the workunit, from a nested def",
+                hint="Pass the value as a keyword argument of the dispatch.",
+            )
+        for name in node.names:
+            if name in self.views:
+                self.src.error(node, f"{name!r} is a view: write its elements, `{name}[i] = ...`")
+            if name == self.team_name:
+                self.src.error(node, f"cannot rebind the team member {name!r}")
+            if self._outer_name(name) is None and name not in self.params:
+                # Python found it in a function around the workunit: not kernel data.
+                self.src.error(
+                    node,
+                    f"nonlocal {name!r} names a variable outside the workunit",
+                    hint="Pass the value as a keyword argument of the dispatch.",
+                )
+            self.nonlocal_names.add(name)
+
+    def _outer_declared(self, name: str) -> bool:
+        """Whether the enclosing variable ``name`` was declared with a type annotation."""
+        for scope, declared in zip(
+            reversed(self.outer_scopes), reversed(self.outer_declared), strict=True
+        ):
+            if name in scope:
+                return name in declared
+        return name in self.params
 
     def _outer_name(self, name: str) -> DataType | None:
         """The type of ``name`` in an enclosing function's locals, when in a nested body."""
