@@ -9,6 +9,43 @@ __version__ = "0.1.0"
 
 from .api.classtypes import classtype  # noqa: E402
 from .api.decorators import function, workunit  # noqa: E402
+from .api.host_arrays import (  # noqa: E402
+    add,
+    all,
+    any,
+    argmax,
+    divide,
+    finfo,
+    floor_divide,
+    greater,
+    iinfo,
+    in1d,
+    inf,
+    logaddexp,
+    logaddexp2,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    matmul,
+    mean,
+    multiply,
+    nan,
+    negative,
+    positive,
+    power,
+    reciprocal,
+    searchsorted,
+    sign,
+    square,
+    subtract,
+    sum,
+    transpose,
+    true_divide,
+    unique,
+    var,
+    zeros,
+)
 from .api.kernel_builtins import *  # noqa: E402,F403
 from .api.policies import Iterate, MDRangePolicy, RangePolicy, Rank  # noqa: E402
 from .api.spaces import (  # noqa: E402

@@ -315,6 +315,36 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
     assert f'#line {axpy.__code__.co_firstlineno + 1} "{__file__}"' in sources["range_for"]
 
 
+@gpu
+def test_views_live_on_the_gpu_when_the_default_space_is_cuda(cp):
+    # PyKokkos' tutorial 04: set the default space, allocate pk.View, dispatch on an int.
+    pk.set_default_space(pk.Cuda)
+    x = pk.View([6], pk.double)
+    assert isinstance(x, cp.ndarray) and x.dtype == cp.float64 and not x.any()
+    x[:] = cp.arange(6.0)
+    out = pk.View([6], pk.double)
+    pk.parallel_for(6, axpy, out=out, x=x, a=2.0)
+    np.testing.assert_array_equal(out.get(), 2.0 * np.arange(6))
+    assert pk.parallel_reduce(6, count_odd, v=pk.array(cp.arange(6))) == 1 + 3 + 5
+    pk.fence()
+    pk.set_default_space(pk.OpenMP)
+    assert isinstance(pk.View([2], pk.double, space=pk.CudaSpace), cp.ndarray)
+    assert isinstance(pk.View([2], pk.double), pk.View)  # the host again
+
+
+@gpu
+def test_host_math_names_run_on_gpu_arrays_with_cupy(cp):
+    x = np.linspace(0.1, 0.9, 9)
+    on_gpu = cp.asarray(x)
+    for name, reference in [("sqrt", np.sqrt), ("log", np.log), ("atan", np.arctan)]:
+        result = getattr(pk, name)(on_gpu)
+        assert isinstance(result, cp.ndarray)
+        np.testing.assert_allclose(result.get(), reference(x), rtol=1e-15)
+    np.testing.assert_allclose(pk.erf(on_gpu).get(), [math.erf(v) for v in x], rtol=1e-14)
+    assert float(pk.sum(on_gpu)) == pytest.approx(x.sum(), rel=1e-15)
+    assert pk.array(on_gpu) is on_gpu
+
+
 @pytest.mark.skipif(GPU_MISSING is None, reason="this machine has CuPy and a GPU")
 def test_without_cupy_and_a_gpu_the_error_says_what_to_install():
     with pytest.raises(pk.DispatchError) as info:

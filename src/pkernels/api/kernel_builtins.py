@@ -13,20 +13,44 @@ from typing import Any
 
 import numpy as np
 
+from .host_arrays import elementwise as _each
+from .host_arrays import special
+
 pi = math.pi
 e = math.e
 
-sqrt, exp, log, log2, log10 = math.sqrt, math.exp, math.log, math.log2, math.log10
-log1p, expm1, exp2 = math.log1p, math.expm1, (lambda x: 2.0**x)
-sin, cos, tan, asin, acos, atan, atan2 = (
-    math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2,
-)  # fmt: skip
-sinh, cosh, tanh, asinh, acosh, atanh = (
-    math.sinh, math.cosh, math.tanh, math.asinh, math.acosh, math.atanh,
-)  # fmt: skip
-pow, fabs, fmod, hypot, copysign = math.pow, math.fabs, math.fmod, math.hypot, math.copysign
-cbrt, erf, erfc, tgamma, lgamma = math.cbrt, math.erf, math.erfc, math.gamma, math.lgamma
-isnan, isinf, isfinite = math.isnan, math.isinf, math.isfinite
+
+def _exp2(x: float) -> float:
+    """2 ** x."""
+    return 2.0**x
+
+
+# Each takes a number (kernels, the Debug space) or, from host code, an array: then it
+# runs element-wise over it (PyKokkos' ufuncs), see host_arrays.
+sqrt, exp, log = _each(math.sqrt, "sqrt"), _each(math.exp, "exp"), _each(math.log, "log")
+log2, log10, log1p = (
+    _each(math.log2, "log2"),
+    _each(math.log10, "log10"),
+    _each(math.log1p, "log1p"),
+)
+expm1, exp2 = _each(math.expm1, "expm1"), _each(_exp2, "exp2")
+sin, cos, tan = _each(math.sin, "sin"), _each(math.cos, "cos"), _each(math.tan, "tan")
+asin, acos, atan = (
+    _each(math.asin, "arcsin"),
+    _each(math.acos, "arccos"),
+    _each(math.atan, "arctan"),
+)
+atan2, hypot = _each(math.atan2, "arctan2"), _each(math.hypot, "hypot")
+sinh, cosh, tanh = _each(math.sinh, "sinh"), _each(math.cosh, "cosh"), _each(math.tanh, "tanh")
+asinh, acosh = _each(math.asinh, "arcsinh"), _each(math.acosh, "arccosh")
+atanh = _each(math.atanh, "arctanh")
+pow, fabs, fmod = _each(math.pow, "power"), _each(math.fabs, "fabs"), _each(math.fmod, "fmod")
+copysign, cbrt = _each(math.copysign, "copysign"), _each(math.cbrt, "cbrt")
+erf, erfc = _each(math.erf, special("erf", math.erf)), _each(math.erfc, special("erfc", math.erfc))
+tgamma = _each(math.gamma, special("gamma", math.gamma))
+lgamma = _each(math.lgamma, special("gammaln", math.lgamma))
+isnan, isinf = _each(math.isnan, "isnan"), _each(math.isinf, "isinf")
+isfinite = _each(math.isfinite, "isfinite")
 # Kernels may spell these pk.abs / pk.min / pk.max; they are Python's own.
 abs, min, max = builtins.abs, builtins.min, builtins.max  # noqa: A001
 
@@ -36,9 +60,15 @@ def trunc(x: float) -> float:
     return float(math.trunc(x))
 
 
+trunc = _each(trunc, "trunc")
+
+
 def floor(x: float) -> float:
     """Largest integral value not above ``x``, as a float (Kokkos semantics)."""
     return float(math.floor(x))
+
+
+floor = _each(floor, "floor")
 
 
 def ceil(x: float) -> float:
@@ -46,14 +76,23 @@ def ceil(x: float) -> float:
     return float(math.ceil(x))
 
 
+ceil = _each(ceil, "ceil")
+
+
 def fmin(a: float, b: float) -> float:
     """The smaller of two floats, ignoring a NaN operand (C ``fmin``)."""
     return float(np.fmin(a, b))
 
 
+fmin = _each(fmin, "fmin")
+
+
 def fmax(a: float, b: float) -> float:
     """The larger of two floats, ignoring a NaN operand (C ``fmax``)."""
     return float(np.fmax(a, b))
+
+
+fmax = _each(fmax, "fmax")
 
 
 _MASK64 = (1 << 64) - 1
@@ -318,5 +357,5 @@ __all__ = sorted(
     name
     for name, value in list(globals().items())
     if not name.startswith("_")
-    and name not in ("annotations", "builtins", "math", "np", "sys", "Any")
+    and name not in ("annotations", "builtins", "math", "np", "sys", "Any", "special")
 )

@@ -1,0 +1,158 @@
+"""Whole-array functions for host code, as PyKokkos' ufuncs: ``pk.sqrt(view)``,
+``pk.add(a, b)``, ``pk.sum(view)``, ``pk.zeros(shape)``...
+
+In kernels, ``pk.sqrt(x)`` takes a number (translated to C++; the Debug space runs the
+Python definition). Given an array -- a view, a NumPy or a CuPy array -- the same names
+compute over every element with the array's own library (NumPy on the host, CuPy on the
+GPU) and return a new array, a ``pk.View`` on the host. The array-only names (``add``,
+``sum``, ``unique``, ...) are those of PyKokkos that NumPy has under the same meaning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .types import to_datatype
+from .views import View
+
+inf = math.inf
+nan = math.nan
+
+
+# Numbers are looked at first: the Debug space calls the math functions once per element.
+_NUMBERS = (float, int, np.generic)
+
+
+def is_array(value: object) -> bool:
+    """Whether ``value`` is an array (NumPy's, a view, or a GPU array such as CuPy's)."""
+    if isinstance(value, np.ndarray):
+        return True
+    return not isinstance(value, _NUMBERS) and hasattr(value, "__cuda_array_interface__")
+
+
+def array_module(*values: object) -> Any:
+    """The library of the arrays among ``values``: CuPy if one is on the GPU, else NumPy."""
+    for value in values:
+        if not isinstance(value, np.ndarray) and hasattr(value, "__cuda_array_interface__"):
+            import cupy
+
+            return cupy
+    return np
+
+
+def as_view(value: Any) -> Any:
+    """A host array result as a ``pk.View``; anything else (numbers, GPU arrays) as is."""
+    if isinstance(value, np.ndarray) and not isinstance(value, View):
+        return value.view(View)
+    return value
+
+
+def elementwise(scalar: Callable[..., Any], ufunc: str | Callable[[Any], Any]) -> Any:
+    """``scalar`` for numbers (kernels, the Debug space); for arrays, the array library's
+    ``ufunc`` (a name, or a function of the library giving the function)."""
+
+    def function(*args: Any) -> Any:
+        for arg in args:
+            if not isinstance(arg, _NUMBERS) and is_array(arg):
+                xp = array_module(*args)
+                op = getattr(xp, ufunc) if isinstance(ufunc, str) else ufunc(xp)
+                return as_view(op(*args))
+        return scalar(*args)
+
+    function.__name__ = function.__qualname__ = scalar.__name__
+    function.__doc__ = (scalar.__doc__ or f"{scalar.__name__}(x)").split("\n")[0] + (
+        " Element-wise on an array (a new array)."
+    )
+    return function
+
+
+def special(name: str, scalar: Callable[[float], float]) -> Callable[[Any], Any]:
+    """An element-wise special function NumPy lacks: math's per element on the host,
+    ``cupyx.scipy.special``'s on the GPU."""
+
+    def pick(xp: Any) -> Any:
+        if xp is np:
+            return np.vectorize(scalar, otypes=[np.float64])
+        import cupyx.scipy.special
+
+        return getattr(cupyx.scipy.special, name)
+
+    return pick
+
+
+def _array_function(name: str, doc: str) -> Callable[..., Any]:
+    """The array library's ``name`` over arrays (numbers too), host results as views."""
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        xp = array_module(*args, *kwargs.values())
+        return as_view(getattr(xp, name)(*args, **kwargs))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+# element-wise
+reciprocal = _array_function("reciprocal", "1 / x, element-wise.")
+sign = _array_function("sign", "-1, 0 or 1 by the sign of each element.")
+negative = _array_function("negative", "-x, element-wise.")
+positive = _array_function("positive", "+x, element-wise (a copy).")
+square = _array_function("square", "x * x, element-wise.")
+add = _array_function("add", "a + b, element-wise (arrays or numbers, broadcast as NumPy does).")
+subtract = _array_function("subtract", "a - b, element-wise.")
+multiply = _array_function("multiply", "a * b, element-wise.")
+divide = _array_function("divide", "a / b, element-wise.")
+true_divide = _array_function("true_divide", "a / b, element-wise.")
+floor_divide = _array_function("floor_divide", "a // b, element-wise (Python's floor division).")
+power = _array_function("power", "a ** b, element-wise.")
+greater = _array_function("greater", "a > b, element-wise (booleans).")
+logaddexp = _array_function("logaddexp", "log(exp(a) + exp(b)), element-wise, without overflow.")
+logaddexp2 = _array_function("logaddexp2", "log2(2**a + 2**b), element-wise, without overflow.")
+logical_and = _array_function("logical_and", "a and b, element-wise.")
+logical_or = _array_function("logical_or", "a or b, element-wise.")
+logical_xor = _array_function("logical_xor", "a xor b, element-wise.")
+logical_not = _array_function("logical_not", "not a, element-wise.")
+# whole arrays
+matmul = _array_function("matmul", "The matrix product a @ b.")
+transpose = _array_function("transpose", "The array with its axes reversed (or permuted by axes=).")
+sum = _array_function(  # noqa: A001 - PyKokkos' name
+    "sum", "The sum of the elements (along axis=, if given)."
+)
+mean = _array_function("mean", "The mean of the elements (along axis=, if given).")
+var = _array_function("var", "The variance of the elements (along axis=, if given).")
+argmax = _array_function("argmax", "The index of the largest element (along axis=, if given).")
+all = _array_function(  # noqa: A001 - PyKokkos' name
+    "all", "Whether every element is true (along axis=, if given)."
+)
+any = _array_function(  # noqa: A001 - PyKokkos' name
+    "any", "Whether some element is true (along axis=, if given)."
+)
+unique = _array_function("unique", "The sorted distinct elements.")
+searchsorted = _array_function(
+    "searchsorted", "Where to insert values into the sorted array a to keep it sorted."
+)
+
+
+def in1d(a: Any, b: Any) -> Any:
+    """For each element of ``a``, whether it is in ``b`` (a flat boolean array)."""
+    xp = array_module(a, b)
+    return as_view(xp.isin(xp.ravel(a), b))
+
+
+def zeros(shape: int | tuple[int, ...] | list[int], dtype: Any = float) -> Any:
+    """A zero-filled view: ``pk.zeros((n, m), dtype=pk.int32)``."""
+    return View(shape, dtype)
+
+
+def iinfo(dtype: Any) -> np.iinfo:
+    """The range of an integer type: ``pk.iinfo(pk.int32).max``."""
+    return np.iinfo(to_datatype(dtype).np_dtype)
+
+
+def finfo(dtype: Any) -> np.finfo:
+    """The limits of a floating type: ``pk.finfo(pk.float32).eps``."""
+    return np.finfo(to_datatype(dtype).np_dtype)

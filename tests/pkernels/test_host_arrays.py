@@ -1,0 +1,116 @@
+"""PyKokkos' ufuncs from host code: pk.sqrt(view) and the other math names over whole
+arrays, and the array-only names (pk.add, pk.sum, pk.unique, pk.zeros, ...), checked
+against NumPy; the same names on numbers keep their kernel meaning."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+
+X = np.linspace(0.05, 0.95, 7)  # inside every function's domain
+
+ELEMENTWISE = {
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "atanh": np.arctanh,
+    "fabs": np.fabs,
+    "cbrt": np.cbrt,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
+    "erf": np.vectorize(math.erf),
+    "erfc": np.vectorize(math.erfc),
+    "tgamma": np.vectorize(math.gamma),
+    "lgamma": np.vectorize(math.lgamma),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_math_names_run_element_wise_over_a_view(name):
+    view = pk.View([7], pk.double)
+    view[:] = X
+    result = getattr(pk, name)(view)
+    assert isinstance(result, pk.View) and result.shape == (7,)
+    np.testing.assert_array_equal(result, ELEMENTWISE[name](X))
+    np.testing.assert_array_equal(view, X)  # a new array: the view is unchanged
+
+
+def test_two_argument_math_names_broadcast_as_numpy():
+    a, b = X.reshape(7, 1), X[::-1]
+    for name, reference in [
+        ("pow", np.power),
+        ("atan2", np.arctan2),
+        ("hypot", np.hypot),
+        ("fmod", np.fmod),
+        ("copysign", np.copysign),
+        ("fmin", np.fmin),
+        ("fmax", np.fmax),
+    ]:
+        np.testing.assert_array_equal(getattr(pk, name)(a, b), reference(a, b), err_msg=name)
+    np.testing.assert_array_equal(pk.fmin(X, 0.5), np.fmin(X, 0.5))  # an array and a number
+
+
+def test_on_numbers_the_names_keep_their_kernel_meaning():
+    assert pk.sqrt(4.0) == 2.0 and isinstance(pk.sqrt(4.0), float)
+    assert pk.floor(-1.5) == -2.0 and isinstance(pk.floor(-1.5), float)  # Kokkos: a float
+    assert pk.fmin(float("nan"), 1.0) == 1.0
+    assert pk.sqrt(np.float64(9.0)) == 3.0
+    with pytest.raises(ValueError):  # as Python's math does, in the Debug space
+        pk.sqrt(-1.0)
+
+
+def test_array_only_names_match_numpy():
+    rng = np.random.default_rng(2)
+    a, b = rng.random((4, 5)), rng.random((4, 5))
+    ints = rng.integers(-5, 5, 20)
+    for name in ("add", "subtract", "multiply", "divide", "true_divide", "floor_divide",
+                 "power", "greater", "logaddexp", "logaddexp2", "logical_and", "logical_or",
+                 "logical_xor"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(pk, name)(a, b), getattr(np, name)(a, b), name)
+    for name in ("reciprocal", "sign", "negative", "positive", "square", "logical_not"):
+        np.testing.assert_array_equal(getattr(pk, name)(a - 0.5), getattr(np, name)(a - 0.5))
+    np.testing.assert_array_equal(pk.matmul(a, b.T), a @ b.T)
+    np.testing.assert_array_equal(pk.transpose(a), a.T)
+    assert pk.sum(a) == np.sum(a) and pk.mean(a) == np.mean(a) and pk.var(a) == np.var(a)
+    np.testing.assert_array_equal(pk.sum(a, axis=0), a.sum(axis=0))
+    assert pk.argmax(a) == np.argmax(a)
+    assert pk.all(a > 0) and not pk.any(a > 1)
+    np.testing.assert_array_equal(pk.unique(ints), np.unique(ints))
+    np.testing.assert_array_equal(pk.in1d(ints, [0, 1]), np.isin(ints, [0, 1]))
+    sorted_a = np.sort(a.ravel())
+    np.testing.assert_array_equal(
+        pk.searchsorted(sorted_a, [0.5]), np.searchsorted(sorted_a, [0.5])
+    )
+    assert isinstance(pk.add(a, b), pk.View)
+
+
+def test_zeros_and_type_limits():
+    z = pk.zeros((2, 3), dtype=pk.int32)
+    assert isinstance(z, pk.View) and z.shape == (2, 3) and z.dtype == np.int32 and not z.any()
+    assert pk.zeros(4).dtype == np.float64
+    assert pk.iinfo(pk.int32).max == 2**31 - 1 and pk.iinfo(int).max == 2**63 - 1
+    assert pk.finfo(pk.float32).eps == np.finfo(np.float32).eps
+    assert math.isinf(pk.inf) and math.isnan(pk.nan)
