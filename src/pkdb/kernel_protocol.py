@@ -50,6 +50,8 @@ class KernelLaunch(Message):
     call_stack: list[list[Any]] = field(default_factory=list)
     agent_tids: list[int] = field(default_factory=list)
     variable_kinds: dict[str, str] = field(default_factory=dict)  # name -> float|float32|int|bool
+    # Subviews of the kernel by name (pkernels' Subview.describe): shown as NumPy views.
+    subviews: dict[str, Any] = field(default_factory=dict)
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
     team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
     # Not 0: a release build got this fatal signal; gdb attaches to see it again.

@@ -485,3 +485,38 @@ def test_until_runs_a_loop_to_its_end(tmp_path):
     # on the last line, until goes where next goes: this thread's next index
     assert re.search(r"sums\.py:\d+ \(thread \d+, i=3\)", steps[7][1]), steps[7][1]
     assert "[0. 3. 6. 9.]" in result.stdout
+
+
+SUBVIEWS = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def row_dot(j: int, acc: pk.Acc[pk.double], A, x):
+    row = A[j, 1:]
+    total: float = 0.0
+    for i in range(len(row)):
+        total += row[i] * x[i]
+    acc += total
+
+
+A = np.arange(12.0).reshape(3, 4)
+print("total", pk.parallel_reduce(pk.RangePolicy(pk.OpenMP, 0, 3), row_dot, A=A, x=np.ones(3)))
+"""
+
+
+def test_a_subview_is_the_part_of_the_callers_array_at_a_stop(tmp_path):
+    # `row = A[j, 1:]` compiles to hidden locals; at a stop it is the NumPy view of the
+    # caller's A: printed, listed, measured, and written through (into A itself).
+    commands = ["break 10 if j == 1", "c", "p row", "locals", "p len(row)"]
+    commands += ["eval row[0] = 100.0", "p A[1]", "parallel_print row[-1]", "delete 1", "c"]
+    result, steps = _session(tmp_path, "subviews.py", SUBVIEWS, commands)
+    out = dict(steps)
+    assert out["p row"] == "array([5., 6., 7.])"
+    assert "row = A[1, 1:4]" in out["locals"].splitlines()
+    assert out["p len(row)"] == "3"
+    assert out["p A[1]"] == "array([  4., 100.,   6.,   7.])"
+    assert "np.float64(7.0)" in out["parallel_print row[-1]"]
+    # The kernel read the value written at the stop: 1+2+3, 100+6+7, 9+10+11.
+    assert "total 149.0" in result.stdout

@@ -77,6 +77,15 @@ def dot(i, acc: pk.Acc[float], x, y):
 
 
 @pk.workunit
+def row_tail_sums(j: int, A, out):
+    tail = A[j, 1::2]  # a subview: every other element after the first
+    total: float = 0.0
+    for i in range(len(tail)):
+        total += tail[i]
+    out[j] = total
+
+
+@pk.workunit
 def count_odd(i, acc: pk.Acc[pk.int64], v):
     if v[i] % 2 == 1:
         acc += v[i]
@@ -287,6 +296,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "teams": _cuda_source(reverse_rows, "for", TEAM, out=m, inp=m, m=8),
         "team_scan": _cuda_source(row_prefix, "for", TEAM, out=m, totals=v, inp=m),
         "team_md": _cuda_source(box_fill_and_sum, "reduce", TEAM, out=np.zeros((2, 3, 4))),
+        "subview": _cuda_source(row_tail_sums, "for", A=m, out=v[:4]),
         "team_nonlocal": _cuda_source(
             row_totals_through_nonlocal, "reduce", TEAM, A=m, out=np.zeros(4, np.int64)
         ),
@@ -330,6 +340,14 @@ def test_views_live_on_the_gpu_when_the_default_space_is_cuda(cp):
     pk.set_default_space(pk.OpenMP)
     assert isinstance(pk.View([2], pk.double, space=pk.CudaSpace), cp.ndarray)
     assert isinstance(pk.View([2], pk.double), pk.View)  # the host again
+
+
+@gpu
+def test_subviews_on_the_gpu(cp):
+    A = np.arange(35.0).reshape(5, 7)
+    out = cp.zeros(5)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), row_tail_sums, A=cp.asarray(A), out=out)
+    np.testing.assert_array_equal(out.get(), A[:, 1::2].sum(axis=1))
 
 
 @gpu

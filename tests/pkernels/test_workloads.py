@@ -386,3 +386,38 @@ def test_function_method_errors(make_module, workunit, line_text, caret_text, me
     assert (err.filename, err.lineno, err.col) == (module.__file__, lineno, col)
     assert str(err).startswith(f"{module.__file__}:{lineno}:{col + 1}: ")
     assert "\n    " + " " * col + "^" in str(err) and err.hint
+
+
+@pk.workload
+class BareFieldMain:
+    """PyKokkos compiles @pk.main to C++, where `n` means self.n; pkernels runs Python."""
+
+    def __init__(self) -> None:
+        self.n = 4
+
+    @pk.main
+    def run(self) -> None:
+        pk.parallel_for(n, self.k)  # noqa: F821 - the PyKokkos idiom this test is about
+
+    @pk.workunit
+    def k(self, i: int):
+        pass
+
+
+def test_a_bare_field_name_in_main_says_to_write_self():
+    with pytest.raises(NameError) as info:
+        pk.execute(pk.OpenMP, BareFieldMain())
+    assert "pkernels runs @pk.main as Python: write self.n" in info.value.__notes__[0]
+
+
+def test_dispatching_a_lambda_or_an_undecorated_function_says_what_to_write():
+    with pytest.raises(pk.DispatchError, match="compiled from a def, not a lambda; write "):
+        pk.parallel_reduce(4, lambda i, acc: acc + i)
+    with pytest.raises(pk.DispatchError, match=r"`@pk.workunit def body\(i, ...\): out\[i\]"):
+        pk.parallel_for(4, lambda i: i)
+
+    def plain(i, out):
+        out[i] = 1
+
+    with pytest.raises(pk.DispatchError, match="decorate it with @pk.workunit"):
+        pk.parallel_for(4, plain, out=np.zeros(4))

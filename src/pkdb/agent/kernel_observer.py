@@ -268,6 +268,7 @@ class KernelObserver:
             call_stack=_call_stack(dispatch.frame),
             agent_tids=[t.native_id for t in threading.enumerate() if t is not _main_thread()],
             variable_kinds=dict(kernel.entry.variable_kinds),
+            subviews=dict(kernel.entry.subviews),
             kernel_symbol=kernel.kernel_symbol,
             team_member=_team_member_name(workunit, dispatch.policy),
             crash_signal=crash_signal,
@@ -440,12 +441,7 @@ class KernelObserver:
         dispatch = self.active
         if dispatch is None:
             raise RuntimeError("no kernel is being debugged")
-        frame = dispatch.frame
-        namespace = dict(frame.f_locals) if frame is not None else {}
-        namespace.update(dispatch.kwargs)
-        namespace.update(kernel_locals)
-        globals_ = frame.f_globals if frame is not None else {}
-        return eval(compile(expr, "<pkdb>", "eval"), globals_, namespace)
+        return _live_eval().evaluate(dispatch, expr, kernel_locals)
 
 
 def _index_only_stops(dispatch: Any, breakpoints: list[dict[str, Any]]) -> Any:

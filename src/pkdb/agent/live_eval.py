@@ -15,6 +15,8 @@ import sys
 import types
 from typing import Any
 
+from .. import subviews
+
 _MISSING = object()
 
 
@@ -22,7 +24,11 @@ def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict
     frame = dispatch.frame
     namespace: dict[str, Any] = dict(frame.f_locals) if frame is not None else {}
     namespace.update(dispatch.kwargs)
-    namespace.update(kernel_locals)
+    for name, value in kernel_locals.items():
+        # A subview is the NumPy view of the caller's array it is in the kernel.
+        namespace[name] = (
+            subviews.resolve(value, dispatch.kwargs) if subviews.is_encoded(value) else value
+        )
     return (frame.f_globals if frame is not None else {}), namespace
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import linecache
 import os
 
+from .. import subviews
 from ..kernel_session import cpp_name
 from ..targets.base import FrameInfo
 from .kernel_support import (
@@ -100,6 +101,8 @@ def do_locals(console: KernelConsole, arg: str) -> None:
     names = kernel.require_controller().locals(stop.thread, level)
     values = kernel_values(console)
     shown = [n for n in names if not n.startswith("pk_")]
+    # Subviews (`row = A[j, 1:]`) live in hidden locals: shown as the part of the view.
+    shown += [n for n, v in values.items() if subviews.is_encoded(v) and n not in shown]
     if not shown:
         console.message("(no locals)")
     for name in shown:

@@ -6,7 +6,7 @@ import ast
 import linecache
 from typing import Any, Protocol
 
-from .. import float32
+from .. import float32, subviews
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import KernelReply
 from ..kernel_session import KernelSession
@@ -84,6 +84,10 @@ def kernel_values(
             elif kind == "bool":
                 value = bool(value)
             values[py_name] = value
+    for name, description in (launch.subviews if launch else {}).items():
+        subview = subviews.encode(description, raw)
+        if subview is not None:
+            values[name] = subview
     return values
 
 
@@ -95,6 +99,8 @@ def format_value(value: Any) -> str:
         return repr(decode_struct(value))
     if float32.is_encoded(value):
         return repr(float32.decode(value))
+    if subviews.is_encoded(value):
+        return subviews.describe(value)
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)

@@ -83,8 +83,22 @@ def execute(space: ExecutionSpace, obj: Any) -> None:
     set_default_space(resolve_space(space))
     try:
         for method in mains:
-            method()
+            try:
+                method()
+            except NameError as exc:
+                _note_bare_field(exc, obj)
+                raise
     finally:
         set_default_space(previous)
     for method in _methods(obj, "callback"):
         method()
+
+
+def _note_bare_field(exc: NameError, obj: Any) -> None:
+    """PyKokkos compiles @pk.main to C++, where fields are in scope without ``self.``;
+    pkernels runs it as Python: say so when the missing name is a field."""
+    name = getattr(exc, "name", None)
+    if name and name in vars(obj):
+        exc.add_note(
+            f"pkernels runs @pk.main as Python: write self.{name} for the workload's field"
+        )

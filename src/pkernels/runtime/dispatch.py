@@ -123,6 +123,22 @@ def _compiled_range_kernel(
     return marker.specializations.get(key)
 
 
+def not_a_workunit(operation: str, workunit: object) -> str:
+    """What to write instead of dispatching ``workunit``, which is no @pk.workunit."""
+    text = f"parallel_{operation} needs a @pk.workunit, got {workunit!r}"
+    if getattr(workunit, "__name__", "") == "<lambda>":
+        acc = ", acc" if operation != "for" else ""
+        update = "acc += ..." if operation != "for" else "out[i] = ..."
+        return (
+            f"{text}: kernels are compiled from a def, not a lambda; write "
+            f"`@pk.workunit def body(i{acc}, ...): {update}` and pass its arguments "
+            "as keywords"
+        )
+    if callable(workunit) and marker_of(workunit) is None:
+        return f"{text}: decorate it with @pk.workunit"
+    return text
+
+
 def _run(
     workunit: Callable[..., Any],
     operation: str,
@@ -133,7 +149,7 @@ def _run(
 ) -> Any:
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
-        raise DispatchError(f"parallel_{operation} needs a @pk.workunit, got {workunit!r}")
+        raise DispatchError(not_a_workunit(operation, workunit))
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}

@@ -541,6 +541,26 @@ static inline T& at_checked(const View<T, R, C>& v, const int64_t* idx, const ch
     return v.data[offset];
 }
 
+// An index into a subview (whose elements are its view's): checked against the subview's
+// own extent in debug builds, where the view's check would miss an index past the
+// subview but inside the view.
+static inline int64_t subview_index(int64_t i, int64_t extent, const char* name, int axis,
+                                    const char* file, int line) {
+#if PK_DEBUG
+    if (i < 0 || i >= extent) {
+        char what[256];
+        std::snprintf(what, sizeof what,
+                      "index %lld is out of range for axis %d of view '%s' with extent %lld",
+                      (long long)i, axis, name, (long long)extent);
+        fault(1, file, line, what);
+        return 0;
+    }
+#else
+    (void)extent; (void)name; (void)axis; (void)file; (void)line;
+#endif
+    return i;
+}
+
 template <int R, bool C>
 PK_ACCESS int64_t offset_of(const int64_t* stride, const int64_t* idx) {
     int64_t offset = 0;

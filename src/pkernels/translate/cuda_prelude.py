@@ -98,6 +98,12 @@ __device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const
     return v.data[offset];
 }
 
+// An index into a subview (GPU builds do not check indices).
+__device__ __forceinline__ int64_t subview_index(int64_t i, int64_t, const char*, int,
+                                                 const char*, int) {
+    return i;
+}
+
 template <typename T>
 __device__ __forceinline__ T nan_value();
 template <>

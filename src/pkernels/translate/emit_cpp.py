@@ -96,6 +96,8 @@ class KernelEntry:
     # A range for/reduce's bounds_proof.LaunchProof (None: no launch can be proven):
     # which launches a HYBRID dispatch may run as release code.
     proof: Any = None
+    # Subviews by name (lower_subviews.Subview.describe): how a debugger shows `row`.
+    subviews: dict[str, Any] = field(default_factory=dict)
 
 
 class CppEmitter:
@@ -552,6 +554,9 @@ class CppEmitter:
                 return f"{self.expr(base)}.{cpp_name(name)}"
             case ir.ViewExtent(view=view, axis=axis):
                 return f"{cpp_name(view.name)}.extent[{axis}]"
+            case ir.SubviewIndex(index=index, length=length, name=name, axis=axis):
+                where = f"{c_string(name)}, {axis}, __FILE__, __LINE__"
+                return f"pk_rt::subview_index({self.expr(index)}, {self.expr(length)}, {where})"
             case ir.TeamQuery(team=team, what=what):
                 return f"{cpp_name(team)}.{what}"
             case ir.BinOp(op=op, left=left, right=right, type=rtype):
@@ -1024,6 +1029,7 @@ def emit_module(
                 scalars.update({v.name: v.type for v in (*s.indices, s.acc, s.last_pass) if v})
         scalars.update(fn.locals)
     kinds = {name: _kind(dtype) for name, dtype in scalars.items() if isinstance(dtype, DataType)}
+    subviews = {name: d for fn in [*helpers, kernel] for name, d in fn.subviews.items()}
     return KernelEntry(
         "\n".join(em.lines) + "\n",
         marshalled,
@@ -1034,6 +1040,7 @@ def emit_module(
         kinds,
         frozenset(kernel.written_views),
         rank,
+        subviews=subviews,
     )
 
 

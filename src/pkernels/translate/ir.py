@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api.types import DataType
 from .printf import PrintSpec
@@ -98,6 +99,17 @@ class ViewAccess(Expr):
 @dataclass
 class ViewExtent(Expr):
     view: ViewRef
+    axis: int
+
+
+@dataclass
+class SubviewIndex(Expr):
+    """An index into axis ``axis`` of the subview (or view) ``name``, of ``length``
+    indices: itself, checked against ``length`` in debug builds."""
+
+    index: Expr
+    length: Expr
+    name: str
     axis: int
 
 
@@ -194,6 +206,8 @@ def subexpressions(e: Expr) -> Iterator[Expr]:
             children = [a]
         case Select(cond=a, then=b, other=c):
             children = [a, b, c]
+        case SubviewIndex(index=a, length=b):
+            children = [a, b]
         case AtomicOp(target=target, operands=operands):
             children = [target, *operands]
         case _:
@@ -415,3 +429,5 @@ class Function:
     # Views passed to helpers: (the helper's C++ name, {its parameter: our view}), so
     # what a helper writes counts as written here too (see HelperRegistry).
     view_passes: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    # Subviews (`row = A[j, :]`) by name, as SubviewLowering describes them to debuggers.
+    subviews: dict[str, dict[str, Any]] = field(default_factory=dict)

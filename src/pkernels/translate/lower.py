@@ -16,6 +16,7 @@ from . import ir
 from .classtypes import StructRegistry
 from .ir import Expr, StructType, ViewType
 from .lower_classtypes import ClassTypeLowering, call_arg_types
+from .lower_subviews import Subview, SubviewLowering, flatten_subscript
 from .lower_teams import TeamLowering, is_team_annotation
 from .printf import SPEC_HINT, PrintSpec, printf_format, python_spec
 from .source import KernelSource
@@ -180,7 +181,7 @@ class HelperRegistry:
                             changed = True
 
 
-class FunctionLowerer(TeamLowering, ClassTypeLowering):
+class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
     def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
@@ -192,6 +193,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         self.first_assign_line: dict[str, int] = {}
         self.params: dict[str, ir.Param] = {}
         self.views: dict[str, ViewType] = {}
+        self.subviews: dict[str, Subview] = {}  # `row = A[j, :]`: see lower_subviews
         self.return_type: DataType | None = None
         self.return_inferred = False
         self.bare_returns: list[ast.Return] = []
@@ -484,11 +486,13 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             ):
                 continue  # docstring
             lowered = self._stmt(stmt)
-            if lowered is not None:
+            if isinstance(lowered, list):  # a subview's hidden locals
+                out.extend(lowered)
+            elif lowered is not None:
                 out.append(lowered)
         return out
 
-    def _stmt(self, node: ast.stmt) -> ir.Stmt | None:
+    def _stmt(self, node: ast.stmt) -> ir.Stmt | list[ir.Stmt] | None:
         line = node.lineno
         match node:
             case ast.Assign(targets=[target], value=value):
@@ -563,7 +567,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
 
     def _assign(
         self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: Any
-    ) -> ir.Stmt:
+    ) -> ir.Stmt | list[ir.Stmt]:
         # The target is checked first: in `a, b = 1, 2` the error is the tuple target.
         if isinstance(target, ast.Tuple | ast.List):
             self.src.error(
@@ -577,6 +581,10 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 f"cannot assign to {type(target).__name__} in a kernel",
                 hint=_ASSIGN_HINT,
             )
+        if self._binds_subview(target, value_node):
+            if declared is not None:
+                self.src.error(node, "a subview cannot be annotated", hint="Write `row = A[j, :]`.")
+            return self._bind_subview(node, target, value_node)  # type: ignore[arg-type]
         if isinstance(value_node, ast.Call):
             nested = self._assigned_call(node, target, value_node, declared)
             if nested is not None:
@@ -620,7 +628,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
 
     def _bind(self, target: ast.Name, value: Expr, declared: DataType | None) -> ir.Var:
         name = target.id
-        if name in self.views:
+        if name in self.views or name in self.subviews:
             self.src.error(target, f"cannot rebind view {name!r} inside a kernel")
         if name == self.team_name:
             self.src.error(target, f"cannot rebind the team member {name!r}")
@@ -959,7 +967,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
                 rtype = a.type if a.type == b.type else promote(a, b)
                 return ir.Select(rtype, self._expr(test), a, b)
             case ast.Subscript(value=ast.Attribute(value=ast.Name(id=owner), attr="shape")):
-                if owner not in self.views:
+                if not self._is_view_name(owner):
                     self.src.error(node, f"{owner!r} is not a view")
                 return self._extent(node, owner, [node.slice])
             case ast.Subscript():
@@ -972,6 +980,12 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
 
     def _load_name(self, node: ast.Name) -> Expr | ir.ViewRef:
         name = node.id
+        if name in self.subviews:
+            self.src.error(
+                node,
+                f"subview {name!r} must be indexed here, e.g. {name}[i]",
+                hint="A helper takes whole views: pass the view and the indices of the part.",
+            )
         if name in self.views:
             return ir.ViewRef(name, self.views[name])
         if name in self.locals:
@@ -1050,12 +1064,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         return parts[0] if len(parts) == 1 else ir.BoolOp(t.bool_, "&&", parts)
 
     def _subscript(self, node: ast.Subscript) -> ir.ViewAccess:
-        index_nodes: list[ast.expr] = []
-        base: ast.expr = node
-        while isinstance(base, ast.Subscript):
-            sl = base.slice
-            index_nodes[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
-            base = base.value
+        base, index_nodes = flatten_subscript(node)
+        if isinstance(base, ast.Name) and base.id in self.subviews:
+            return self._subview_access(node, base.id, index_nodes)
         if not isinstance(base, ast.Name) or base.id not in self.views:
             self.src.error(
                 base,
@@ -1067,8 +1078,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
             if isinstance(idx, ast.Slice):
                 self.src.error(
                     idx,
-                    "slices of views are not supported inside kernels",
-                    hint=f"Index every axis, e.g. {base.id}[i, j], in a loop.",
+                    "a slice of a view here: assign the subview to a name first",
+                    hint=f"Write `part = {ast.unparse(node)}`, then index `part[i]`.",
                 )
         if len(index_nodes) != view.rank:
             self.src.error(
@@ -1139,7 +1150,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         # v.shape[k] is a Subscript of an Attribute; v.extent(k) is a call.
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             owner = func.value.id
-            if owner in self.views and func.attr == "extent":
+            if self._is_view_name(owner) and func.attr == "extent":
                 return self._extent(node, owner, node.args)
             module = self.src.globals.get(owner)
             if _is_module(module, "math") or _is_pkernels(module):
@@ -1172,23 +1183,33 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         self.src.error(node, f"unsupported call {ast.unparse(func)!r} in a kernel", hint=_CALL_HINT)
 
     def _extent(self, node: ast.expr, view_name: str, args: list[ast.expr]) -> Expr:
-        view = self.views[view_name]
         if len(args) != 1 or not (
             isinstance(args[0], ast.Constant) and isinstance(args[0].value, int)
         ):
             self.src.error(node, "extent() takes one literal axis number")
         axis = args[0].value
+        if view_name in self.subviews:
+            return self._subview_extent(view_name, axis, node)
+        view = self.views[view_name]
         if not 0 <= axis < view.rank:
             self.src.error(node, f"axis {axis} is out of range for a rank-{view.rank} view")
         return ir.ViewExtent(t.int64, ir.ViewRef(view_name, view), axis)
 
     def _builtin(self, node: ast.Call, name: str) -> Expr:
         if name == "len":
+            if len(node.args) == 1 and isinstance(node.args[0], ast.Subscript):
+                self.src.error(
+                    node.args[0],
+                    "len() of a subview: assign the subview to a name first",
+                    hint=f"Write `part = {ast.unparse(node.args[0])}`, then `len(part)`.",
+                )
             if len(node.args) != 1 or not (
-                isinstance(node.args[0], ast.Name) and node.args[0].id in self.views
+                isinstance(node.args[0], ast.Name) and self._is_view_name(node.args[0].id)
             ):
                 self.src.error(node, "len() in kernels takes one view")
             view_name = node.args[0].id
+            if view_name in self.subviews:
+                return self._subview_extent(view_name, 0, node)
             return ir.ViewExtent(t.int64, ir.ViewRef(view_name, self.views[view_name]), 0)
         if name == "float" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
             text = node.args[0].value
@@ -1285,7 +1306,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering):
         if len(node.args) != wanted:
             self.src.error(node, f"pk.{name} takes {wanted} arguments (view, [indices], ...)")
         view_node, index_node, *rest = node.args
-        if not (isinstance(view_node, ast.Name) and view_node.id in self.views):
+        if not (isinstance(view_node, ast.Name) and self._is_view_name(view_node.id)):
             self.src.error(view_node, f"the first argument of pk.{name} must be a view")
         if not isinstance(index_node, ast.List | ast.Tuple):
             self.src.error(index_node, "the indices must be written as a list, e.g. [i] or [i, j]")

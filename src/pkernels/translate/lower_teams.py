@@ -56,6 +56,7 @@ class TeamLowering:
     loop_depth: int
     counter: int
     function: ir.Function | None
+    subviews: dict[str, Any]
 
     def _init_teams(self) -> None:
         self.team_name: str | None = None  # the team member parameter, in team workunits
@@ -432,6 +433,7 @@ class TeamLowering:
             self.first_assign_line,
             self.loop_depth,
             self.nonlocal_names,
+            dict(self.subviews),  # a subview made in the body is the body's
         )
         self.outer_scopes.append(self.locals)
         self.outer_declared.append(self.declared)
@@ -450,6 +452,7 @@ class TeamLowering:
             self.first_assign_line,
             self.loop_depth,
             self.nonlocal_names,
+            self.subviews,
         ) = saved
         self.outer_scopes.pop()
         self.outer_declared.pop()
