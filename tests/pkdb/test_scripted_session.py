@@ -520,3 +520,33 @@ def test_a_subview_is_the_part_of_the_callers_array_at_a_stop(tmp_path):
     assert "np.float64(7.0)" in out["parallel_print row[-1]"]
     # The kernel read the value written at the stop: 1+2+3, 100+6+7, 9+10+11.
     assert "total 149.0" in result.stdout
+
+
+FUNCTOR_SUBVIEW = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.functor
+class Rows:
+    def __init__(self):
+        self.A = np.arange(12.0).reshape(3, 4)
+
+    @pk.workunit
+    def run(self, j: int, acc: pk.Acc[float]):
+        row = self.A[j, 1:]
+        acc += row[0] + row[2]
+
+
+print("total", pk.parallel_reduce(pk.RangePolicy(pk.OpenMP, 0, 3), Rows().run))
+"""
+
+
+def test_a_functor_kernel_at_a_stop_has_self_and_its_subviews(tmp_path):
+    commands = ["break 13 if j == 2", "c", "p row", "p self.A[2, 1:]", "p row.sum()", "c"]
+    result, steps = _session(tmp_path, "functor.py", FUNCTOR_SUBVIEW, commands)
+    out = dict(steps)
+    assert out["p row"] == "array([ 9., 10., 11.])"
+    assert out["p self.A[2, 1:]"] == "array([ 9., 10., 11.])"
+    assert out["p row.sum()"] == "np.float64(30.0)"
+    assert "total 36.0" in result.stdout  # 1+3, 5+7, 9+11

@@ -24,11 +24,22 @@ def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict
     frame = dispatch.frame
     namespace: dict[str, Any] = dict(frame.f_locals) if frame is not None else {}
     namespace.update(dispatch.kwargs)
+    arrays = dict(dispatch.kwargs)
+    workunit = dispatch.workunit
+    if isinstance(workunit, types.MethodType):  # a workload's or functor's kernel method
+        from pkernels.translate.methods import method_form
+
+        namespace.setdefault(workunit.__func__.__code__.co_varnames[0], workunit.__self__)
+        arrays.update(method_form(workunit)[1])  # its fields, as the kernel names them
     for name, value in kernel_locals.items():
+        if not subviews.is_encoded(value):
+            namespace[name] = value
+            continue
         # A subview is the NumPy view of the caller's array it is in the kernel.
-        namespace[name] = (
-            subviews.resolve(value, dispatch.kwargs) if subviews.is_encoded(value) else value
-        )
+        try:
+            namespace[name] = subviews.resolve(value, arrays)
+        except (KeyError, IndexError, TypeError):
+            pass  # not shown rather than failing every expression
     return (frame.f_globals if frame is not None else {}), namespace
 
 
