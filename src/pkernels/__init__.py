@@ -14,6 +14,7 @@ from .api.host_arrays import (  # noqa: E402
     all,
     any,
     argmax,
+    copyto,
     divide,
     finfo,
     floor_divide,
@@ -32,9 +33,12 @@ from .api.host_arrays import (  # noqa: E402
     multiply,
     nan,
     negative,
+    np_matmul,
     positive,
     power,
     reciprocal,
+    result_type,
+    round,
     searchsorted,
     sign,
     square,
@@ -99,6 +103,7 @@ from .api.types import (  # noqa: E402
 from .api.views import Layout, MemorySpace, Trait, View, ViewTypeInfo, array, asarray  # noqa: E402
 from .api.workloads import callback, execute, functor, main, workload  # noqa: E402
 from .errors import (  # noqa: E402
+    ArgumentTypeError,
     CompileError,
     DispatchError,
     KernelError,
@@ -120,3 +125,12 @@ bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
 LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402
 MemorySpaceDefault, HostSpace, CudaSpace = MemorySpace  # noqa: E402
 TraitDefault, Atomic, RandomAccess, Restrict, Unmanaged = Trait  # noqa: E402
+
+# `from pkernels import *` brings every public name but the array functions that would
+# shadow Python's own builtins in the importing module with NumPy's meaning (np.any of a
+# generator is always true): those stay pk.sum, pk.all, pk.any, pk.round.
+__all__ = [
+    name
+    for name in dir()
+    if not name.startswith("_") and name not in ("sum", "all", "any", "round")
+]

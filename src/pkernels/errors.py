@@ -41,6 +41,12 @@ class TranslationError(PkernelsError):
         return text
 
 
+class ArgumentTypeError(TranslationError, TypeError):
+    """A dispatch argument whose type is not the one its parameter is annotated with
+    (a ``TypeError`` too, as Python calls it; reported at the parameter, like any
+    translation error)."""
+
+
 class DispatchError(PkernelsError, TypeError):
     """A ``parallel_*`` call whose arguments do not fit the workunit."""
 

@@ -421,3 +421,21 @@ def test_star_import_of_pkernels(space, make_module):
     np.testing.assert_array_equal(
         out, np.abs(x) + np.minimum(x, 0.0) + np.maximum(x, 1.0) + 2.0 + np.floor(x)
     )
+
+
+def test_builtins_imported_bare_from_pkernels_translate_by_their_pk_name(space, make_module):
+    # exp2 and tgamma are Python wrappers of other names (math.gamma); a kernel reads
+    # what the user imported, not the wrapper's __name__.
+    module = make_module(
+        """
+import pkernels as pk
+from pkernels import erf, exp2, floor, sqrt, tgamma
+
+@pk.workunit
+def k(i, out):
+    out[i] = exp2(1.0) + tgamma(4.0) + sqrt(4.0) + floor(1.5) + erf(0.0)
+"""
+    )
+    out = np.zeros(2)
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), module.k, out=out)
+    np.testing.assert_array_equal(out, [11.0, 11.0])

@@ -387,3 +387,34 @@ def test_compile_error_is_not_cached():
     for _ in range(2):
         with pytest.raises(pk.CompileError, match="first attempt fails"):
             build(source, True, "workunit again")
+
+
+def test_an_argument_of_the_wrong_type_is_also_a_type_error(make_module):
+    module = make_module(
+        """
+import pkernels as pk
+
+@pk.workunit
+def k(i: int, arr: pk.View1D[pk.int32], scale: int):
+    arr[i] = scale
+"""
+    )
+    with pytest.raises(TypeError, match=r"'arr' is annotated View1D\[int32\] but the array"):
+        pk.parallel_for(2, module.k, arr=np.zeros(2), scale=1)
+    with pytest.raises(pk.ArgumentTypeError, match=r"'scale' is annotated int64 but receives"):
+        pk.parallel_for(2, module.k, arr=np.zeros(2, np.int32), scale=1.5)
+
+
+def test_a_math_function_used_without_its_import_says_how_to_import_it(make_module):
+    module = make_module(
+        """
+import pkernels as pk
+
+@pk.workunit
+def k(i: int, out):
+    out[i] = sqrt(4.0)
+"""
+    )
+    with pytest.raises(pk.TranslationError, match="function 'sqrt' is not defined") as info:
+        pk.parallel_for(2, module.k, out=np.zeros(2))
+    assert "Import it (`from math import sqrt`) or write math.sqrt(...)." in str(info.value)

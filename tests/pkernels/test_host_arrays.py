@@ -114,3 +114,37 @@ def test_zeros_and_type_limits():
     assert pk.iinfo(pk.int32).max == 2**31 - 1 and pk.iinfo(int).max == 2**63 - 1
     assert pk.finfo(pk.float32).eps == np.finfo(np.float32).eps
     assert math.isinf(pk.inf) and math.isnan(pk.nan)
+
+
+def test_pykokkos_spellings_view_keyword_and_extra_names():
+    view = pk.View([4], pk.double)
+    view[:] = [1.0, 4.0, 9.0, 16.0]
+    np.testing.assert_array_equal(pk.sqrt(view=view), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(pk.sign(view=view - 5.0), [-1.0, -1.0, 1.0, 1.0])
+    with pytest.raises(TypeError, match="unexpected keyword argument viewA"):
+        pk.sqrt(viewA=view)
+    np.testing.assert_array_equal(pk.np_matmul(np.eye(2), [3.0, 4.0]), [3.0, 4.0])
+    values = np.array([0.5, 1.5, 2.5, 2.675])
+    np.testing.assert_array_equal(pk.round(values), [0.0, 2.0, 2.0, 3.0])  # halves to even
+    np.testing.assert_array_equal(pk.round(values, 2), np.round(values, 2))
+    target = np.zeros(3)
+    pk.copyto(target, np.arange(3.0))
+    np.testing.assert_array_equal(target, [0.0, 1.0, 2.0])
+    assert pk.result_type(pk.uint8, pk.int16) is pk.int16
+    assert pk.result_type(pk.float32, np.float64) is pk.float64
+
+
+def test_data_types_compare_with_numpy_dtypes():
+    v = pk.View([3], pk.int32)
+    assert v.dtype == pk.int32 and pk.int32 == v.dtype and v.dtype != pk.int64
+    assert np.zeros(2, dtype=pk.float32).dtype == np.float32
+    assert pk.View([2, 3], pk.double, layout=pk.LayoutLeft).layout is pk.LayoutLeft
+    assert v.layout is pk.LayoutRight and v.space is pk.HostSpace and v.trait is pk.TraitDefault
+
+
+def test_star_import_leaves_pythons_own_sum_all_any_round(make_module):
+    module = make_module(
+        "from pkernels import *\n"
+        "checks = (any(x > 5 for x in [1, 2]), all([]), sum([1, 2]), round(2.5), sqrt(4.0))\n"
+    )
+    assert module.checks == (False, True, 3, 2, 2.0)

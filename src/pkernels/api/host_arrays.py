@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .types import to_datatype
+from .types import DataType, from_numpy, to_datatype
 from .views import View
 
 inf = math.inf
@@ -55,7 +55,9 @@ def elementwise(scalar: Callable[..., Any], ufunc: str | Callable[[Any], Any]) -
     """``scalar`` for numbers (kernels, the Debug space); for arrays, the array library's
     ``ufunc`` (a name, or a function of the library giving the function)."""
 
-    def function(*args: Any) -> Any:
+    def function(*args: Any, **view: Any) -> Any:
+        if view:  # PyKokkos' ufuncs name their array: pk.sqrt(view=v)
+            args = (_view_keyword(scalar.__name__, view), *args)
         for arg in args:
             if not isinstance(arg, _NUMBERS) and is_array(arg):
                 xp = array_module(*args)
@@ -68,6 +70,13 @@ def elementwise(scalar: Callable[..., Any], ufunc: str | Callable[[Any], Any]) -
         " Element-wise on an array (a new array)."
     )
     return function
+
+
+def _view_keyword(name: str, keywords: dict[str, Any]) -> Any:
+    if set(keywords) != {"view"}:
+        unknown = ", ".join(sorted(set(keywords) - {"view"}))
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown}")
+    return keywords["view"]
 
 
 def special(name: str, scalar: Callable[[float], float]) -> Callable[[Any], Any]:
@@ -88,6 +97,8 @@ def _array_function(name: str, doc: str) -> Callable[..., Any]:
     """The array library's ``name`` over arrays (numbers too), host results as views."""
 
     def function(*args: Any, **kwargs: Any) -> Any:
+        if "view" in kwargs:  # PyKokkos' ufuncs name their array: pk.sign(view=v)
+            args = (kwargs.pop("view"), *args)
         xp = array_module(*args, *kwargs.values())
         return as_view(getattr(xp, name)(*args, **kwargs))
 
@@ -118,6 +129,7 @@ logical_xor = _array_function("logical_xor", "a xor b, element-wise.")
 logical_not = _array_function("logical_not", "not a, element-wise.")
 # whole arrays
 matmul = _array_function("matmul", "The matrix product a @ b.")
+np_matmul = _array_function("matmul", "The matrix product a @ b (PyKokkos' NumPy-backed name).")
 transpose = _array_function("transpose", "The array with its axes reversed (or permuted by axes=).")
 sum = _array_function(  # noqa: A001 - PyKokkos' name
     "sum", "The sum of the elements (along axis=, if given)."
@@ -135,6 +147,23 @@ unique = _array_function("unique", "The sorted distinct elements.")
 searchsorted = _array_function(
     "searchsorted", "Where to insert values into the sorted array a to keep it sorted."
 )
+
+
+def round(view: Any, decimals: int = 0) -> Any:  # noqa: A001 - PyKokkos' name
+    """Each element rounded to ``decimals`` places, halves to even (NumPy's ``round``)."""
+    return as_view(array_module(view).round(view, decimals))
+
+
+def copyto(destination: Any, source: Any) -> None:
+    """Copy ``source`` into the array ``destination`` (broadcast as NumPy does)."""
+    array_module(destination, source).copyto(destination, source)
+
+
+def result_type(*arrays_and_dtypes: Any) -> Any:
+    """The element type NumPy's promotion gives ``arrays_and_dtypes`` (``pk.`` types,
+    NumPy dtypes or arrays), as a ``pk.`` type: ``pk.result_type(pk.uint8, pk.int16)``."""
+    args = [a.np_dtype if isinstance(a, DataType) else a for a in arrays_and_dtypes]
+    return from_numpy(np.result_type(*args))
 
 
 def in1d(a: Any, b: Any) -> Any:

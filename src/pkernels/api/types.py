@@ -18,6 +18,12 @@ class DataType:
     kind: str  # "int", "uint", "float" or "bool"
 
     @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype: so ``np.zeros(3, pk.int32)`` and ``view.dtype == pk.int32``
+        work (NumPy reads a type's ``dtype``)."""
+        return self.np_dtype
+
+    @property
     def bits(self) -> int:
         return self.np_dtype.itemsize * 8
 

@@ -110,6 +110,24 @@ class View(np.ndarray):
     def rank(self) -> int:
         return self.ndim
 
+    @property
+    def layout(self) -> Layout:
+        """``LayoutLeft`` for a column-major view of rank 2 or more, else ``LayoutRight``."""
+        column_major = (
+            self.ndim > 1 and self.flags["F_CONTIGUOUS"] and not self.flags["C_CONTIGUOUS"]
+        )
+        return Layout.LayoutLeft if column_major else Layout.LayoutRight
+
+    @property
+    def space(self) -> MemorySpace:
+        """Where the view lives: a ``pk.View`` (a NumPy array) is in ``HostSpace``."""
+        return MemorySpace.HostSpace
+
+    @property
+    def trait(self) -> Trait:
+        """``TraitDefault``: a view's memory traits do not change the code kernels run."""
+        return Trait.TraitDefault
+
 
 def view_dtype(dtype: object) -> DataType:
     """A view's element type as PyKokkos reads it: ``int`` is ``pk.int32``."""

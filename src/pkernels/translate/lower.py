@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..api.classtypes import is_classtype
 from ..api.decorators import marker_of
 from ..api.teams import ScratchAnnotation
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
+from ..errors import ArgumentTypeError
 from . import ir
 from .classtypes import StructRegistry
 from .ir import Expr, StructType, ViewType
@@ -426,19 +428,28 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
                 hint="Pass its fields (numbers, arrays) as keyword arguments and build the "
                 f"value in the kernel, e.g. `{arg.arg} = {ann.name}(...)`.",
             )
+        mismatch = ArgumentTypeError
         if isinstance(actual, ViewType):
             if not isinstance(ann, ViewAnnotation):
-                self.src.error(arg, f"{arg.arg!r} is annotated {ann!r} but receives an array")
+                self.src.error(
+                    arg, f"{arg.arg!r} is annotated {ann!r} but receives an array", kind=mismatch
+                )
             if ann.rank != actual.rank or not ann.accepts(actual.dtype):
                 self.src.error(
-                    arg, f"{arg.arg!r} is annotated {ann.name} but the array passed is {actual}"
+                    arg,
+                    f"{arg.arg!r} is annotated {ann.name} but the array passed is {actual}",
+                    kind=mismatch,
                 )
             return actual
         if not isinstance(ann, DataType):
-            self.src.error(arg, f"{arg.arg!r} is annotated as a view but receives a scalar")
+            self.src.error(
+                arg, f"{arg.arg!r} is annotated as a view but receives a scalar", kind=mismatch
+            )
         if actual.is_float and not ann.is_float:
             self.src.error(
-                arg, f"{arg.arg!r} is annotated {ann.name} but receives a float ({actual.name})"
+                arg,
+                f"{arg.arg!r} is annotated {ann.name} but receives a float ({actual.name})",
+                kind=mismatch,
             )
         return ann
 
@@ -1170,9 +1181,13 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             if callable(target) and getattr(target, "__module__", "") == "math":
                 return self._module_call(node, target.__name__, pk=False, stmt=statement)
             if getattr(target, "__module__", "").startswith("pkernels") and callable(target):
-                return self._module_call(node, target.__name__, pk=True, stmt=statement)
+                pk_name = _pk_builtin_name(target)
+                return self._module_call(node, pk_name, pk=True, stmt=statement)
             if target is None:
-                self.src.error(func, f"function {name!r} is not defined", hint=_CALL_HINT)
+                hint = _CALL_HINT
+                if name in MATH_FUNCTIONS:  # PyKokkos reads a bare sqrt(x) as Kokkos' own
+                    hint = f"Import it (`from math import {name}`) or write math.{name}(...)."
+                self.src.error(func, f"function {name!r} is not defined", hint=hint)
             if isinstance(target, type):
                 self.src.error(
                     func,
@@ -1356,6 +1371,19 @@ def _not_in_kernels(what: str, op: ast.AST) -> str:
     """The message for an operator kernels lack, as Python spells it."""
     symbol = _OPERATOR_SYMBOLS.get(type(op), type(op).__name__)
     return f"the {what} `{symbol}` is not supported in kernels"
+
+
+@functools.cache
+def _pk_builtin_names() -> dict[int, str]:
+    from ..api import kernel_builtins
+
+    return {id(value): name for name, value in vars(kernel_builtins).items() if callable(value)}
+
+
+def _pk_builtin_name(function: Any) -> str:
+    """The ``pk.`` name of a kernel builtin imported bare (``from pkernels import
+    tgamma``): its own ``__name__`` may differ (math.gamma, a wrapper)."""
+    return _pk_builtin_names().get(id(function), getattr(function, "__name__", ""))
 
 
 def _type_name(tp: object) -> str:

@@ -63,12 +63,18 @@ class KernelSource:
     def line_text(self, lineno: int) -> str:
         return linecache.getline(self.filename, lineno)
 
-    def error(self, node: ast.AST | None, message: str, hint: str = "") -> NoReturn:
-        """Raise a TranslationError pointing at ``node``."""
+    def error(
+        self,
+        node: ast.AST | None,
+        message: str,
+        hint: str = "",
+        kind: type[TranslationError] = TranslationError,
+    ) -> NoReturn:
+        """Raise a TranslationError (or the subclass ``kind``) pointing at ``node``."""
         lineno = getattr(node, "lineno", None) or self.tree.lineno
         line = self.line_text(lineno)
         # ast columns count UTF-8 bytes; the caret and the reported column count characters
         # (a kernel may well name a local `α`).
         offset = getattr(node, "col_offset", 0) + self.indent
         col = len(line.encode()[:offset].decode(errors="replace"))
-        raise TranslationError(message, self.filename, lineno, col, line, hint)
+        raise kind(message, self.filename, lineno, col, line, hint)
