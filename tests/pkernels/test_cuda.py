@@ -86,6 +86,12 @@ def row_tail_sums(j: int, A, out):
 
 
 @pk.workunit
+def bounds_of(i: int, table, queries, lower, upper):
+    lower[i] = pk.lower_bound(table, len(table), queries[i])
+    upper[i] = pk.upper_bound(table, len(table), queries[i])
+
+
+@pk.workunit
 def count_odd(i, acc: pk.Acc[pk.int64], v):
     if v[i] % 2 == 1:
         acc += v[i]
@@ -297,6 +303,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "team_scan": _cuda_source(row_prefix, "for", TEAM, out=m, totals=v, inp=m),
         "team_md": _cuda_source(box_fill_and_sum, "reduce", TEAM, out=np.zeros((2, 3, 4))),
         "subview": _cuda_source(row_tail_sums, "for", A=m, out=v[:4]),
+        "search": _cuda_source(bounds_of, "for", table=v, queries=v, lower=ints, upper=ints),
         "team_nonlocal": _cuda_source(
             row_totals_through_nonlocal, "reduce", TEAM, A=m, out=np.zeros(4, np.int64)
         ),
@@ -348,6 +355,19 @@ def test_subviews_on_the_gpu(cp):
     out = cp.zeros(5)
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), row_tail_sums, A=cp.asarray(A), out=out)
     np.testing.assert_array_equal(out.get(), A[:, 1::2].sum(axis=1))
+
+
+@gpu
+def test_lower_and_upper_bound_on_the_gpu(cp):
+    table = np.sort(np.random.default_rng(6).integers(0, 10, 25)).astype(np.float64)
+    queries = np.arange(-1.0, 12.0, 0.5)
+    lower, upper = (cp.zeros(len(queries), dtype=cp.int64) for _ in range(2))
+    pk.parallel_for(
+        pk.RangePolicy(pk.Cuda, 0, len(queries)), bounds_of, table=cp.asarray(table),
+        queries=cp.asarray(queries), lower=lower, upper=upper,
+    )  # fmt: skip
+    np.testing.assert_array_equal(lower.get(), np.searchsorted(table, queries, side="left"))
+    np.testing.assert_array_equal(upper.get(), np.searchsorted(table, queries, side="right"))
 
 
 @gpu

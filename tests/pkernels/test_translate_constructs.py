@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 import pytest
-from pkt_support import run_python
+from pkt_support import ForceDebugBuild, observing, run_python
 
 import pkernels as pk
 from pkernels.translate.ir import ViewType
@@ -587,3 +587,92 @@ def test_generated_source_has_a_line_directive_for_each_statement():
         if text.strip() and not text.strip().startswith(("#", "@", "else"))
     }
     assert directives == code_lines
+
+
+@pk.workunit
+def search_sorted(i: int, table, queries, lower, upper, count: int):
+    lower[i] = pk.lower_bound(table, count, queries[i])
+    upper[i] = pk.upper_bound(table, count, queries[i])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_lower_and_upper_bound_as_numpy_searchsorted(space, dtype):
+    rng = np.random.default_rng(11)
+    table = np.sort(rng.integers(0, 20, 30)).astype(dtype)  # with repeats
+    queries = np.arange(-2, 24).astype(dtype) + (0.5 if dtype == np.float64 else 0)
+    queries = np.concatenate([queries, table[::3]])  # values that are in the table
+    lower, upper = np.zeros(len(queries), np.int64), np.zeros(len(queries), np.int64)
+    for count in (len(table), 17, 0):
+        pk.parallel_for(
+            pk.RangePolicy(space, 0, len(queries)), search_sorted, table=table, queries=queries,
+            lower=lower, upper=upper, count=count,
+        )  # fmt: skip
+        part = table[:count]
+        np.testing.assert_array_equal(lower, np.searchsorted(part, queries, side="left"))
+        np.testing.assert_array_equal(upper, np.searchsorted(part, queries, side="right"))
+
+
+def test_a_search_past_the_view_is_caught_in_debug_builds(native_space):
+    table, queries = np.arange(5.0), np.array([10.0])
+    out = np.zeros(1, np.int64)
+    with observing(ForceDebugBuild()):
+        with pytest.raises(
+            pk.KernelIndexError, match=r"out of range .* view 'table' with extent 5"
+        ):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 1), search_sorted, table=table, queries=queries,
+                lower=out, upper=out, count=9,
+            )  # fmt: skip
+
+
+def test_search_bound_misuse_is_a_clear_error(make_module):
+    module = make_module(
+        """
+import pkernels as pk
+
+@pk.workunit
+def on_a_matrix(i: int, A, out):
+    out[i] = pk.lower_bound(A, 3, 1.0)
+
+@pk.workunit
+def on_a_number(i: int, out):
+    out[i] = pk.upper_bound(i, 3, 1.0)
+"""
+    )
+    out = np.zeros(2, np.int64)
+    with pytest.raises(pk.TranslationError, match="searches a rank-1 view; this one has rank 2"):
+        pk.parallel_for(2, module.on_a_matrix, A=np.zeros((2, 2)), out=out)
+    with pytest.raises(
+        pk.TranslationError, match="first argument of pk.upper_bound must be a view"
+    ):
+        pk.parallel_for(2, module.on_a_number, out=out)
+
+
+def test_plain_functions_of_the_kernels_module_are_compiled_as_helpers(space, make_module):
+    # PyKokkos compiles the undecorated functions a kernel calls; so does pkernels, for
+    # functions of the kernel's own module (a library's functions are not kernel code).
+    module = make_module(
+        """
+import numpy as np
+import pkernels as pk
+from statistics import fmean
+
+def leaf(i: int) -> int:
+    return i + 1
+
+def helper(i: int) -> int:
+    return leaf(i) * 2
+
+@pk.workunit
+def total(i: int, acc: pk.Acc[pk.int64]):
+    acc += helper(i)
+
+@pk.workunit
+def calls_a_library(i: int, acc: pk.Acc[pk.int64]):
+    acc += fmean(i)
+"""
+    )
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 10), module.total) == 110
+    if space is not pk.Debug:
+        with pytest.raises(pk.TranslationError, match="'fmean' is not a kernel function"):
+            pk.parallel_reduce(pk.RangePolicy(space, 0, 10), module.calls_a_library)

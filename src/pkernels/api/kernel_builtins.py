@@ -6,6 +6,7 @@ are what the ``Debug`` space (and any host code) runs.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import math
 import sys
@@ -119,6 +120,18 @@ def rand(seed: int, counter: int) -> float:
 def rand_int(seed: int, counter: int, n: int) -> int:
     """A uniform integer in [0, n) for (seed, counter) (0 when n <= 0); see :func:`rand`."""
     return _rand_bits(seed, counter) % int(n) if n > 0 else 0
+
+
+def lower_bound(view: Any, count: int, value: Any) -> int:
+    """Kokkos' ``lower_bound``: the first index ``k < count`` of the sorted rank-1 view
+    with ``view[k] >= value``, else ``count``."""
+    return bisect.bisect_left(view, value, 0, int(count))
+
+
+def upper_bound(view: Any, count: int, value: Any) -> int:
+    """Kokkos' ``upper_bound``: the first index ``k < count`` of the sorted rank-1 view
+    with ``view[k] > value``, else ``count``."""
+    return bisect.bisect_right(view, value, 0, int(count))
 
 
 def printf(fmt: str, *args: Any) -> None:
@@ -357,5 +370,5 @@ __all__ = sorted(
     name
     for name, value in list(globals().items())
     if not name.startswith("_")
-    and name not in ("annotations", "builtins", "math", "np", "sys", "Any", "special")
+    and name not in ("annotations", "bisect", "builtins", "math", "np", "sys", "Any", "special")
 )

@@ -26,6 +26,34 @@ def shared_arithmetic(qualifier: str, math: str) -> str:
     return text.replace("PK_FN ", qualifier + " ").replace("PK_MATH::", math)
 
 
+_SHARED_SEARCH = r"""
+// ---- Kokkos' lower_bound / upper_bound over the first n elements of a sorted rank-1
+// view: the first index whose element is >= value (lower) or > value (upper), n if none.
+// Elements are read through at(): debug builds check n against the view's extent.
+template <bool Upper, typename V, typename T>
+PK_FN int64_t search_bound(const V& v, const char* name, const char* file, int line, int64_t n,
+                           T value) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        const auto element = at(v, name, file, line, mid);
+        if (Upper ? !(value < element) : (element < value)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+"""
+
+
+def shared_search(qualifier: str) -> str:
+    """``pk.lower_bound`` / ``pk.upper_bound`` as C++ for a runtime whose functions are
+    declared ``qualifier`` and whose views are read with its ``at()``."""
+    return _SHARED_SEARCH.lstrip("\n").replace("PK_FN ", qualifier + " ")
+
+
 def shared_formatting(qualifier: str, method: str, noinline: str, math: str) -> tuple[str, str]:
     """What ``print(f"{v:spec}")`` needs, as C++ for the CPU's runtime and the GPU's (one
     text: the same output): the free functions (``qualifier``), and the Printer methods
@@ -613,6 +641,9 @@ PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* f
     return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
 }
 
+"""
+    + shared_search("PK_ACCESS")
+    + r"""
 // ---- Python arithmetic on integers: a zero divisor is an error in debug builds
 template <typename T>
 static inline T check_divisor(T b, const char* file, int line) {

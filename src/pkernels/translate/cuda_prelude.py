@@ -15,7 +15,7 @@ Three parts, added as a module needs them: :data:`CUDA_PRELUDE` (always),
 
 from __future__ import annotations
 
-from .cpp_prelude import shared_arithmetic, shared_formatting
+from .cpp_prelude import shared_arithmetic, shared_formatting, shared_search
 
 # Functions of one float argument / two, as the IR names them (typing_rules.MATH_FUNCTIONS
 # plus floor, ceil and trunc); each gets a double and a float overload in pk_math.
@@ -97,6 +97,10 @@ __device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const
     for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
     return v.data[offset];
 }
+
+"""
+    + shared_search("__device__ __forceinline__")
+    + r"""
 
 // An index into a subview (GPU builds do not check indices).
 __device__ __forceinline__ int64_t subview_index(int64_t i, int64_t, const char*, int,

@@ -554,6 +554,10 @@ class CppEmitter:
                 return f"{self.expr(base)}.{cpp_name(name)}"
             case ir.ViewExtent(view=view, axis=axis):
                 return f"{cpp_name(view.name)}.extent[{axis}]"
+            case ir.SearchBound(view=view, count=count, value=value, upper=upper):
+                where = f"{cpp_name(view.name)}, {c_string(view.name)}, __FILE__, __LINE__"
+                bound = f"pk_rt::search_bound<{'true' if upper else 'false'}>"
+                return f"{bound}({where}, {self.cast(count, t.int64)}, {self.expr(value)})"
             case ir.SubviewIndex(index=index, length=length, name=name, axis=axis):
                 where = f"{c_string(name)}, {axis}, __FILE__, __LINE__"
                 return f"pk_rt::subview_index({self.expr(index)}, {self.expr(length)}, {where})"

@@ -114,6 +114,17 @@ class SubviewIndex(Expr):
 
 
 @dataclass
+class SearchBound(Expr):
+    """``pk.lower_bound(view, count, value)`` (``upper``: ``pk.upper_bound``): a binary
+    search of the first ``count`` elements of a sorted rank-1 view."""
+
+    view: ViewRef
+    count: Expr
+    value: Expr
+    upper: bool
+
+
+@dataclass
 class ViewArg(Expr):
     """A whole view passed to a ``@pk.function`` helper (``type``: its element type)."""
 
@@ -206,7 +217,7 @@ def subexpressions(e: Expr) -> Iterator[Expr]:
             children = [a]
         case Select(cond=a, then=b, other=c):
             children = [a, b, c]
-        case SubviewIndex(index=a, length=b):
+        case SubviewIndex(index=a, length=b) | SearchBound(count=a, value=b):
             children = [a, b]
         case AtomicOp(target=target, operands=operands):
             children = [target, *operands]

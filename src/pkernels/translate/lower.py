@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
 from ..api import types as t
 from ..api.classtypes import is_classtype
+from ..api.decorators import function as mark_helper
 from ..api.decorators import marker_of
 from ..api.teams import ScratchAnnotation
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
@@ -1171,6 +1173,10 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             if name in self.params or name in self.locals or name in self.views:
                 self.src.error(func, f"{name!r} is not a function")
             target = self.src.globals.get(name)
+            if _is_plain_helper(target, self.src.globals):
+                # As PyKokkos does: a plain function of the kernel's module that a kernel
+                # calls is compiled as a @pk.function (Debug runs it as it is).
+                mark_helper(target)
             if marker_of(target) is not None:
                 return self._helper_call(node, target, statement)
             if is_classtype(target):
@@ -1274,6 +1280,16 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             return self._atomic(node, name)
         if pk and name in ("printf",):
             self.src.error(node, "pk.printf is a statement; call it on its own line")
+        if pk and name in ("lower_bound", "upper_bound"):
+            return self._search_bound(node, name)
+        known = name in MATH_FUNCTIONS or name in PY_INT_ROUNDING or name in RANDOM_FUNCTIONS
+        if not known and name not in ("floor", "ceil", "abs", "min", "max"):
+            prefix = "pk" if pk else "math"
+            self.src.error(
+                node,
+                f"{prefix}.{name} is not available in kernels",
+                hint="Supported: " + ", ".join(sorted(MATH_FUNCTIONS)),
+            )
         args = [self._expr(a) for a in node.args]
         if name in PY_INT_ROUNDING and not pk:
             if len(args) != 1:
@@ -1314,6 +1330,27 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
                                f"{arg.type.name}", hint="Use the index (and a seed) as the "
                                "counter: pk.rand(seed, i).")  # fmt: skip
         return ir.Call(rtype, name, args)
+
+    def _search_bound(self, node: ast.Call, name: str) -> Expr:
+        """``pk.lower_bound(view, count, value)`` / ``pk.upper_bound``: an index."""
+        if len(node.args) != 3 or node.keywords:
+            self.src.error(node, f"pk.{name} takes (view, count, value)")
+        view_node, count_node, value_node = node.args
+        if not (isinstance(view_node, ast.Name) and view_node.id in self.views):
+            hint = "Pass the view itself (a subview cannot be searched yet)."
+            self.src.error(view_node, f"the first argument of pk.{name} must be a view", hint=hint)
+        view = self.views[view_node.id]
+        if view.rank != 1:
+            self.src.error(
+                view_node, f"pk.{name} searches a rank-1 view; this one has rank {view.rank}"
+            )
+        count, value = self._expr(count_node), self._expr(value_node)
+        if not (count.type.is_integer or count.type == t.bool_):
+            self.src.error(count_node, f"the count must be an integer, this is {count.type.name}")
+        if count.type != t.int64:
+            count = ir.Cast(t.int64, count)
+        ref = ir.ViewRef(view_node.id, view)
+        return ir.SearchBound(t.int64, ref, count, value, upper=name == "upper_bound")
 
     def _atomic(self, node: ast.Call, name: str) -> Expr:
         op, fetch = ATOMIC_FUNCTIONS[name]
@@ -1371,6 +1408,17 @@ def _not_in_kernels(what: str, op: ast.AST) -> str:
     """The message for an operator kernels lack, as Python spells it."""
     symbol = _OPERATOR_SYMBOLS.get(type(op), type(op).__name__)
     return f"the {what} `{symbol}` is not supported in kernels"
+
+
+def _is_plain_helper(target: object, module_globals: dict[str, Any]) -> bool:
+    """An undecorated Python function (not a lambda) defined in the kernel's module."""
+    return (
+        isinstance(target, types.FunctionType)
+        and target.__globals__ is module_globals
+        and target.__name__ != "<lambda>"
+        and marker_of(target) is None
+        and not is_classtype(target)
+    )
 
 
 @functools.cache
