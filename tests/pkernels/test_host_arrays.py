@@ -139,6 +139,8 @@ def test_data_types_compare_with_numpy_dtypes():
     assert v.dtype == pk.int32 and pk.int32 == v.dtype and v.dtype != pk.int64
     assert np.zeros(2, dtype=pk.float32).dtype == np.float32
     assert pk.View([2, 3], pk.double, layout=pk.LayoutLeft).layout is pk.LayoutLeft
+    assert pk.View([4], pk.int64, layout=pk.LayoutLeft).layout is pk.LayoutLeft
+    assert pk.View([2, 3], pk.double).T.layout is pk.LayoutLeft  # a transpose is column-major
     assert v.layout is pk.LayoutRight and v.space is pk.HostSpace and v.trait is pk.TraitDefault
 
 

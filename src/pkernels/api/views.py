@@ -100,7 +100,10 @@ class View(np.ndarray):
             from ..runtime.cuda_launch import cupy_module
 
             return cupy_module().zeros(shape_tuple, dtype=np_dtype, order=order)
-        return np.zeros(shape_tuple, dtype=np_dtype, order=order).view(cls)
+        view = np.zeros(shape_tuple, dtype=np_dtype, order=order).view(cls)
+        if layout is not Layout.LayoutDefault:
+            view._layout = layout  # rank 1 is both: it says what was asked
+        return view
 
     def extent(self, axis: int) -> int:
         """Length of ``axis`` (the Kokkos spelling of ``shape[axis]``)."""
@@ -112,7 +115,11 @@ class View(np.ndarray):
 
     @property
     def layout(self) -> Layout:
-        """``LayoutLeft`` for a column-major view of rank 2 or more, else ``LayoutRight``."""
+        """``LayoutLeft`` for a column-major view of rank 2 or more (or one made with
+        ``layout=pk.LayoutLeft``), else ``LayoutRight``."""
+        requested = getattr(self, "_layout", None)
+        if requested is not None and self.ndim <= 1:
+            return requested
         column_major = (
             self.ndim > 1 and self.flags["F_CONTIGUOUS"] and not self.flags["C_CONTIGUOUS"]
         )
