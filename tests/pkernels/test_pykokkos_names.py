@@ -6,7 +6,10 @@ does with it: the kernel's results."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +199,12 @@ def test_mdrange_policy_keywords(space):
         pk.MDRangePolicy([0, 0], [3, 4], rank=pk.Rank(3, pk.Iterate.Left, pk.Iterate.Left))
     with pytest.raises(TypeError, match="iter_inner must be a pk.Iterate"):
         pk.MDRangePolicy([0, 0], [3, 4], iter_inner="Left")
+
+
+def test_the_functor_subview_example_runs_and_agrees_with_numpy():
+    example = Path(__file__).resolve().parents[2] / "examples" / "functor_subview.py"
+    result = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "(NumPy: " in result.stdout and ", matches)" in result.stdout, result.stdout
