@@ -36,7 +36,8 @@ def encode(description: dict[str, Any], raw: dict[str, str]) -> dict[str, Any] |
             return None
         stop = None if length is None else start + length * step
         index.append([start, stop, step])
-    return {_MARKER: {"view": description["view"], "index": index}}
+    shown = description.get("shown", description["view"])
+    return {_MARKER: {"view": description["view"], "shown": shown, "index": index}}
 
 
 def is_encoded(value: object) -> bool:
@@ -61,7 +62,7 @@ def describe(value: dict[str, Any]) -> str:
         start, stop, step = i
         text = f"{start or ''}:{'' if stop is None else stop}"
         parts.append(text + (f":{step}" if step != 1 else ""))
-    return f"{spec['view']}[{', '.join(parts)}]"
+    return f"{spec.get('shown', spec['view'])}[{', '.join(parts)}]"
 
 
 def _integer(name: str | int, raw: dict[str, str]) -> int | None:

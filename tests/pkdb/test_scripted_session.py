@@ -543,9 +543,11 @@ print("total", pk.parallel_reduce(pk.RangePolicy(pk.OpenMP, 0, 3), Rows().run))
 
 
 def test_a_functor_kernel_at_a_stop_has_self_and_its_subviews(tmp_path):
-    commands = ["break 13 if j == 2", "c", "p row", "p self.A[2, 1:]", "p row.sum()", "c"]
+    commands = ["break 13 if j == 2", "c", "p row", "p self.A[2, 1:]", "p row.sum()"]
+    commands += ["locals", "c"]
     result, steps = _session(tmp_path, "functor.py", FUNCTOR_SUBVIEW, commands)
     out = dict(steps)
+    assert "row = self.A[2, 1:4]" in out["locals"].splitlines()
     assert out["p row"] == "array([ 9., 10., 11.])"
     assert out["p self.A[2, 1:]"] == "array([ 9., 10., 11.])"
     assert out["p row.sum()"] == "np.float64(30.0)"

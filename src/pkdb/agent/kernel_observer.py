@@ -268,7 +268,7 @@ class KernelObserver:
             call_stack=_call_stack(dispatch.frame),
             agent_tids=[t.native_id for t in threading.enumerate() if t is not _main_thread()],
             variable_kinds=dict(kernel.entry.variable_kinds),
-            subviews=dict(kernel.entry.subviews),
+            subviews=_shown_subviews(workunit, kernel.entry.subviews),
             kernel_symbol=kernel.kernel_symbol,
             team_member=_team_member_name(workunit, dispatch.policy),
             crash_signal=crash_signal,
@@ -463,6 +463,20 @@ def _index_only_stops(dispatch: Any, breakpoints: list[dict[str, Any]]) -> Any:
     [index] = _index_names(workunit, 1)
     conditions = [bp.get("condition") for bp in breakpoints]
     return debug_indices(conditions, index, dispatch.kwargs, policy.begin, policy.end)
+
+
+def _shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
+    """The kernel's subviews, those of a method's fields named as the method writes them
+    (``self.A``, which the kernel calls ``self_A``)."""
+    if not isinstance(workunit, types.MethodType):
+        return dict(subviews)
+    prefix = workunit.__func__.__code__.co_varnames[0] + "_"
+    return {
+        name: {**d, "shown": d["view"].replace(prefix, prefix[:-1] + ".", 1)}
+        if d["view"].startswith(prefix)
+        else d
+        for name, d in subviews.items()
+    }
 
 
 def _index_names(workunit: Any, rank: int) -> tuple[str, ...]:
