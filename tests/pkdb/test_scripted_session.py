@@ -552,3 +552,30 @@ def test_a_functor_kernel_at_a_stop_has_self_and_its_subviews(tmp_path):
     assert out["p self.A[2, 1:]"] == "array([ 9., 10., 11.])"
     assert out["p row.sum()"] == "np.float64(30.0)"
     assert "total 36.0" in result.stdout  # 1+3, 5+7, 9+11
+
+
+REDUCER = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def biggest(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] > acc:
+        acc = data[i]
+
+
+data = np.random.default_rng(3).normal(size=10000)
+found = pk.parallel_reduce(pk.RangePolicy(pk.OpenMP, 0, 10000), biggest, reducer=pk.Max, data=data)
+print("max matches" if found == data.max() else f"max differs {found} {data.max()}")
+"""
+
+
+def test_a_max_reducer_under_the_debugger(tmp_path):
+    # A breakpoint makes the launch hybrid (release code where it cannot stop): both
+    # halves start from the reducer's identity and combine with max.
+    # At i == 3 the first thread has reduced i = 0..2 (its chunk starts at 0).
+    commands = ["break 7 if i == 3", "c", "p acc == data[:3].max()", "delete 1", "c"]
+    result, steps = _session(tmp_path, "reducer.py", REDUCER, commands)
+    assert dict(steps)["p acc == data[:3].max()"] == "np.True_"
+    assert "max matches" in result.stdout

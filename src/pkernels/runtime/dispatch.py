@@ -21,6 +21,7 @@ import numpy as np
 
 from ..api.decorators import KernelMarker, marker_of
 from ..api.policies import MDRangePolicy, RangePolicy, as_policy
+from ..api.reducers import REDUCERS, Reducer, Sum
 from ..api.spaces import ExecutionSpace, get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
@@ -44,10 +45,19 @@ def parallel_for(*args: Any, **kwargs: Any) -> None:
     _dispatch("for", args, kwargs)
 
 
-def parallel_reduce(*args: Any, **kwargs: Any) -> Any:
-    """``parallel_reduce([label,] policy, workunit, **kwargs)``: sum of what every
-    ``workunit(i, acc, ...)`` adds to ``acc``; returns the total."""
-    return _dispatch("reduce", args, kwargs)
+def parallel_reduce(*args: Any, reducer: Reducer | None = None, **kwargs: Any) -> Any:
+    """``parallel_reduce([label,] policy, workunit, [reducer=pk.Max,] **kwargs)``: sum of
+    what every ``workunit(i, acc, ...)`` adds to ``acc``; returns the total. With a
+    ``reducer`` (``pk.Sum``, ``pk.Prod``, ``pk.Min``, ``pk.Max``, ``pk.LAnd``, ``pk.LOr``,
+    ``pk.BAnd``, ``pk.BOr``) the workunit updates ``acc`` as the reducer means it (``acc
+    *= x[i]``, ``if x[i] > acc: acc = x[i]``), starting from the reducer's identity, and
+    the threads' results are combined with its operation (CPU spaces and Debug)."""
+    if reducer is None or reducer is Sum:
+        return _dispatch("reduce", args, kwargs)
+    if not isinstance(reducer, Reducer):
+        names = ", ".join(repr(r) for r in REDUCERS)
+        raise DispatchError(f"reducer= takes one of {names}, not {reducer!r}")
+    return _dispatch("reduce", args, kwargs, reducer)
 
 
 def parallel_scan(*args: Any, **kwargs: Any) -> Any:
@@ -57,8 +67,10 @@ def parallel_scan(*args: Any, **kwargs: Any) -> Any:
     return _dispatch("scan", args, kwargs)
 
 
-def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    if len(args) == 2 and not hooks.observed():
+def _dispatch(
+    operation: str, args: tuple[Any, ...], kwargs: dict[str, Any], reducer: Reducer = Sum
+) -> Any:
+    if len(args) == 2 and reducer is Sum and not hooks.observed():
         policy = args[0]
         if type(policy) is int:  # parallel_for(n, ...): RangePolicy(0, n), default space
             space, begin, end = get_default_space(), 0, policy
@@ -90,13 +102,15 @@ def _dispatch(operation: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         )
         hooks.notify("dispatch_started", dispatch)
         try:
-            result = _run(dispatch.workunit, operation, policy, kwargs, dispatch.build, dispatch)
+            result = _run(
+                dispatch.workunit, operation, policy, kwargs, dispatch.build, dispatch, reducer
+            )
         except BaseException as exc:
             hooks.notify("dispatch_finished", dispatch, None, exc)
             raise
         hooks.notify("dispatch_finished", dispatch, result, None)
         return result
-    return _run(workunit, operation, policy, kwargs, BuildMode.RELEASE, None)
+    return _run(workunit, operation, policy, kwargs, BuildMode.RELEASE, None, reducer)
 
 
 _NATIVE_SPACES = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
@@ -146,10 +160,19 @@ def _run(
     kwargs: dict[str, Any],
     build_mode: BuildMode,
     dispatch: Dispatch | None,
+    reducer: Reducer = Sum,
 ) -> Any:
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(not_a_workunit(operation, workunit))
+    if reducer is not Sum and (
+        isinstance(policy, TeamPolicy) or policy.space is ExecutionSpace.Cuda
+    ):
+        where = "a TeamPolicy" if isinstance(policy, TeamPolicy) else "the GPU"
+        raise DispatchError(
+            f"reducer={reducer!r} is not supported on {where} yet: reduce to a sum there, "
+            "or run this reduce on OpenMP, Serial or Debug"
+        )
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
@@ -161,15 +184,15 @@ def _run(
             rank = policy.rank
         native = policy.space in (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
         if native and has_hybrid_launch(operation, rank):
-            return _run_hybrid(workunit, marker, operation, policy, kwargs, dispatch)
+            return _run_hybrid(workunit, marker, operation, policy, kwargs, dispatch, reducer)
         build_mode = BuildMode.DEBUG  # no fast path for this launch
     if isinstance(policy, TeamPolicy):
         return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
-        return _run_box(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
+        return _run_box(workunit, marker, operation, policy, kwargs, build_mode, dispatch, reducer)
     space = policy.space
     if space is ExecutionSpace.Debug:
-        return run_in_python(workunit, operation, policy, kwargs)
+        return run_in_python(workunit, operation, policy, kwargs, reducer)
     if space is ExecutionSpace.Cuda:
         from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
 
@@ -177,10 +200,10 @@ def _run(
     kernel = None
     # The short look-up of _dispatch, for what reaches here: a labelled or observed
     # dispatch, an int policy of another type (or a kernel not compiled yet).
-    if build_mode is BuildMode.RELEASE:
+    if build_mode is BuildMode.RELEASE and reducer is Sum:
         kernel = _compiled_range_kernel(operation, workunit, kwargs)
     if kernel is None:
-        kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode)
+        kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, 1, reducer)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(space, policy.begin, policy.end, kwargs)
@@ -193,6 +216,7 @@ def _run_hybrid(
     policy: RangePolicy | MDRangePolicy,
     kwargs: dict[str, Any],
     dispatch: Dispatch | None,
+    reducer: Reducer = Sum,
 ) -> Any:
     """A range for/reduce or a box for under BuildMode.HYBRID: release code when the
     launch is proven unable to fail a check, else the debug build."""
@@ -204,9 +228,8 @@ def _run_hybrid(
         rank, begin, end = policy.rank, policy.begins, policy.ends
         bounds = (box_bounds(begin), box_bounds(end))
     # Both builds at once at the first launch: it most likely holds its proof.
-    debug, fast = compiled_kernels(
-        workunit, marker, operation, kwargs, (BuildMode.DEBUG, BuildMode.HYBRID), rank
-    )
+    modes = (BuildMode.DEBUG, BuildMode.HYBRID)
+    debug, fast = compiled_kernels(workunit, marker, operation, kwargs, modes, rank, reducer)
     assert debug is not None
     if fast is not None and not debug.entry.proof.holds(begin, end, kwargs):
         fast = None
@@ -230,6 +253,7 @@ def _run_box(
     kwargs: dict[str, Any],
     build_mode: BuildMode,
     dispatch: Dispatch | None,
+    reducer: Reducer = Sum,
 ) -> Any:
     """:func:`_run` for an MDRangePolicy: the launchers take its begins and ends as arrays."""
     rank = policy.rank
@@ -241,12 +265,12 @@ def _run_box(
     _check_index_parameters(workunit, operation, rank)
     space = policy.space
     if space is ExecutionSpace.Debug:
-        return run_in_python(workunit, operation, policy, kwargs)
+        return run_in_python(workunit, operation, policy, kwargs, reducer)
     if space is ExecutionSpace.Cuda:
         from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
 
         return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
-    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, rank)
+    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, rank, reducer)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(space, box_bounds(policy.begins), box_bounds(policy.ends), kwargs)
@@ -364,6 +388,7 @@ def specialization_key(
     kwargs: dict[str, Any],
     rank: int,
     build: Any,
+    reducer: Reducer = Sum,
 ) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """The memo key of ``workunit``'s build for these arguments (``build``: what else
     tells builds apart, e.g. the BuildMode), and the names of its keyword parameters.
@@ -376,6 +401,8 @@ def specialization_key(
     except KeyError:
         _check_arguments(workunit, operation, kwargs, rank)
         raise
+    if reducer is not Sum:  # another combination: another build
+        return (operation, build, rank, signature, reducer.name), names
     return (operation, build, rank, signature), names
 
 
@@ -386,10 +413,12 @@ def compiled_kernel(
     kwargs: dict[str, Any],
     build_mode: BuildMode,
     rank: int = 1,
+    reducer: Reducer = Sum,
 ) -> CompiledKernel:
     """The loaded build of ``workunit`` for these arguments (translated on first use);
     ``rank`` > 1: for an MDRangePolicy of that rank."""
-    kernel = compiled_kernels(workunit, marker, operation, kwargs, (build_mode,), rank)[0]
+    modes = (build_mode,)
+    kernel = compiled_kernels(workunit, marker, operation, kwargs, modes, rank, reducer)[0]
     assert kernel is not None
     return kernel
 
@@ -401,6 +430,7 @@ def compiled_kernels(
     kwargs: dict[str, Any],
     modes: tuple[BuildMode, ...],
     rank: int = 1,
+    reducer: Reducer = Sum,
 ) -> list[CompiledKernel | None]:
     """:func:`compiled_kernel` for several build modes of one specialisation: the missing
     ones are translated once and compiled side by side (each g++ on a core of its own).
@@ -409,7 +439,7 @@ def compiled_kernels(
     missing = []
     names: tuple[str, ...] = ()
     for mode in modes:
-        key, names = specialization_key(workunit, operation, kwargs, rank, mode)
+        key, names = specialization_key(workunit, operation, kwargs, rank, mode, reducer)
         if key in marker.specializations:
             found[mode] = marker.specializations[key]
         else:
@@ -419,7 +449,7 @@ def compiled_kernels(
         _drop_hybrid(missing, found)  # seen at an earlier launch: no launch could use it
     if missing:
         arg_types = {n: argument_type(n, kwargs[n]) for n in names}
-        entry = translate_workunit(workunit, operation, arg_types, rank)
+        entry = translate_workunit(workunit, operation, arg_types, rank, reducer)
         if entry.proof is None:
             _drop_hybrid(missing, found)
         label = f"workunit {workunit.__qualname__}"
@@ -476,9 +506,11 @@ def run_in_python(
     operation: str,
     policy: RangePolicy | MDRangePolicy,
     kwargs: dict[str, Any],
+    reducer: Reducer = Sum,
 ) -> Any:
     """The ``Debug`` space: the body as plain Python, index by index (an MDRangePolicy's
-    index tuples in row-major order)."""
+    index tuples in row-major order); a reduce's accumulator starts at the reducer's
+    identity (one accumulator: the body's own updates are the reduction)."""
     if isinstance(policy, MDRangePolicy):
         rank = policy.rank
         _check_arguments(workunit, operation, kwargs, rank)
@@ -493,7 +525,7 @@ def run_in_python(
         if body is None:
             body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
         to_python = _python_type(workunit, rank)
-        acc = [to_python(0)]
+        acc = [to_python(_start(reducer, workunit, rank))]
         for index in boxes:
             body(*index, acc, **kwargs)
         return to_python(acc[0])
@@ -508,7 +540,7 @@ def run_in_python(
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
     to_python = _python_type(workunit)
-    acc = [to_python(0)]
+    acc = [to_python(_start(reducer, workunit, 1))]
     if operation == "reduce":
         for i in indices:
             body(i, acc, **kwargs)
@@ -539,6 +571,15 @@ def _as_view(value: Any) -> Any:
     if type(value) in (np.ndarray, View):
         return value.view(_PythonView)
     return value.item() if type(value) in _AS_PYTHON else value
+
+
+def _start(reducer: Reducer, workunit: Callable[..., Any], position: int) -> Any:
+    """The accumulator's first value: the reducer's identity for its type."""
+    if reducer is Sum:
+        return 0
+    dtype = _acc_type(workunit, position)
+    reducer.check(dtype)
+    return reducer.identity(dtype)
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:

@@ -389,6 +389,7 @@ PRELUDE = (
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #ifdef _OPENMP
 #include <omp.h>
 #endif

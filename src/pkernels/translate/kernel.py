@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api import types as t
+from ..api.reducers import Reducer, Sum
 from . import emit_cpp, ir
 from .bounds_proof import launch_proof
 from .emit_cpp import KernelEntry, emit_module
@@ -37,16 +38,29 @@ def lower_workunit(
 
 
 def translate_workunit(
-    func: Callable[..., Any], operation: str, arg_types: dict[str, ir.Type], rank: int = 1
+    func: Callable[..., Any],
+    operation: str,
+    arg_types: dict[str, ir.Type],
+    rank: int = 1,
+    reducer: Reducer = Sum,
 ) -> KernelEntry:
     """C++ for ``func`` dispatched as ``operation`` with arguments of ``arg_types``, over
-    a range (``rank`` 1) or an MDRangePolicy box of ``rank`` dimensions."""
+    a range (``rank`` 1) or an MDRangePolicy box of ``rank`` dimensions; a reduce
+    combines with ``reducer``."""
     kernel, helpers = lower_workunit(func, operation, arg_types, rank)
     index = kernel.params[0].type
     if isinstance(index, ir.TeamType):
         index = t.int64  # unused: a TeamPolicy module has no index
     assert isinstance(index, t.DataType)
-    entry = emit_module(kernel, helpers, operation, index, rank)
+    acc = next((p for p in kernel.params if p.role == "acc"), None)
+    if reducer is not Sum and acc is not None and isinstance(acc.type, t.DataType):
+        try:
+            reducer.check(acc.type)
+        except TypeError as exc:  # at the accumulator parameter, with a caret
+            source = KernelSource.of(func)
+            node = next((a for a in source.tree.args.args if a.arg == acc.name), source.tree)
+            source.error(node, str(exc))
+    entry = emit_module(kernel, helpers, operation, index, rank, reducer)
     if emit_cpp.has_hybrid_launch(operation, rank):  # when a HYBRID launch runs fast
         entry.proof = launch_proof(kernel, helpers, operation, rank)
     return entry

@@ -1,0 +1,132 @@
+"""Kokkos' built-in reducers: parallel_reduce(..., reducer=pk.Max) and the others, on
+ranges and MDRange boxes, in release and debug builds and the Debug space, against what
+Python computes; empty launches give the identity; what is not supported says so."""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+
+import numpy as np
+import pytest
+from pkt_support import ForceDebugBuild, observing
+
+import pkernels as pk
+
+
+@pk.workunit
+def prod_int(i: int, acc: pk.Acc[pk.int64], data):
+    acc *= data[i]
+
+
+@pk.workunit
+def min_float(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] < acc:
+        acc = data[i]
+
+
+@pk.workunit
+def max_float(i: int, acc: pk.Acc[pk.double], data):
+    acc = max(acc, data[i])
+
+
+@pk.workunit
+def max_int(i: int, acc: pk.Acc[pk.int32], data):
+    if data[i] > acc:
+        acc = data[i]
+
+
+@pk.workunit
+def band_int(i: int, acc: pk.Acc[pk.int64], data):
+    acc &= data[i]
+
+
+@pk.workunit
+def bor_int(i: int, acc: pk.Acc[pk.int64], data):
+    acc |= data[i]
+
+
+@pk.workunit
+def land_bool(i: int, acc: pk.Acc[pk.bool], data):
+    acc = acc and data[i] > 0
+
+
+@pk.workunit
+def lor_bool(i: int, acc: pk.Acc[pk.bool], data):
+    acc = acc or data[i] > 0
+
+
+@pk.workunit
+def sum_float(i: int, acc: pk.Acc[pk.double], data):
+    acc += data[i]
+
+
+@pk.workunit
+def box_max(i: int, j: int, acc: pk.Acc[pk.double], A):
+    if A[i, j] > acc:
+        acc = A[i, j]
+
+
+RNG = np.random.default_rng(21)
+FLOATS = RNG.normal(size=1000)
+SMALL = RNG.integers(1, 4, 40).astype(np.int64)  # a product that fits in int64
+BITS = RNG.integers(0, 2**20, 300).astype(np.int64) | 0b1001
+SIGNED = RNG.integers(-100, 100, 500).astype(np.int32)
+
+CASES = [
+    ("Prod", pk.Prod, prod_int, SMALL, functools.reduce(operator.mul, SMALL.tolist(), 1)),
+    ("Min", pk.Min, min_float, FLOATS, float(FLOATS.min())),
+    ("Max", pk.Max, max_float, FLOATS, float(FLOATS.max())),
+    ("Max int32", pk.Max, max_int, SIGNED, int(SIGNED.max())),
+    ("BAnd", pk.BAnd, band_int, BITS, functools.reduce(operator.and_, BITS.tolist())),
+    ("BOr", pk.BOr, bor_int, BITS, functools.reduce(operator.or_, BITS.tolist())),
+    ("LAnd", pk.LAnd, land_bool, FLOATS, bool((FLOATS > 0).all())),
+    ("LAnd true", pk.LAnd, land_bool, np.abs(FLOATS) + 1, True),
+    ("LOr", pk.LOr, lor_bool, FLOATS, True),
+    ("LOr false", pk.LOr, lor_bool, -np.abs(FLOATS), False),
+    ("Sum", pk.Sum, sum_float, FLOATS, None),
+]
+
+
+@pytest.mark.parametrize("name,reducer,workunit,data,expected", CASES, ids=[c[0] for c in CASES])
+def test_reducers_on_a_range(space, name, reducer, workunit, data, expected):
+    policy = pk.RangePolicy(space, 0, len(data))
+    result = pk.parallel_reduce(policy, workunit, reducer=reducer, data=data)
+    if expected is None:  # a sum: rounding depends on the order of the threads' partials
+        assert result == pytest.approx(data.sum(), rel=1e-12)
+    else:
+        assert result == expected and type(result) is type(expected)
+    with observing(ForceDebugBuild()):  # the debug build (what pkdb runs) agrees
+        again = pk.parallel_reduce(policy, workunit, reducer=reducer, data=data)
+    assert again == pytest.approx(result, rel=1e-12)
+
+
+def test_an_empty_range_gives_the_identity(space):
+    empty = pk.RangePolicy(space, 0, 0)
+    assert pk.parallel_reduce(empty, min_float, reducer=pk.Min, data=FLOATS) == math.inf
+    assert pk.parallel_reduce(empty, max_int, reducer=pk.Max, data=SIGNED) == -(2**31)
+    assert pk.parallel_reduce(empty, prod_int, reducer=pk.Prod, data=SMALL) == 1
+    assert pk.parallel_reduce(empty, band_int, reducer=pk.BAnd, data=BITS) == -1
+    assert pk.parallel_reduce(empty, land_bool, reducer=pk.LAnd, data=FLOATS) is True
+
+
+def test_a_reducer_over_an_mdrange_box(space):
+    A = RNG.normal(size=(13, 17))
+    policy = pk.MDRangePolicy(space, [0, 0], [13, 17])
+    assert pk.parallel_reduce(policy, box_max, reducer=pk.Max, A=A) == A.max()
+
+
+def test_what_reducers_do_not_take_is_refused():
+    with pytest.raises(pk.DispatchError, match=r"reducer= takes one of pk.Sum, pk.Prod"):
+        pk.parallel_reduce(4, max_float, reducer=max, data=FLOATS)
+    with pytest.raises(pk.TranslationError, match="pk.BAnd reduces integers") as info:
+        pk.parallel_reduce(4, min_float, reducer=pk.BAnd, data=FLOATS)
+    assert "def min_float(i: int, acc: pk.Acc[pk.double], data):" in str(info.value)
+    with pytest.raises(TypeError, match="pk.BOr reduces integers"):
+        pk.parallel_reduce(pk.RangePolicy(pk.Debug, 0, 4), min_float, reducer=pk.BOr, data=FLOATS)
+    gpu = pk.RangePolicy(pk.Cuda, 0, 4)
+    with pytest.raises(pk.DispatchError, match=r"reducer=pk.Min is not supported on the GPU"):
+        pk.parallel_reduce(gpu, min_float, reducer=pk.Min, data=FLOATS)
+    with pytest.raises(pk.DispatchError, match=r"reducer=pk.Max is not supported on a TeamPolicy"):
+        pk.parallel_reduce(pk.TeamPolicy(pk.OpenMP, 2, 1), max_float, reducer=pk.Max, data=FLOATS)
