@@ -165,12 +165,9 @@ def _run(
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(not_a_workunit(operation, workunit))
-    if reducer is not Sum and (
-        isinstance(policy, TeamPolicy) or policy.space is ExecutionSpace.Cuda
-    ):
-        where = "a TeamPolicy" if isinstance(policy, TeamPolicy) else "the GPU"
+    if reducer is not Sum and policy.space is ExecutionSpace.Cuda:
         raise DispatchError(
-            f"reducer={reducer!r} is not supported on {where} yet: reduce to a sum there, "
+            f"reducer={reducer!r} is not supported on the GPU yet: reduce to a sum there, "
             "or run this reduce on OpenMP, Serial or Debug"
         )
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
@@ -187,7 +184,7 @@ def _run(
             return _run_hybrid(workunit, marker, operation, policy, kwargs, dispatch, reducer)
         build_mode = BuildMode.DEBUG  # no fast path for this launch
     if isinstance(policy, TeamPolicy):
-        return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
+        return _run_team(workunit, marker, operation, policy, kwargs, build_mode, dispatch, reducer)
     if type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
         return _run_box(workunit, marker, operation, policy, kwargs, build_mode, dispatch, reducer)
     space = policy.space
@@ -284,6 +281,7 @@ def _run_team(
     kwargs: dict[str, Any],
     build_mode: BuildMode,
     dispatch: Dispatch | None,
+    reducer: Reducer = Sum,
 ) -> Any:
     """:func:`_run` for a TeamPolicy: the launchers take the league, team size and
     scratch sizes as one int64 array (:meth:`TeamPolicy.launch_spec`)."""
@@ -297,7 +295,7 @@ def _run_team(
     team_size = policy.resolved_team_size()
     policy.check_scratch(team_size)
     if space is ExecutionSpace.Debug:
-        return run_team_in_python(workunit, operation, policy, kwargs)
+        return run_team_in_python(workunit, operation, policy, kwargs, reducer)
     if space is ExecutionSpace.Cuda:
         from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
 
@@ -307,7 +305,7 @@ def _run_team(
             f"the Serial space runs teams of one thread, but this TeamPolicy asks for "
             f"{team_size}: use pk.AUTO (or OpenMP, whose teams are real threads)"
         )
-    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, TEAM)
+    kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, TEAM, reducer)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(space, box_bounds(tuple(policy.launch_spec(team_size))), None, kwargs)

@@ -44,11 +44,17 @@ from ..translate.source import KernelSource
 # -- running a TeamPolicy ---------------------------------------------------------------
 
 
-def run_team_in_python(workunit: Any, operation: str, policy: Any, kwargs: dict[str, Any]) -> Any:
+def run_team_in_python(
+    workunit: Any, operation: str, policy: Any, kwargs: dict[str, Any], reducer: Any = None
+) -> Any:
     """Run ``workunit(team_member, [acc,] **kwargs)`` for every member of every team of
     ``policy``; for ``operation == "reduce"`` return the members' accumulators added in
-    order (league 0 rank 0, league 0 rank 1, ..., from 0)."""
-    from .dispatch import _as_view, _check_arguments, _python_type
+    order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
+    (each member starting from its identity)."""
+    from ..api.reducers import Sum
+    from .dispatch import _as_view, _check_arguments, _python_type, _start
+
+    reducer = reducer or Sum
 
     assert operation in ("for", "reduce"), operation
     assert isinstance(policy, TeamPolicy)
@@ -60,14 +66,15 @@ def run_team_in_python(workunit: Any, operation: str, policy: Any, kwargs: dict[
     # (not zeroed between teams, as scratch memory is not on a device).
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
     to_python = _python_type(workunit) if operation == "reduce" else None
-    total: Any = to_python(0) if to_python is not None else None
+    start = _start(reducer, workunit, 1) if to_python is not None else None
+    total: Any = to_python(start) if to_python is not None else None
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
         members = [
             TeamMember(league_rank, policy.league_size, rank, team_size, team)
             for rank in range(team_size)
         ]
-        accs = [[to_python(0)] for _ in members] if to_python is not None else None
+        accs = [[to_python(start)] for _ in members] if to_python is not None else None
         calls = [
             _member_call(form, member, accs[member.team_rank()] if accs else None, kwargs)
             for member in members
@@ -78,7 +85,7 @@ def run_team_in_python(workunit: Any, operation: str, policy: Any, kwargs: dict[
             team.run(calls)
         if accs is not None:
             for acc in accs:
-                total = total + acc[0]
+                total = reducer.combine(total, acc[0])
     return to_python(total) if to_python is not None else None
 
 
