@@ -92,6 +92,27 @@ def bounds_of(i: int, table, queries, lower, upper):
 
 
 @pk.workunit
+def smallest_of(i: int, acc: pk.Acc[pk.int64], data):
+    if data[i] < acc:
+        acc = data[i]
+
+
+@pk.workunit
+def largest_in_box(i: int, j: int, acc: pk.Acc[pk.double], A):
+    acc = max(acc, A[i, j])
+
+
+@pk.workunit
+def common_bits(i: int, acc: pk.Acc[pk.int64], data):
+    acc &= data[i]
+
+
+@pk.workunit
+def product_of(i: int, acc: pk.Acc[pk.double], data):
+    acc *= data[i]
+
+
+@pk.workunit
 def count_odd(i, acc: pk.Acc[pk.int64], v):
     if v[i] % 2 == 1:
         acc += v[i]
@@ -262,11 +283,11 @@ class Saxpy:
 # ---------------------------------------------------------------- without a GPU
 
 
-def _cuda_source(workunit, operation: str, rank: int = 1, **kwargs) -> str:
+def _cuda_source(workunit, operation: str, rank: int = 1, reducer=pk.Sum, **kwargs) -> str:
     arg_types = {name: argument_type(name, value) for name, value in kwargs.items()}
     function, helpers = lower_workunit(workunit, operation, arg_types, rank)
     index = function.params[0].type if rank != TEAM else pk.int64
-    return emit_cuda_module(function, helpers, operation, index, rank).source
+    return emit_cuda_module(function, helpers, operation, index, rank, reducer).source
 
 
 def test_generated_cuda_compiles_with_nvcc(tmp_path):
@@ -279,6 +300,8 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "range_reduce": _cuda_source(count_odd, "reduce", v=ints),
         "scan": _cuda_source(prefix, "scan", inp=ints, out=ints[::-1]),
         "mdrange": _cuda_source(box_sum, "reduce", 2, A=m.T),
+        "reduce_min": _cuda_source(smallest_of, "reduce", reducer=pk.Min, data=ints),
+        "reduce_band": _cuda_source(common_bits, "reduce", reducer=pk.BAnd, data=ints),
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "atomics": _cuda_source(
             small_atomics,
@@ -368,6 +391,36 @@ def test_lower_and_upper_bound_on_the_gpu(cp):
     )  # fmt: skip
     np.testing.assert_array_equal(lower.get(), np.searchsorted(table, queries, side="left"))
     np.testing.assert_array_equal(upper.get(), np.searchsorted(table, queries, side="right"))
+
+
+@gpu
+def test_reducers_on_the_gpu(cp):
+    rng = np.random.default_rng(12)
+    ints = rng.integers(-(2**40), 2**40, 100_000) | 0b101
+    floats = rng.uniform(0.999, 1.001, 50_000)
+    A = rng.normal(size=(300, 70))
+    policy = pk.RangePolicy(pk.Cuda, 0, len(ints))
+    assert pk.parallel_reduce(policy, smallest_of, reducer=pk.Min, data=cp.asarray(ints)) == (
+        ints.min()
+    )
+    band = pk.parallel_reduce(policy, common_bits, reducer=pk.BAnd, data=cp.asarray(ints))
+    assert band == np.bitwise_and.reduce(ints)
+    product = pk.parallel_reduce(
+        pk.RangePolicy(pk.Cuda, 0, len(floats)), product_of, reducer=pk.Prod,
+        data=cp.asarray(floats),
+    )  # fmt: skip
+    assert product == pytest.approx(np.prod(floats), rel=1e-10)
+    box = pk.MDRangePolicy(pk.Cuda, [0, 0], list(A.shape))
+    assert pk.parallel_reduce(box, largest_in_box, reducer=pk.Max, A=cp.asarray(A)) == A.max()
+    empty = pk.RangePolicy(pk.Cuda, 0, 0)
+    assert pk.parallel_reduce(empty, smallest_of, reducer=pk.Min, data=cp.asarray(ints)) == (
+        2**63 - 1
+    )
+    with pytest.raises(pk.DispatchError, match="over a TeamPolicy is not supported on the GPU"):
+        pk.parallel_reduce(
+            pk.TeamPolicy(pk.Cuda, 2, pk.AUTO), team_yax, reducer=pk.Max, cols=2,
+            y=cp.zeros(2), x=cp.zeros(2), A=cp.zeros((2, 2)),
+        )  # fmt: skip
 
 
 @gpu

@@ -147,6 +147,3 @@ def test_what_reducers_do_not_take_is_refused():
     assert "def min_float(i: int, acc: pk.Acc[pk.double], data):" in str(info.value)
     with pytest.raises(TypeError, match="pk.BOr reduces integers"):
         pk.parallel_reduce(pk.RangePolicy(pk.Debug, 0, 4), min_float, reducer=pk.BOr, data=FLOATS)
-    gpu = pk.RangePolicy(pk.Cuda, 0, 4)
-    with pytest.raises(pk.DispatchError, match=r"reducer=pk.Min is not supported on the GPU"):
-        pk.parallel_reduce(gpu, min_float, reducer=pk.Min, data=FLOATS)

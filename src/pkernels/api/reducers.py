@@ -58,6 +58,17 @@ class Reducer:
             return f"({T})(~({T})0)"
         return f"({T})({int(self.identity(dtype))})"
 
+    def cuda_identity(self, dtype: DataType) -> str:
+        """:meth:`identity` as a CUDA expression (NVRTC has no ``<limits>``)."""
+        T = dtype.ctype
+        value = self.identity(dtype)
+        if isinstance(value, float) and math.isinf(value):
+            return f"{'-' if value < 0 else ''}pk_rt::inf_value<{T}>()"
+        if dtype.kind == "int" and value == -(2 ** (dtype.bits - 1)):
+            return f"({T})(-{2 ** (dtype.bits - 1) - 1}LL - 1)"  # no literal for the minimum
+        suffix = "ULL" if dtype.kind == "uint" else "LL"
+        return f"({T})({int(value)}{suffix})"
+
     def check(self, dtype: DataType) -> None:
         """Refuse an accumulator type the reducer does not take (bits of a float)."""
         if dtype.kind not in self.kinds:

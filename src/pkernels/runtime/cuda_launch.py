@@ -28,6 +28,7 @@ when ``parallel_*`` returns. Launch shapes:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shutil
@@ -41,6 +42,7 @@ import numpy as np
 
 from ..api.decorators import KernelMarker
 from ..api.policies import MDRangePolicy, RangePolicy
+from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..api.types import DataType, int64
 from ..build.cache import cache_key, entry_dir, write_atomically
@@ -55,7 +57,7 @@ from ..errors import (
 )
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry, emit_cuda_module
-from ..translate.kernel import lower_workunit
+from ..translate.kernel import check_reducer, lower_workunit
 from . import hooks
 from .hooks import BuildMode, Dispatch
 from .marshal import argument_type
@@ -106,6 +108,7 @@ def run_cuda(
     kwargs: dict[str, Any],
     build_mode: BuildMode,
     dispatch: Dispatch | None,
+    reducer: Reducer = Sum,
 ) -> Any:
     """A dispatch on the Cuda space (``dispatch.py`` calls this for every policy kind).
 
@@ -125,7 +128,12 @@ def run_cuda(
         rank = policy.rank
     else:
         rank = 1
-    kernel = cuda_kernel(workunit, marker, operation, kwargs, rank)
+    if reducer is not Sum and rank == TEAM:
+        raise DispatchError(
+            f"reducer={reducer!r} over a TeamPolicy is not supported on the GPU yet: use "
+            "OpenMP, Serial or Debug, or a RangePolicy on the GPU"
+        )
+    kernel = cuda_kernel(workunit, marker, operation, kwargs, rank, reducer)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(policy, kwargs)
@@ -137,12 +145,13 @@ def cuda_kernel(
     operation: str,
     kwargs: dict[str, Any],
     rank: int,
+    reducer: Reducer = Sum,
 ) -> CudaKernel:
     """The loaded CUDA build of ``workunit`` for these arguments (translated and compiled
     on first use, then kept in the workunit's memo)."""
     from .dispatch import specialization_key
 
-    key, names = specialization_key(workunit, operation, kwargs, rank, "cuda")
+    key, names = specialization_key(workunit, operation, kwargs, rank, "cuda", reducer)
     kernel = marker.specializations.get(key)
     if kernel is None:
         from .dispatch import _line_span
@@ -152,7 +161,8 @@ def cuda_kernel(
         index = function.params[0].type
         if not isinstance(index, DataType):
             index = int64  # a TeamPolicy module has no index
-        entry = emit_cuda_module(function, helpers, operation, index, rank)
+        check_reducer(workunit, function, reducer)
+        entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
         path, code, compiled = build_cuda(entry, f"workunit {workunit.__qualname__}")
         kernel = CudaKernel(
             workunit.__name__,
@@ -304,8 +314,9 @@ class CudaKernel:
         return result
 
     def _zero(self) -> Any:
+        """An empty launch's result: the reducer's identity (0 for a sum)."""
         acc = self.entry.acc_type
-        return None if acc is None else acc.np_dtype.type(0).item()
+        return None if acc is None else acc.np_dtype.type(self.entry.reducer.identity(acc)).item()
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         if self.entry.rank == 1:
@@ -327,7 +338,11 @@ class CudaKernel:
             partials = cp.zeros(blocks, dtype=self.entry.acc_type.np_dtype)
             bounds.append(partials)
         self._run(cp, blocks, BLOCK, (*bounds, *args))
-        return None if partials is None else _in_order_sum(partials.get())
+        if partials is None:
+            return None
+        if self.entry.reducer is Sum:
+            return _in_order_sum(partials.get())
+        return _in_order(self.entry.reducer, partials.get())
 
     def _launch_scan(self, cp: Any, policy: RangePolicy, args: list[Any]) -> Any:
         acc = self.entry.acc_type
@@ -407,6 +422,11 @@ class CudaKernel:
         done = cp.cuda.Event(block=True, disable_timing=True)
         done.record()
         done.synchronize()
+
+
+def _in_order(reducer: Reducer, partials: np.ndarray) -> Any:
+    """The blocks' partials combined one after another with ``reducer``, in block order."""
+    return functools.reduce(reducer.combine, partials.tolist())
 
 
 def _in_order_sum(partials: np.ndarray) -> Any:

@@ -51,7 +51,8 @@ def parallel_reduce(*args: Any, reducer: Reducer | None = None, **kwargs: Any) -
     ``reducer`` (``pk.Sum``, ``pk.Prod``, ``pk.Min``, ``pk.Max``, ``pk.LAnd``, ``pk.LOr``,
     ``pk.BAnd``, ``pk.BOr``) the workunit updates ``acc`` as the reducer means it (``acc
     *= x[i]``, ``if x[i] > acc: acc = x[i]``), starting from the reducer's identity, and
-    the threads' results are combined with its operation (CPU spaces and Debug)."""
+    the threads' results are combined with its operation (every space; on the GPU over
+    ranges and MDRange boxes)."""
     if reducer is None or reducer is Sum:
         return _dispatch("reduce", args, kwargs)
     if not isinstance(reducer, Reducer):
@@ -165,11 +166,6 @@ def _run(
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(not_a_workunit(operation, workunit))
-    if reducer is not Sum and policy.space is ExecutionSpace.Cuda:
-        raise DispatchError(
-            f"reducer={reducer!r} is not supported on the GPU yet: reduce to a sum there, "
-            "or run this reduce on OpenMP, Serial or Debug"
-        )
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
@@ -193,7 +189,7 @@ def _run(
     if space is ExecutionSpace.Cuda:
         from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
 
-        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
+        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch, reducer)
     kernel = None
     # The short look-up of _dispatch, for what reaches here: a labelled or observed
     # dispatch, an int policy of another type (or a kernel not compiled yet).
@@ -266,7 +262,7 @@ def _run_box(
     if space is ExecutionSpace.Cuda:
         from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
 
-        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
+        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch, reducer)
     kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, rank, reducer)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
@@ -299,7 +295,7 @@ def _run_team(
     if space is ExecutionSpace.Cuda:
         from .cuda_launch import run_cuda  # imports CuPy: only when a GPU is asked for
 
-        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch)
+        return run_cuda(workunit, marker, operation, policy, kwargs, build_mode, dispatch, reducer)
     if space is ExecutionSpace.Serial and team_size != 1:
         raise DispatchError(
             f"the Serial space runs teams of one thread, but this TeamPolicy asks for "

@@ -244,13 +244,15 @@ __device__ T atomic_cas(T* p, T expected, T desired) {
 
 // ---- one block's partial of a parallel_reduce: the threads' partials added in shared
 // memory (a tree of fixed shape: the same total every run), written to out[blockIdx.x]
-template <typename T>
-__device__ void block_sum(T* shared, T partial, T* out) {
+// The block's threads' partials combined (a tree: blockDim.x is a power of two), into
+// out[blockIdx.x]; `combine` is the reduction's operation (the module's pk_reduce).
+template <typename T, typename F>
+__device__ void block_reduce(T* shared, T partial, T* out, F combine) {
     shared[threadIdx.x] = partial;
     __syncthreads();
     for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s)
-            shared[threadIdx.x] = (T)(shared[threadIdx.x] + shared[threadIdx.x + s]);
+            shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + s]);
         __syncthreads();
     }
     if (threadIdx.x == 0) out[blockIdx.x] = shared[0];

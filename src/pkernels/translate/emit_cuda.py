@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..api import types as t
+from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import emit_cpp, ir
@@ -37,7 +38,7 @@ from .printf import printf_format
 
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
 ENTRY = "pk_cuda_entry"  # the __global__ function of every module
-# Threads per block of range and MDRange launches (a power of two: block_sum's tree).
+# Threads per block of range and MDRange launches (a power of two: block_reduce's tree).
 BLOCK = 256
 # Atomic additions the hardware does (atomicAdd); other types and operations use a CAS loop.
 _HARDWARE_ADD = {t.float32, t.float64, t.int32, t.uint32, t.int64, t.uint64}
@@ -60,6 +61,7 @@ class CudaEntry:
     # sizes teams by, and whether the body asks its team size (to split work itself).
     team_ranges: list[tuple[list[ir.Expr], list[ir.Expr]]] = field(default_factory=list)
     asks_team_size: bool = False
+    reducer: Reducer = Sum  # how a reduce's blocks combine (on the GPU, then on the host)
 
 
 class CudaEmitter(CppEmitter):
@@ -170,8 +172,10 @@ def emit_cuda_module(
     operation: str,
     index_type: DataType,
     rank: int = 1,
+    reducer: Reducer = Sum,
 ) -> CudaEntry:
-    """The CUDA module of one workunit specialisation (see the module docstring)."""
+    """The CUDA module of one workunit specialisation (see the module docstring); a
+    range or box reduce combines its blocks' threads with ``reducer``."""
     em = CudaEmitter()
     body: list[str] = [f"namespace {KERNEL_NAMESPACE} {{"]
     em.lines = body
@@ -213,6 +217,8 @@ def emit_cuda_module(
     assert acc_type is None or isinstance(acc_type, DataType)
     kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
     params, views, args = _marshalled(marshalled)
+    if acc_type is not None and operation == "reduce" and rank != TEAM:
+        em.lines.extend(_cuda_reduction(reducer, acc_type))
     em.lines.extend(
         _entry(operation, rank, kernel, kname, index_type, acc_type, params, views, args)
     )
@@ -228,6 +234,7 @@ def emit_cuda_module(
         written_views=frozenset(kernel.written_views),
         team_ranges=ranges,
         asks_team_size=asks,
+        reducer=reducer,
     )
 
 
@@ -366,7 +373,10 @@ def _entry(
         else:
             assert operation == "reduce" and acc is not None
             lead.append(f"{T}* pk_partials")
-            lines += [f"    __shared__ {T} pk_shared[{BLOCK}];", f"    {T} pk_total = 0;"]
+            lines += [
+                f"    __shared__ {T} pk_shared[{BLOCK}];",
+                f"    {T} pk_total = PK_REDUCE_INIT;",
+            ]
             call = f"{kname}({idx}, pk_total{args});"
         lines += header
         if rank == 1:
@@ -375,7 +385,7 @@ def _entry(
             lines += decode
             lines += [f"        {call}", "    }"]
         if operation == "reduce":
-            lines.append("    pk_rt::block_sum(pk_shared, pk_total, pk_partials);")
+            lines.append("    pk_rt::block_reduce(pk_shared, pk_total, pk_partials, pk_reduce);")
     signature = ", ".join([*lead, *params])
     # Teams may have up to 1024 threads: the compiler must keep to the registers that allows.
     bound = 1024 if rank == TEAM else BLOCK
@@ -384,4 +394,15 @@ def _entry(
         *views,
         *lines,
         "}",
+    ]
+
+
+def _cuda_reduction(reducer: Reducer, acc: DataType) -> list[str]:
+    """``pk_reduce``, the reduction's operation on two partials, and ``PK_REDUCE_INIT``,
+    where each thread starts (a range or box reduce; see emit_cpp._reduction)."""
+    T = acc.ctype
+    combine = reducer.cpp_combine.replace("omp_out", "a").replace("omp_in", "b")
+    return [
+        f"__device__ __forceinline__ {T} pk_reduce({T} a, {T} b) {{ return ({T})({combine}); }}",
+        f"#define PK_REDUCE_INIT {reducer.cuda_identity(acc)}",
     ]

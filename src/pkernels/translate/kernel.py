@@ -37,6 +37,19 @@ def lower_workunit(
     return kernel, helpers.order
 
 
+def check_reducer(func: Callable[..., Any], kernel: ir.Function, reducer: Reducer) -> None:
+    """Refuse, at the accumulator parameter, an accumulator type ``reducer`` does not take."""
+    acc = next((p for p in kernel.params if p.role == "acc"), None)
+    if reducer is Sum or acc is None or not isinstance(acc.type, t.DataType):
+        return
+    try:
+        reducer.check(acc.type)
+    except TypeError as exc:
+        source = KernelSource.of(func)
+        node = next((a for a in source.tree.args.args if a.arg == acc.name), source.tree)
+        source.error(node, str(exc))
+
+
 def translate_workunit(
     func: Callable[..., Any],
     operation: str,
@@ -52,14 +65,7 @@ def translate_workunit(
     if isinstance(index, ir.TeamType):
         index = t.int64  # unused: a TeamPolicy module has no index
     assert isinstance(index, t.DataType)
-    acc = next((p for p in kernel.params if p.role == "acc"), None)
-    if reducer is not Sum and acc is not None and isinstance(acc.type, t.DataType):
-        try:
-            reducer.check(acc.type)
-        except TypeError as exc:  # at the accumulator parameter, with a caret
-            source = KernelSource.of(func)
-            node = next((a for a in source.tree.args.args if a.arg == acc.name), source.tree)
-            source.error(node, str(exc))
+    check_reducer(func, kernel, reducer)
     entry = emit_module(kernel, helpers, operation, index, rank, reducer)
     if emit_cpp.has_hybrid_launch(operation, rank):  # when a HYBRID launch runs fast
         entry.proof = launch_proof(kernel, helpers, operation, rank)
