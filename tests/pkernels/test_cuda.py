@@ -108,6 +108,16 @@ def common_bits(i: int, acc: pk.Acc[pk.int64], data):
 
 
 @pk.workunit
+def team_row_min(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
+    row: int = team_member.league_rank()
+    j: int = team_member.team_rank()
+    while j < A.extent(1):
+        if A[row, j] < acc:
+            acc = A[row, j]
+        j += team_member.team_size()
+
+
+@pk.workunit
 def product_of(i: int, acc: pk.Acc[pk.double], data):
     acc *= data[i]
 
@@ -302,6 +312,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "mdrange": _cuda_source(box_sum, "reduce", 2, A=m.T),
         "reduce_min": _cuda_source(smallest_of, "reduce", reducer=pk.Min, data=ints),
         "reduce_band": _cuda_source(common_bits, "reduce", reducer=pk.BAnd, data=ints),
+        "team_reduce_min": _cuda_source(team_row_min, "reduce", TEAM, reducer=pk.Min, A=m),
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "atomics": _cuda_source(
             small_atomics,
@@ -416,11 +427,9 @@ def test_reducers_on_the_gpu(cp):
     assert pk.parallel_reduce(empty, smallest_of, reducer=pk.Min, data=cp.asarray(ints)) == (
         2**63 - 1
     )
-    with pytest.raises(pk.DispatchError, match="over a TeamPolicy is not supported on the GPU"):
-        pk.parallel_reduce(
-            pk.TeamPolicy(pk.Cuda, 2, pk.AUTO), team_yax, reducer=pk.Max, cols=2,
-            y=cp.zeros(2), x=cp.zeros(2), A=cp.zeros((2, 2)),
-        )  # fmt: skip
+    for team in (pk.AUTO, 4, 32):  # each member starts from the identity, even idle ones
+        teams = pk.TeamPolicy(pk.Cuda, A.shape[0], team)
+        assert pk.parallel_reduce(teams, team_row_min, reducer=pk.Min, A=cp.asarray(A)) == (A.min())
 
 
 @gpu

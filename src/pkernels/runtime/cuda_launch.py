@@ -128,11 +128,6 @@ def run_cuda(
         rank = policy.rank
     else:
         rank = 1
-    if reducer is not Sum and rank == TEAM:
-        raise DispatchError(
-            f"reducer={reducer!r} over a TeamPolicy is not supported on the GPU yet: use "
-            "OpenMP, Serial or Debug, or a RangePolicy on the GPU"
-        )
     kernel = cuda_kernel(workunit, marker, operation, kwargs, rank, reducer)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
@@ -313,6 +308,12 @@ class CudaKernel:
             result = self._launch_range(cp, policy, args)
         return result
 
+    def _combined(self, partials: Any) -> Any:
+        """The blocks' partial results combined on the host, in block order."""
+        if self.entry.reducer is Sum:
+            return _in_order_sum(partials.get())
+        return _in_order(self.entry.reducer, partials.get())
+
     def _zero(self) -> Any:
         """An empty launch's result: the reducer's identity (0 for a sum)."""
         acc = self.entry.acc_type
@@ -338,11 +339,7 @@ class CudaKernel:
             partials = cp.zeros(blocks, dtype=self.entry.acc_type.np_dtype)
             bounds.append(partials)
         self._run(cp, blocks, BLOCK, (*bounds, *args))
-        if partials is None:
-            return None
-        if self.entry.reducer is Sum:
-            return _in_order_sum(partials.get())
-        return _in_order(self.entry.reducer, partials.get())
+        return None if partials is None else self._combined(partials)
 
     def _launch_scan(self, cp: Any, policy: RangePolicy, args: list[Any]) -> Any:
         acc = self.entry.acc_type
@@ -413,7 +410,7 @@ class CudaKernel:
             kind = int(report[4:8].view(np.int32)[0])
             text = report[8:].tobytes().split(b"\0", 1)[0].decode(errors="replace")
             raise _FAULTS.get(kind, KernelError)(text)
-        return None if partials is None else _in_order_sum(partials.get())
+        return None if partials is None else self._combined(partials)
 
     def _run(self, cp: Any, blocks: int, threads: int, args: tuple, shared: int = 0) -> None:
         self.function((blocks,), (threads,), args, shared_mem=shared)

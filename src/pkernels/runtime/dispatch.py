@@ -51,8 +51,7 @@ def parallel_reduce(*args: Any, reducer: Reducer | None = None, **kwargs: Any) -
     ``reducer`` (``pk.Sum``, ``pk.Prod``, ``pk.Min``, ``pk.Max``, ``pk.LAnd``, ``pk.LOr``,
     ``pk.BAnd``, ``pk.BOr``) the workunit updates ``acc`` as the reducer means it (``acc
     *= x[i]``, ``if x[i] > acc: acc = x[i]``), starting from the reducer's identity, and
-    the threads' results are combined with its operation (every space; on the GPU over
-    ranges and MDRange boxes)."""
+    the threads' results are combined with its operation (every space and policy)."""
     if reducer is None or reducer is Sum:
         return _dispatch("reduce", args, kwargs)
     if not isinstance(reducer, Reducer):

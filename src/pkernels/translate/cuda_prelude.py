@@ -717,15 +717,16 @@ __device__ __forceinline__ void team_start(TeamMember& tm, TeamShared* s, int64_
     tm.team_used[0] = tm.team_used[1] = tm.thread_used[0] = tm.thread_used[1] = 0;
 }
 
-// A TeamPolicy parallel_reduce: the block's threads' partials added in team rank order.
-template <typename T>
-__device__ void team_total(TeamShared& s, T partial, T* out) {
+// A TeamPolicy parallel_reduce: the block's threads' partials combined in team rank
+// order with the reduction's operation (the module's pk_reduce).
+template <typename T, typename F>
+__device__ void team_total(TeamShared& s, T partial, T* out, F combine) {
     bar_sync();
     *(T*)(s.slots + 8 * threadIdx.x) = partial;
     bar_sync();
     if (threadIdx.x == 0) {
-        T total = 0;
-        for (int r = 0; r < s.size; ++r) total += *(T*)(s.slots + 8 * r);
+        T total = *(T*)(s.slots);
+        for (int r = 1; r < s.size; ++r) total = combine(total, *(T*)(s.slots + 8 * r));
         out[blockIdx.x] = total;
     }
 }

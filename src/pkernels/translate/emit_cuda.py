@@ -175,7 +175,7 @@ def emit_cuda_module(
     reducer: Reducer = Sum,
 ) -> CudaEntry:
     """The CUDA module of one workunit specialisation (see the module docstring); a
-    range or box reduce combines its blocks' threads with ``reducer``."""
+    reduce combines its threads' results with ``reducer``."""
     em = CudaEmitter()
     body: list[str] = [f"namespace {KERNEL_NAMESPACE} {{"]
     em.lines = body
@@ -217,7 +217,7 @@ def emit_cuda_module(
     assert acc_type is None or isinstance(acc_type, DataType)
     kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
     params, views, args = _marshalled(marshalled)
-    if acc_type is not None and operation == "reduce" and rank != TEAM:
+    if acc_type is not None and operation == "reduce":
         em.lines.extend(_cuda_reduction(reducer, acc_type))
     em.lines.extend(
         _entry(operation, rank, kernel, kname, index_type, acc_type, params, views, args)
@@ -307,7 +307,7 @@ def _entry(
             "    pk_rt::TeamMember pk_tm;",
         ]
         if acc is not None:
-            lines.append(f"    {T} pk_total = 0;")
+            lines.append(f"    {T} pk_total = PK_REDUCE_INIT;")
         lines += [
             "    for (int64_t pk_l = blockIdx.x; pk_l < pk_league; pk_l += gridDim.x) {",
             "        pk_rt::team_start(pk_tm, &pk_ts, pk_l, pk_league);",
@@ -316,7 +316,7 @@ def _entry(
             "    }",
         ]
         if acc is not None:
-            lines.append("    pk_rt::team_total(pk_ts, pk_total, pk_partials);")
+            lines.append("    pk_rt::team_total(pk_ts, pk_total, pk_partials, pk_reduce);")
     elif operation == "scan":
         assert acc is not None and rank == 1
         lead = [
@@ -399,7 +399,7 @@ def _entry(
 
 def _cuda_reduction(reducer: Reducer, acc: DataType) -> list[str]:
     """``pk_reduce``, the reduction's operation on two partials, and ``PK_REDUCE_INIT``,
-    where each thread starts (a range or box reduce; see emit_cpp._reduction)."""
+    where each thread starts (see emit_cpp._reduction)."""
     T = acc.ctype
     combine = reducer.cpp_combine.replace("omp_out", "a").replace("omp_in", "b")
     return [
