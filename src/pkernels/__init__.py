@@ -127,11 +127,12 @@ LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402
 MemorySpaceDefault, HostSpace, CudaSpace = MemorySpace  # noqa: E402
 TraitDefault, Atomic, RandomAccess, Restrict, Unmanaged = Trait  # noqa: E402
 
-# `from pkernels import *` brings every public name but the array functions that would
-# shadow Python's own builtins in the importing module with NumPy's meaning (np.any of a
-# generator is always true): those stay pk.sum, pk.all, pk.any, pk.round.
+# `from pkernels import *` brings every public name but those that would shadow Python's
+# own builtins in the importing module with another meaning (np.any of a generator is
+# always true; pk.bool is a type, not a function): pk.sum, pk.all, pk.any, pk.round and
+# pk.bool stay qualified.
 __all__ = [
     name
     for name in dir()
-    if not name.startswith("_") and name not in ("sum", "all", "any", "round")
+    if not name.startswith("_") and name not in ("sum", "all", "any", "round", "bool")
 ]

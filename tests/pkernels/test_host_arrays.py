@@ -147,6 +147,7 @@ def test_data_types_compare_with_numpy_dtypes():
 def test_star_import_leaves_pythons_own_sum_all_any_round(make_module):
     module = make_module(
         "from pkernels import *\n"
-        "checks = (any(x > 5 for x in [1, 2]), all([]), sum([1, 2]), round(2.5), sqrt(4.0))\n"
+        "checks = (any(x > 5 for x in [1, 2]), all([]), sum([1, 2]), round(2.5), bool(0),"
+        " sqrt(4.0))\n"
     )
-    assert module.checks == (False, True, 3, 2, 2.0)
+    assert module.checks == (False, True, 3, 2, False, 2.0)
