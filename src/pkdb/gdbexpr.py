@@ -90,13 +90,11 @@ def _to_c(node: ast.expr, names: _Names) -> str:
 
 
 def _view_element(node: ast.Subscript, names: _Names) -> str:
+    # The translator's own reading of A[i][j, k] (loaded on first use, as cpp_name is).
+    from pkernels.translate.lower_subviews import flatten_subscript
+
     views = names.views
-    indices: list[ast.expr] = []
-    base: ast.expr = node
-    while isinstance(base, ast.Subscript):
-        sl = base.slice
-        indices[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
-        base = base.value
+    base, indices = flatten_subscript(node)
     if not isinstance(base, ast.Name) or base.id not in views:
         raise ConditionError(f"only views can be indexed: {ast.unparse(node)!r}")
     if len(indices) != views[base.id]:

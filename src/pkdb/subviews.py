@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .gdbexpr import parse_gdb_value
+from .kernel_session import cpp_name
 
 _MARKER = "__pkdb_subview__"
 
@@ -30,12 +31,10 @@ def encode(description: dict[str, Any], raw: dict[str, str]) -> dict[str, Any] |
             index.append(value)
             continue
         _, start_name, length_name, step = axis
-        start = _integer(start_name, raw)
-        length = None if length_name == "extent" else _integer(length_name, raw)
-        if start is None or (length is None and length_name != "extent"):
+        start, length = _integer(start_name, raw), _integer(length_name, raw)
+        if start is None or length is None:
             return None
-        stop = None if length is None else start + length * step
-        index.append([start, stop, step])
+        index.append([start, start + length * step, step])
     shown = description.get("shown", description["view"])
     return {_MARKER: {"view": description["view"], "shown": shown, "index": index}}
 
@@ -60,14 +59,11 @@ def describe(value: dict[str, Any]) -> str:
             parts.append(str(i))
             continue
         start, stop, step = i
-        text = f"{start or ''}:{'' if stop is None else stop}"
-        parts.append(text + (f":{step}" if step != 1 else ""))
-    return f"{spec.get('shown', spec['view'])}[{', '.join(parts)}]"
+        parts.append(f"{start or ''}:{stop}" + (f":{step}" if step != 1 else ""))
+    return f"{spec['shown']}[{', '.join(parts)}]"
 
 
-def _integer(name: str | int, raw: dict[str, str]) -> int | None:
-    if isinstance(name, int):
-        return name
-    text = raw.get(name + "_", raw.get(name))  # C++ names carry a trailing _ (cpp_name)
+def _integer(name: str, raw: dict[str, str]) -> int | None:
+    text = raw.get(cpp_name(name))
     value = parse_gdb_value(text) if text is not None else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -46,24 +46,14 @@ class Reducer:
             return True
         return int(np.iinfo(dtype.np_dtype).max) if dtype.kind == "uint" else -1
 
-    def cpp_identity(self, dtype: DataType) -> str:
-        """:meth:`identity` as a C++ expression of the accumulator's type."""
-        T = dtype.ctype
-        limits = f"std::numeric_limits<{T}>"
-        if self.name in ("Min", "Max") and dtype.kind != "bool":
-            if dtype.is_float:
-                return f"{limits}::infinity()" if self.name == "Min" else f"-{limits}::infinity()"
-            return f"{limits}::max()" if self.name == "Min" else f"{limits}::lowest()"
-        if self.name == "BAnd":
-            return f"({T})(~({T})0)"
-        return f"({T})({int(self.identity(dtype))})"
-
-    def cuda_identity(self, dtype: DataType) -> str:
-        """:meth:`identity` as a CUDA expression (NVRTC has no ``<limits>``)."""
+    def cpp_identity(self, dtype: DataType, infinity: str) -> str:
+        """:meth:`identity` as a C++ expression of the accumulator's type, for the CPU's
+        runtime and the GPU's alike (NVRTC has no ``<limits>``): ``infinity`` is the
+        runtime's +inf of that type."""
         T = dtype.ctype
         value = self.identity(dtype)
         if isinstance(value, float) and math.isinf(value):
-            return f"{'-' if value < 0 else ''}pk_rt::inf_value<{T}>()"
+            return infinity if value > 0 else f"-{infinity}"
         if dtype.kind == "int" and value == -(2 ** (dtype.bits - 1)):
             return f"({T})(-{2 ** (dtype.bits - 1) - 1}LL - 1)"  # no literal for the minimum
         suffix = "ULL" if dtype.kind == "uint" else "LL"

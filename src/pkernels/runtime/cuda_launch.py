@@ -317,7 +317,7 @@ class CudaKernel:
     def _zero(self) -> Any:
         """An empty launch's result: the reducer's identity (0 for a sum)."""
         acc = self.entry.acc_type
-        return None if acc is None else acc.np_dtype.type(self.entry.reducer.identity(acc)).item()
+        return None if acc is None else self.entry.reducer.identity(acc)
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         if self.entry.rank == 1:

@@ -389,7 +389,6 @@ PRELUDE = (
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #ifdef _OPENMP
 #include <omp.h>
 #endif

@@ -1484,7 +1484,8 @@ def _reduction(reducer: Reducer, acc: DataType) -> list[str]:
     total is always a sum)."""
     if reducer is Sum:
         return ["#define PK_REDUCE +", "#define PK_REDUCE_INIT 0"]
-    T, identity = acc.ctype, reducer.cpp_identity(acc)
+    T = acc.ctype
+    identity = reducer.cpp_identity(acc, f"({T})HUGE_VAL")
     return [
         f"#pragma omp declare reduction(pk_reducer : {T} : "
         f"omp_out = ({T})({reducer.cpp_combine})) initializer(omp_priv = {identity})",

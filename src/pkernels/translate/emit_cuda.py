@@ -404,5 +404,5 @@ def _cuda_reduction(reducer: Reducer, acc: DataType) -> list[str]:
     combine = reducer.cpp_combine.replace("omp_out", "a").replace("omp_in", "b")
     return [
         f"__device__ __forceinline__ {T} pk_reduce({T} a, {T} b) {{ return ({T})({combine}); }}",
-        f"#define PK_REDUCE_INIT {reducer.cuda_identity(acc)}",
+        f"#define PK_REDUCE_INIT {reducer.cpp_identity(acc, f'pk_rt::inf_value<{T}>()')}",
     ]

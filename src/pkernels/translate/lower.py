@@ -1101,17 +1101,19 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
                 f"{len(index_nodes)} indices",
                 hint=f"Index all {view.rank} axes: {base.id}[{', '.join('ijkl'[: view.rank])}].",
             )
-        indices = []
-        for idx in index_nodes:
-            lowered = self._expr(idx)
-            if not (lowered.type.is_integer or lowered.type == t.bool_):
-                self.src.error(
-                    idx,
-                    f"view indices must be integers, this is {lowered.type.name}",
-                    hint="Convert with int(...).",
-                )
-            indices.append(lowered)
+        indices = [self._view_index(idx) for idx in index_nodes]
         return ir.ViewAccess(view.dtype, ir.ViewRef(base.id, view), indices, node.lineno)
+
+    def _view_index(self, node: ast.expr) -> Expr:
+        """An index of a view or subview axis: an integer (or bool) expression."""
+        lowered = self._expr(node)
+        if not (lowered.type.is_integer or lowered.type == t.bool_):
+            self.src.error(
+                node,
+                f"view indices must be integers, this is {lowered.type.name}",
+                hint="Convert with int(...).",
+            )
+        return lowered
 
     def _attribute(self, node: ast.Attribute) -> Expr:
         base = self._struct_base(node.value)

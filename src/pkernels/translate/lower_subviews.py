@@ -12,6 +12,7 @@ so an index past the subview is reported even where it is still inside ``A``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,7 @@ class SubviewLowering:
     views: dict[str, ir.ViewType]
     subviews: dict[str, Subview]
     function: ir.Function | None
+    _view_index: Callable[[ast.expr], Expr]
 
     def _is_view_name(self, name: str) -> bool:
         return name in self.views or name in self.subviews
@@ -128,7 +130,7 @@ class SubviewLowering:
             assert axis.start is not None and axis.length is not None
             if not isinstance(idx, ast.Slice):
                 # Checked here, as Python raises at the subscript, not at a later access.
-                index = self._subview_index_expr(idx)
+                index = self._view_index(idx)
                 offset = ir.SubviewIndex(t.int64, index, axis.length, parent.name, axis_number)
                 axes[k] = SubviewAxis(index=hidden("i", k, _at(axis, offset)))
                 continue
@@ -173,7 +175,7 @@ class SubviewLowering:
         for axis_number, ((k, axis), idx) in enumerate(zip(kept, index_nodes, strict=True)):
             assert axis.length is not None
             checked = ir.SubviewIndex(
-                t.int64, self._subview_index_expr(idx), axis.length, name, axis_number
+                t.int64, self._view_index(idx), axis.length, name, axis_number
             )
             indices[k] = _at(axis, checked)
         view = self.views[subview.base]
@@ -204,18 +206,8 @@ class SubviewLowering:
         ]
         return Subview(name, name, whole)
 
-    def _subview_index_expr(self, node: ast.expr) -> Expr:
-        value = self._expr(node)  # type: ignore[attr-defined]
-        if not (value.type.is_integer or value.type == t.bool_):
-            self.src.error(
-                node,
-                f"view indices must be integers, this is {value.type.name}",
-                hint="Convert with int(...).",
-            )
-        return value if value.type == t.int64 else ir.Cast(t.int64, value)
-
     def _optional_index(self, node: ast.expr | None) -> Expr | None:
-        return None if node is None else self._subview_index_expr(node)
+        return None if node is None else self._view_index(node)
 
     def _slice_step(self, node: ast.Slice) -> int:
         if node.step is None:
@@ -231,14 +223,10 @@ class SubviewLowering:
         self.src.error(step, "a subview's step must be a positive integer literal", hint=_HINT)
 
 
-def _var_name(e: Expr | None) -> str | int:
-    """A hidden local's name; a whole view's axis: its first index, 0, and its length,
-    ``"extent"`` (the view's)."""
-    if isinstance(e, ir.Var):
-        return e.name
-    if isinstance(e, ir.Const):
-        return int(e.value)
-    return "extent"
+def _var_name(e: Expr | None) -> str:
+    """The name of a hidden local (every axis of a bound subview has its own)."""
+    assert isinstance(e, ir.Var)
+    return e.name
 
 
 def flatten_subscript(node: ast.Subscript) -> tuple[ast.expr, list[ast.expr]]:
