@@ -52,7 +52,24 @@ from .api.host_arrays import (  # noqa: E402
 )
 from .api.kernel_builtins import *  # noqa: E402,F403
 from .api.policies import Iterate, MDRangePolicy, RangePolicy, Rank  # noqa: E402
-from .api.reducers import BAnd, BOr, LAnd, LOr, Max, Min, Prod, Reducer, Sum  # noqa: E402
+from .api.reducers import (  # noqa: E402
+    BAnd,
+    BOr,
+    LAnd,
+    LOr,
+    Max,
+    MaxLoc,
+    Min,
+    MinLoc,
+    MinMax,
+    MinMaxLoc,
+    MinMaxLocScalar,
+    MinMaxScalar,
+    Prod,
+    Reducer,
+    Sum,
+    ValLocScalar,
+)
 from .api.spaces import (  # noqa: E402
     Cuda,
     Debug,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from pkdb_harness import pkdb_env, process_gone, run_scripted, wait_until, write
 
@@ -579,3 +580,37 @@ def test_a_max_reducer_under_the_debugger(tmp_path):
     result, steps = _session(tmp_path, "reducer.py", REDUCER, commands)
     assert dict(steps)["p acc == data[:3].max()"] == "np.True_"
     assert "max matches" in result.stdout
+
+
+MAXLOC = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def where_largest(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] > acc.val:
+        acc.val = data[i]
+        acc.loc = i
+
+
+data = np.random.default_rng(3).normal(size=10000)
+found = pk.parallel_reduce(
+    pk.RangePolicy(pk.OpenMP, 0, 10000), where_largest, reducer=pk.MaxLoc, data=data
+)
+print("found", found.val == data.max(), found.loc == data.argmax())
+"""
+
+
+def test_a_maxloc_accumulator_at_a_stop(tmp_path):
+    # The accumulator is a struct: its fields are read as Python values, and the hybrid
+    # launch (release code where no breakpoint can stop) combines value and location.
+    commands = ["break 7 if i == 3", "c", "p acc.val == data[:3].max()", "p acc.loc"]
+    commands += ["p data[acc.loc] == acc.val", "delete 1", "c"]
+    result, steps = _session(tmp_path, "maxloc.py", MAXLOC, commands)
+    out = dict(steps)
+    assert out["p acc.val == data[:3].max()"] == "np.True_"
+    first_three = np.random.default_rng(3).normal(size=10000)[:3]  # the program's data
+    assert out["p acc.loc"] == str(int(first_three.argmax()))
+    assert out["p data[acc.loc] == acc.val"] == "np.True_"
+    assert "found True True" in result.stdout

@@ -118,6 +118,33 @@ def team_row_min(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
 
 
 @pk.workunit
+def where_largest(i: int, acc: pk.Acc[pk.float], data):
+    if data[i] > acc.val:
+        acc.val = data[i]
+        acc.loc = i
+
+
+@pk.workunit
+def box_extremes(i: int, j: int, acc: pk.Acc[pk.int64], A):
+    acc.min_val = min(acc.min_val, A[i, j])
+    acc.max_val = max(acc.max_val, A[i, j])
+
+
+@pk.workunit
+def team_extremes(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
+    row: int = team_member.league_rank()
+    j: int = team_member.team_rank()
+    while j < A.extent(1):
+        if A[row, j] < acc.min_val:
+            acc.min_val = A[row, j]
+            acc.min_loc = row * A.extent(1) + j
+        if A[row, j] > acc.max_val:
+            acc.max_val = A[row, j]
+            acc.max_loc = row * A.extent(1) + j
+        j += team_member.team_size()
+
+
+@pk.workunit
 def product_of(i: int, acc: pk.Acc[pk.double], data):
     acc *= data[i]
 
@@ -295,7 +322,7 @@ class Saxpy:
 
 def _cuda_source(workunit, operation: str, rank: int = 1, reducer=pk.Sum, **kwargs) -> str:
     arg_types = {name: argument_type(name, value) for name, value in kwargs.items()}
-    function, helpers = lower_workunit(workunit, operation, arg_types, rank)
+    function, helpers = lower_workunit(workunit, operation, arg_types, rank, reducer)
     index = function.params[0].type if rank != TEAM else pk.int64
     return emit_cuda_module(function, helpers, operation, index, rank, reducer).source
 
@@ -313,6 +340,11 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "reduce_min": _cuda_source(smallest_of, "reduce", reducer=pk.Min, data=ints),
         "reduce_band": _cuda_source(common_bits, "reduce", reducer=pk.BAnd, data=ints),
         "team_reduce_min": _cuda_source(team_row_min, "reduce", TEAM, reducer=pk.Min, A=m),
+        "reduce_maxloc": _cuda_source(
+            where_largest, "reduce", reducer=pk.MaxLoc, data=v.astype(np.float32)
+        ),
+        "box_minmax": _cuda_source(box_extremes, "reduce", 2, reducer=pk.MinMax, A=ints[:4, None]),
+        "team_minmaxloc": _cuda_source(team_extremes, "reduce", TEAM, reducer=pk.MinMaxLoc, A=m),
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "atomics": _cuda_source(
             small_atomics,
@@ -430,6 +462,31 @@ def test_reducers_on_the_gpu(cp):
     for team in (pk.AUTO, 4, 32):  # each member starts from the identity, even idle ones
         teams = pk.TeamPolicy(pk.Cuda, A.shape[0], team)
         assert pk.parallel_reduce(teams, team_row_min, reducer=pk.Min, A=cp.asarray(A)) == (A.min())
+
+
+@gpu
+def test_reducers_with_locations_on_the_gpu(cp):
+    rng = np.random.default_rng(13)
+    ties = rng.integers(0, 1000, 300_000).astype(np.float32)  # each value at many indices
+    policy = pk.RangePolicy(pk.Cuda, 0, len(ties))
+    found = pk.parallel_reduce(policy, where_largest, reducer=pk.MaxLoc, data=cp.asarray(ties))
+    assert found == (999.0, int(ties.argmax()))  # the first index holding the largest
+    assert type(found) is pk.ValLocScalar
+    B = rng.integers(-(2**40), 2**40, (500, 33))
+    box = pk.MDRangePolicy(pk.Cuda, [0, 0], list(B.shape))
+    assert pk.parallel_reduce(box, box_extremes, reducer=pk.MinMax, A=cp.asarray(B)) == (
+        B.min(), B.max()
+    )  # fmt: skip
+    A = rng.normal(size=(300, 70))
+    expected = (A.min(), A.max(), int(A.argmin()), int(A.argmax()))
+    for team in (pk.AUTO, 4, 32):  # the accumulator struct is larger than a slot of 8 bytes
+        teams = pk.TeamPolicy(pk.Cuda, A.shape[0], team)
+        got = pk.parallel_reduce(teams, team_extremes, reducer=pk.MinMaxLoc, A=cp.asarray(A))
+        assert got == expected
+    empty = pk.RangePolicy(pk.Cuda, 0, 0)
+    assert pk.parallel_reduce(empty, where_largest, reducer=pk.MaxLoc, data=cp.asarray(ties)) == (
+        -math.inf, 2**63 - 1
+    )  # fmt: skip
 
 
 @gpu

@@ -145,5 +145,147 @@ def test_what_reducers_do_not_take_is_refused():
     with pytest.raises(pk.TranslationError, match="pk.BAnd reduces integers") as info:
         pk.parallel_reduce(4, min_float, reducer=pk.BAnd, data=FLOATS)
     assert "def min_float(i: int, acc: pk.Acc[pk.double], data):" in str(info.value)
-    with pytest.raises(TypeError, match="pk.BOr reduces integers"):
+    with pytest.raises(pk.TranslationError, match="pk.BOr reduces integers") as info:
         pk.parallel_reduce(pk.RangePolicy(pk.Debug, 0, 4), min_float, reducer=pk.BOr, data=FLOATS)
+    assert "def min_float(i: int, acc: pk.Acc[pk.double], data):" in str(info.value)
+
+
+# ---------------------------------------------------------------- values with locations
+
+
+@pk.workunit
+def where_largest(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] > acc.val:
+        acc.val = data[i]
+        acc.loc = i
+
+
+@pk.workunit
+def where_smallest(i: int, acc: pk.Acc[pk.int32], data):
+    if data[i] < acc.val:
+        acc.val = data[i]
+        acc.loc = i
+
+
+@pk.workunit
+def extremes(i: int, acc: pk.Acc[pk.float], data):
+    acc.min_val = min(acc.min_val, data[i])
+    acc.max_val = max(acc.max_val, data[i])
+
+
+@pk.workunit
+def extremes_where(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] < acc.min_val:
+        acc.min_val = data[i]
+        acc.min_loc = i
+    if data[i] > acc.max_val:
+        acc.max_val = data[i]
+        acc.max_loc = i
+
+
+@pk.workunit
+def box_where_largest(i: int, j: int, acc: pk.Acc[pk.int64], A):
+    if A[i, j] > acc.val:
+        acc.val = A[i, j]
+        acc.loc = i * A.extent(1) + j
+
+
+@pk.workunit
+def team_extremes_where(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
+    row: int = team_member.league_rank()
+    j: int = team_member.team_rank()
+    while j < A.extent(1):
+        if A[row, j] < acc.min_val:
+            acc.min_val = A[row, j]
+            acc.min_loc = row * A.extent(1) + j
+        if A[row, j] > acc.max_val:
+            acc.max_val = A[row, j]
+            acc.max_loc = row * A.extent(1) + j
+        j += team_member.team_size()
+
+
+TIES = RNG.integers(0, 30, 20_000).astype(np.float64)  # each value at hundreds of indices
+
+
+def test_reducers_with_locations_on_a_range(space):
+    # Locations are the first index holding the value, as numpy's argmax, however the
+    # range is split among threads.
+    policy = pk.RangePolicy(space, 0, len(TIES))
+    largest = pk.parallel_reduce(policy, where_largest, reducer=pk.MaxLoc, data=TIES)
+    assert largest == (29.0, int(TIES.argmax())) and type(largest) is pk.ValLocScalar
+    assert (largest.val, largest.loc) == (29.0, int(TIES.argmax()))
+    assert type(largest.val) is float and type(largest.loc) is int
+    smallest = pk.parallel_reduce(
+        pk.RangePolicy(space, 0, len(SIGNED)), where_smallest, reducer=pk.MinLoc, data=SIGNED
+    )
+    assert smallest == (int(SIGNED.min()), int(SIGNED.argmin()))
+    assert type(smallest.val) is int
+    singles = FLOATS.astype(np.float32)
+    both = pk.parallel_reduce(
+        pk.RangePolicy(space, 0, len(singles)), extremes, reducer=pk.MinMax, data=singles
+    )
+    assert both == (singles.min(), singles.max()) and type(both) is pk.MinMaxScalar
+    where = pk.parallel_reduce(policy, extremes_where, reducer=pk.MinMaxLoc, data=TIES)
+    assert where == pk.MinMaxLocScalar(0.0, 29.0, int(TIES.argmin()), int(TIES.argmax()))
+    with observing(ForceDebugBuild()):  # the debug build (what pkdb runs) agrees
+        assert pk.parallel_reduce(policy, extremes_where, reducer=pk.MinMaxLoc, data=TIES) == where
+
+
+def test_reducers_with_locations_over_boxes_and_teams(space):
+    A = RNG.integers(-(2**40), 2**40, (23, 31))
+    box = pk.MDRangePolicy(space, [0, 0], list(A.shape))
+    assert pk.parallel_reduce(box, box_where_largest, reducer=pk.MaxLoc, A=A) == (
+        A.max(), A.argmax()
+    )  # fmt: skip
+    B = RNG.normal(size=(12, 19))
+    teams = pk.TeamPolicy(space, B.shape[0], 1 if space is pk.Serial else 4)
+    got = pk.parallel_reduce(teams, team_extremes_where, reducer=pk.MinMaxLoc, A=B)
+    assert got == (B.min(), B.max(), B.argmin(), B.argmax())
+
+
+def test_an_empty_range_gives_the_identity_with_locations(space):
+    empty = pk.RangePolicy(space, 0, 0)
+    nowhere = 2**63 - 1  # Kokkos' location of nothing: the largest index
+    assert pk.parallel_reduce(empty, where_largest, reducer=pk.MaxLoc, data=TIES) == (
+        -math.inf, nowhere
+    )  # fmt: skip
+    assert pk.parallel_reduce(empty, where_smallest, reducer=pk.MinLoc, data=SIGNED) == (
+        2**31 - 1, nowhere
+    )  # fmt: skip
+    assert pk.parallel_reduce(empty, extremes, reducer=pk.MinMax, data=TIES) == (
+        math.inf, -math.inf
+    )  # fmt: skip
+
+
+@pk.workunit
+def adds_to_a_pair(i: int, acc: pk.Acc[pk.double], data):
+    acc += data[i]
+
+
+@pk.workunit
+def misnamed_field(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] > acc.value:
+        acc.value = data[i]
+
+
+@pk.workunit
+def float_location(i: int, acc: pk.Acc[pk.double], data):
+    if data[i] > acc.val:
+        acc.val = data[i]
+        acc.loc = data[i]
+
+
+def test_what_location_reducers_refuse_says_what_to_write(native_space):
+    policy = pk.RangePolicy(native_space, 0, 4)
+    with pytest.raises(pk.TranslationError, match="accumulator holds several values") as info:
+        pk.parallel_reduce(policy, adds_to_a_pair, reducer=pk.MinLoc, data=FLOATS)
+    assert "acc += data[i]" in str(info.value)
+    assert "`if x[i] < acc.val: acc.val = x[i]; acc.loc = i`" in str(info.value)
+    with pytest.raises(pk.TranslationError, match="pk.MaxLoc has no field 'value'; its fields"):
+        pk.parallel_reduce(policy, misnamed_field, reducer=pk.MaxLoc, data=FLOATS)
+    with pytest.raises(pk.TranslationError, match="the field acc.loc is an int64 but is assigned"):
+        pk.parallel_reduce(policy, float_location, reducer=pk.MaxLoc, data=FLOATS)
+    with pytest.raises(pk.TranslationError, match=r"'acc' is one number \(reducer=pk.Max\)"):
+        pk.parallel_reduce(policy, where_largest, reducer=pk.Max, data=FLOATS)
+    with pytest.raises(pk.TranslationError, match="pk.MinMax compares numbers"):
+        pk.parallel_reduce(policy, land_bool, reducer=pk.MinMax, data=FLOATS)

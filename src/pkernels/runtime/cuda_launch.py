@@ -57,10 +57,11 @@ from ..errors import (
 )
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry, emit_cuda_module
+from ..translate.ir import StructType
 from ..translate.kernel import check_reducer, lower_workunit
 from . import hooks
 from .hooks import BuildMode, Dispatch
-from .marshal import argument_type
+from .marshal import argument_type, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -152,7 +153,7 @@ def cuda_kernel(
         from .dispatch import _line_span
 
         arg_types = {n: argument_type(n, kwargs[n], device=True) for n in names}
-        function, helpers = lower_workunit(workunit, operation, arg_types, rank)
+        function, helpers = lower_workunit(workunit, operation, arg_types, rank, reducer)
         index = function.params[0].type
         if not isinstance(index, DataType):
             index = int64  # a TeamPolicy module has no index
@@ -312,12 +313,24 @@ class CudaKernel:
         """The blocks' partial results combined on the host, in block order."""
         if self.entry.reducer is Sum:
             return _in_order_sum(partials.get())
+        acc = self.entry.acc_type
+        if isinstance(acc, StructType):  # the structs' bytes: each a result tuple
+            rows = partials.get().view(struct_dtype(acc)).tolist()
+            return functools.reduce(self.entry.reducer.combine, (acc.cls(*r) for r in rows))
         return _in_order(self.entry.reducer, partials.get())
+
+    def _partials(self, cp: Any, blocks: int) -> Any:
+        """A zeroed array for the blocks' partial results of a reduce."""
+        acc = self.entry.acc_type
+        assert acc is not None
+        if isinstance(acc, StructType):  # CuPy has no struct arrays: their bytes
+            return cp.zeros(blocks * struct_dtype(acc).itemsize, dtype=np.uint8)
+        return cp.zeros(blocks, dtype=acc.np_dtype)
 
     def _zero(self) -> Any:
         """An empty launch's result: the reducer's identity (0 for a sum)."""
         acc = self.entry.acc_type
-        return None if acc is None else self.entry.reducer.identity(acc)
+        return None if acc is None else self.entry.reducer.identity(ir.reduced_type(acc))
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         if self.entry.rank == 1:
@@ -335,8 +348,7 @@ class CudaKernel:
         blocks = min(-(-count // BLOCK), 32 * _multiprocessors(cp))
         partials = None
         if self.entry.operation == "reduce":
-            assert self.entry.acc_type is not None
-            partials = cp.zeros(blocks, dtype=self.entry.acc_type.np_dtype)
+            partials = self._partials(cp, blocks)
             bounds.append(partials)
         self._run(cp, blocks, BLOCK, (*bounds, *args))
         return None if partials is None else self._combined(partials)
@@ -374,7 +386,11 @@ class CudaKernel:
         if league == 0:
             return self._zero()
         team_bytes, thread_bytes = policy.team_scratch, policy.thread_scratch
-        shared = 8 * team + _round_up(4 * team, 8) + _round_up(policy.scratch_bytes(0, team), 8)
+        shared = (
+            self.entry.slot_bytes * team
+            + _round_up(4 * team, 8)
+            + _round_up(policy.scratch_bytes(0, team), 8)
+        )
         if shared > DEFAULT_DYNAMIC_SHARED:
             try:
                 self.function.max_dynamic_shared_size_bytes = shared
@@ -402,7 +418,7 @@ class CudaKernel:
         ]
         partials = None
         if self.entry.acc_type is not None:
-            partials = cp.zeros(blocks, dtype=self.entry.acc_type.np_dtype)
+            partials = self._partials(cp, blocks)
             lead.append(partials)
         self._run(cp, blocks, team, (*lead, *args), shared)
         report = fault.get()

@@ -32,6 +32,7 @@ from ..translate.emit_cpp import has_hybrid_launch
 from ..translate.kernel import ROLES, TEAM, translate_workunit
 from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form
+from ..translate.source import KernelSource
 from . import hooks
 from .hooks import BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
@@ -51,7 +52,10 @@ def parallel_reduce(*args: Any, reducer: Reducer | None = None, **kwargs: Any) -
     ``reducer`` (``pk.Sum``, ``pk.Prod``, ``pk.Min``, ``pk.Max``, ``pk.LAnd``, ``pk.LOr``,
     ``pk.BAnd``, ``pk.BOr``) the workunit updates ``acc`` as the reducer means it (``acc
     *= x[i]``, ``if x[i] > acc: acc = x[i]``), starting from the reducer's identity, and
-    the threads' results are combined with its operation (every space and policy)."""
+    the threads' results are combined with its operation (every space and policy).
+    ``pk.MaxLoc``, ``pk.MinLoc``, ``pk.MinMax`` and ``pk.MinMaxLoc`` give ``acc`` fields
+    (``if x[i] > acc.val: acc.val = x[i]; acc.loc = i``) and return a named tuple
+    (``pk.ValLocScalar(val, loc)`` ...), a location being the first index found."""
     if reducer is None or reducer is Sum:
         return _dispatch("reduce", args, kwargs)
     if not isinstance(reducer, Reducer):
@@ -517,11 +521,11 @@ def run_in_python(
         body = _python_forms.get((workunit, rank))
         if body is None:
             body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
-        to_python = _python_type(workunit, rank)
-        acc = [to_python(_start(reducer, workunit, rank))]
+        kind = _python_type(workunit, rank)
+        acc = [reducer.accumulator(_start(reducer, workunit, rank))]
         for index in boxes:
             body(*index, acc, **kwargs)
-        return to_python(acc[0])
+        return reducer.value_of(acc[0], kind)
     _check_arguments(workunit, operation, kwargs)
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     indices = range(policy.begin, policy.end)
@@ -532,8 +536,8 @@ def run_in_python(
     body = _python_forms.get(workunit)
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
-    to_python = _python_type(workunit)
-    acc = [to_python(_start(reducer, workunit, 1))]
+    kind = _python_type(workunit)
+    acc = [reducer.accumulator(_start(reducer, workunit, 1))]
     if operation == "reduce":
         for i in indices:
             body(i, acc, **kwargs)
@@ -542,7 +546,7 @@ def run_in_python(
             body(i, acc, True, **kwargs)
     # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
     # scalar picked up from a view element).
-    return to_python(acc[0])
+    return reducer.value_of(acc[0], kind)
 
 
 class _PythonView(View):
@@ -567,12 +571,18 @@ def _as_view(value: Any) -> Any:
 
 
 def _start(reducer: Reducer, workunit: Callable[..., Any], position: int) -> Any:
-    """The accumulator's first value: the reducer's identity for its type."""
+    """The accumulator's first value: the reducer's identity for its type, as the Python
+    type the result has (a named tuple for a reducer to several values)."""
+    kind = _python_type(workunit, position)
     if reducer is Sum:
-        return 0
+        return kind(0)
     dtype = _acc_type(workunit, position)
-    reducer.check(dtype)
-    return reducer.identity(dtype)
+    try:
+        reducer.check(dtype)
+    except TypeError as exc:  # at the parameter, as the compiled spaces report it
+        source = KernelSource.of(workunit)
+        source.error(source.tree.args.args[position], str(exc))
+    return reducer.value_of(reducer.identity(dtype), kind)
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:

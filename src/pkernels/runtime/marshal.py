@@ -9,7 +9,7 @@ import numpy as np
 
 from ..api import types as t
 from ..errors import DispatchError
-from ..translate.ir import Param, Type, ViewType
+from ..translate.ir import Param, StructType, Type, ViewType
 
 _CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
@@ -180,5 +180,34 @@ _INT_RANGES = {
 }
 
 
-def result_buffer(dtype: t.DataType) -> Any:
-    return _CTYPES[dtype.name]()
+def result_buffer(acc: t.DataType | StructType) -> Any:
+    """Where a launcher writes a reduce's result; its ``.value`` is the Python result (a
+    number, or the named tuple of a reducer to several values)."""
+    if isinstance(acc, StructType):
+        return _struct_buffer(acc)()
+    return _CTYPES[acc.name]()
+
+
+_struct_buffers: dict[StructType, type] = {}
+
+
+def _struct_buffer(acc: StructType) -> type:
+    """A ctypes struct laid out as the C++ accumulator struct of ``acc``."""
+    found = _struct_buffers.get(acc)
+    if found is None:
+        names = [name for name, _ in acc.fields]
+        result = acc.cls
+
+        def value(self: ctypes.Structure) -> Any:
+            return result(*(getattr(self, name) for name in names))
+
+        fields = [(name, _CTYPES[ftype.name]) for name, ftype in acc.fields]
+        namespace = {"_fields_": fields, "value": property(value)}
+        found = _struct_buffers[acc] = type(acc.ctype, (ctypes.Structure,), namespace)
+    return found
+
+
+def struct_dtype(acc: StructType) -> np.dtype:
+    """The NumPy dtype of an array of ``acc`` structs, with the C++ layout (a GPU's
+    partial results)."""
+    return np.dtype([(name, ftype.np_dtype) for name, ftype in acc.fields], align=True)

@@ -65,16 +65,16 @@ def run_team_in_python(
     # One scratch buffer per level for the whole dispatch: each team gets it in turn
     # (not zeroed between teams, as scratch memory is not on a device).
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
-    to_python = _python_type(workunit) if operation == "reduce" else None
-    start = _start(reducer, workunit, 1) if to_python is not None else None
-    total: Any = to_python(start) if to_python is not None else None
+    kind = _python_type(workunit) if operation == "reduce" else None
+    total: Any = _start(reducer, workunit, 1) if kind is not None else None
+    start = total
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
         members = [
             TeamMember(league_rank, policy.league_size, rank, team_size, team)
             for rank in range(team_size)
         ]
-        accs = [[to_python(start)] for _ in members] if to_python is not None else None
+        accs = [[reducer.accumulator(start)] for _ in members] if kind is not None else None
         calls = [
             _member_call(form, member, accs[member.team_rank()] if accs else None, kwargs)
             for member in members
@@ -85,8 +85,8 @@ def run_team_in_python(
             team.run(calls)
         if accs is not None:
             for acc in accs:
-                total = reducer.combine(total, acc[0])
-    return to_python(total) if to_python is not None else None
+                total = reducer.combine(total, reducer.value_of(acc[0], kind))
+    return total
 
 
 def _member_call(

@@ -492,6 +492,9 @@ struct Printer {
 # 0's: a mismatch is recorded as a fault and the whole block stops (PTX `exit`) instead
 # of hanging, as the CPU runtime reports it.
 CUDA_TEAM_PRELUDE = r"""
+#ifndef PK_SLOT_BYTES
+#define PK_SLOT_BYTES 8  // a team rank's reduction slot: more for a struct accumulator
+#endif
 namespace pk_rt {
 
 enum { TEAM_END_OF_WORKUNIT = -1 };
@@ -537,7 +540,7 @@ __device__ __noinline__ void fault(Fault* f, int kind, const char* file, int lin
 struct TeamShared {
     int size;
     int* arrival_line;      // shared memory, per team rank: the line of its barrier
-    unsigned char* slots;   // shared memory, per team rank: 8 bytes for reductions and scans
+    unsigned char* slots;   // shared memory, per team rank: PK_SLOT_BYTES (at least 8)
     char* scratch[2];       // level 0: shared memory; level 1: this block's global buffer
     int64_t team_bytes[2], thread_bytes[2];
     const char* file;       // of the workunit, for messages
@@ -696,8 +699,8 @@ __device__ __forceinline__ void team_setup(TeamShared& s, unsigned char* dynamic
     const int size = (int)blockDim.x;
     s.size = size;
     s.slots = dynamic;
-    s.arrival_line = (int*)(dynamic + 8 * size);
-    s.scratch[0] = (char*)(dynamic + 8 * size + (4 * size + 7) / 8 * 8);
+    s.arrival_line = (int*)(dynamic + PK_SLOT_BYTES * size);
+    s.scratch[0] = (char*)(dynamic + PK_SLOT_BYTES * size + (4 * size + 7) / 8 * 8);
     s.scratch[1] = level1;
     s.team_bytes[0] = bytes[0];
     s.team_bytes[1] = bytes[1];
@@ -722,11 +725,12 @@ __device__ __forceinline__ void team_start(TeamMember& tm, TeamShared* s, int64_
 template <typename T, typename F>
 __device__ void team_total(TeamShared& s, T partial, T* out, F combine) {
     bar_sync();
-    *(T*)(s.slots + 8 * threadIdx.x) = partial;
+    *(T*)(s.slots + PK_SLOT_BYTES * threadIdx.x) = partial;
     bar_sync();
     if (threadIdx.x == 0) {
         T total = *(T*)(s.slots);
-        for (int r = 1; r < s.size; ++r) total = combine(total, *(T*)(s.slots + 8 * r));
+        for (int r = 1; r < s.size; ++r)
+            total = combine(total, *(T*)(s.slots + PK_SLOT_BYTES * r));
         out[blockIdx.x] = total;
     }
 }

@@ -240,6 +240,12 @@ class CppEmitter:
         zeroed), and it keeps the struct plain data for gdb (``{x = 1, q = 2, id = 0}``)."""
         for struct in structs:
             fields = [(cpp_name(name), ftype) for name, ftype in struct.fields]
+            if struct.reducer is not None:
+                # A reducer's accumulator: an aggregate (`T{v, loc}`), which CUDA's
+                # __shared__ arrays can hold, named by the launchers outside this namespace.
+                members = " ".join(f"{ftype.ctype} {name};" for name, ftype in fields)
+                self.out(f"struct {struct.ctype} {{ {members} }};")
+                continue
             self.out(f"struct {struct.ctype} {{")
             for name, ftype in fields:
                 self.out(f"    {ftype.ctype} {name};")
@@ -1477,7 +1483,7 @@ def _packed_entry(symbol: str, slots: list[str]) -> list[str]:
     ]
 
 
-def _reduction(reducer: Reducer, acc: DataType) -> list[str]:
+def _reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:
     """``PK_REDUCE``, the OpenMP reduction the launchers combine the threads' results
     with, and ``PK_REDUCE_INIT``, the value each starts from: ``+`` and 0 for a sum, else
     a reduction declared with the reducer's operation and identity (a scan's running
@@ -1485,13 +1491,22 @@ def _reduction(reducer: Reducer, acc: DataType) -> list[str]:
     if reducer is Sum:
         return ["#define PK_REDUCE +", "#define PK_REDUCE_INIT 0"]
     T = acc.ctype
-    identity = reducer.cpp_identity(acc, f"({T})HUGE_VAL")
+    reduced = ir.reduced_type(acc)
+    identity = reducer.cpp_identity(reduced, f"({reduced.ctype})HUGE_VAL", T)
     return [
+        *_accumulator_name(acc),
         f"#pragma omp declare reduction(pk_reducer : {T} : "
-        f"omp_out = ({T})({reducer.cpp_combine})) initializer(omp_priv = {identity})",
+        f"omp_out = ({T})({reducer.cpp_combine_of(T)})) initializer(omp_priv = {identity})",
         "#define PK_REDUCE pk_reducer",
         f"#define PK_REDUCE_INIT {identity}",
     ]
+
+
+def _accumulator_name(acc: DataType | ir.StructType) -> list[str]:
+    """The launchers, outside the kernel's namespace, name a reducer's accumulator struct."""
+    if isinstance(acc, ir.StructType):
+        return [f"using {KERNEL_NAMESPACE}::{acc.ctype};"]
+    return []
 
 
 def _launch_body(

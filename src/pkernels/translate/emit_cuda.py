@@ -62,6 +62,7 @@ class CudaEntry:
     team_ranges: list[tuple[list[ir.Expr], list[ir.Expr]]] = field(default_factory=list)
     asks_team_size: bool = False
     reducer: Reducer = Sum  # how a reduce's blocks combine (on the GPU, then on the host)
+    slot_bytes: int = 8  # shared memory per team rank for the team's reduction (teams)
 
 
 class CudaEmitter(CppEmitter):
@@ -200,7 +201,10 @@ def emit_cuda_module(
     head += CUDA_PRELUDE.strip("\n").split("\n")
     if em.uses_print:
         head += CUDA_PRINT_PRELUDE.strip("\n").split("\n")
+    acc = next((p for p in kernel.params if p.role == "acc"), None)
+    slot_bytes = _slot_bytes(acc.type if acc is not None else None)
     if rank == TEAM:
+        head.append(f"#define PK_SLOT_BYTES {slot_bytes}")
         head += CUDA_TEAM_PRELUDE.strip("\n").split("\n")
     offset = len(head)
     reset = f'"{GENERATED_PATH}"'
@@ -212,9 +216,8 @@ def emit_cuda_module(
     em.lines = head
 
     marshalled = [p for p in kernel.params if p.role == "arg"]
-    acc = next((p for p in kernel.params if p.role == "acc"), None)
     acc_type = acc.type if acc is not None else None
-    assert acc_type is None or isinstance(acc_type, DataType)
+    assert acc_type is None or isinstance(acc_type, DataType | ir.StructType)
     kname = f"{KERNEL_NAMESPACE}::{cpp_name(kernel.name)}"
     params, views, args = _marshalled(marshalled)
     if acc_type is not None and operation == "reduce":
@@ -235,7 +238,18 @@ def emit_cuda_module(
         team_ranges=ranges,
         asks_team_size=asks,
         reducer=reducer,
+        slot_bytes=slot_bytes,
     )
+
+
+def _slot_bytes(acc: ir.Type | None) -> int:
+    """Shared memory per team rank for a TeamPolicy reduce's combine: 8 bytes, or the
+    accumulator struct of a reducer to several values (in 8-byte steps)."""
+    if not isinstance(acc, ir.StructType):
+        return 8
+    # Its values, then its 8-byte locations: the struct is their sizes rounded up to 8.
+    size = sum(ftype.np_dtype.itemsize for _, ftype in acc.fields)
+    return max(8, (size + 7) // 8 * 8)
 
 
 def _marshalled(marshalled: list[ir.Param]) -> tuple[list[str], list[str], str]:
@@ -397,12 +411,15 @@ def _entry(
     ]
 
 
-def _cuda_reduction(reducer: Reducer, acc: DataType) -> list[str]:
+def _cuda_reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:
     """``pk_reduce``, the reduction's operation on two partials, and ``PK_REDUCE_INIT``,
     where each thread starts (see emit_cpp._reduction)."""
     T = acc.ctype
-    combine = reducer.cpp_combine.replace("omp_out", "a").replace("omp_in", "b")
+    combine = reducer.cpp_combine_of(T).replace("omp_out", "a").replace("omp_in", "b")
+    reduced = ir.reduced_type(acc)
+    identity = reducer.cpp_identity(reduced, f"pk_rt::inf_value<{reduced.ctype}>()", T)
     return [
+        *([f"using {KERNEL_NAMESPACE}::{T};"] if isinstance(acc, ir.StructType) else []),
         f"__device__ __forceinline__ {T} pk_reduce({T} a, {T} b) {{ return ({T})({combine}); }}",
-        f"#define PK_REDUCE_INIT {reducer.cpp_identity(acc, f'pk_rt::inf_value<{T}>()')}",
+        f"#define PK_REDUCE_INIT {identity}",
     ]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..api import types as t
 from ..api.types import DataType
 from .printf import PrintSpec
 
@@ -43,6 +44,9 @@ class StructType:
     name: str
     ctype: str  # the C++ struct
     fields: tuple[tuple[str, DataType | StructType], ...] = field(compare=False)
+    # Not a classtype but the accumulator of this reducer to several values (pk.MaxLoc):
+    # a plain aggregate the launchers name too.
+    reducer: Any = field(default=None, compare=False)
 
     kind = "struct"
     is_float = False
@@ -56,6 +60,26 @@ class StructType:
 
 
 Type = DataType | ViewType | TeamType | StructType
+
+
+def accumulator_struct(reducer: Any, dtype: DataType) -> StructType:
+    """The accumulator of a reducer to several values (``pk.MaxLoc`` ...) reducing
+    ``dtype``: its values of that type, its locations int64."""
+    fields = tuple(
+        (name, t.int64 if reducer.field_is_location(name) else dtype) for name in reducer.fields
+    )
+    name = f"pk.{reducer.name} accumulator"
+    ctype = f"pk_acc_{reducer.name}_{dtype.name}"  # types differ: so do the structs
+    return StructType(reducer.result, name, ctype, fields, reducer)
+
+
+def reduced_type(acc: DataType | StructType) -> DataType:
+    """The type a reduce's accumulator reduces: itself, or its values' type."""
+    if isinstance(acc, StructType):
+        ftype = acc.fields[0][1]
+        assert isinstance(ftype, DataType)
+        return ftype
+    return acc
 
 
 # ---------------------------------------------------------------- expressions

@@ -27,13 +27,18 @@ def roles(operation: str, rank: int = 1) -> list[str]:
 
 
 def lower_workunit(
-    func: Callable[..., Any], operation: str, arg_types: dict[str, ir.Type], rank: int = 1
+    func: Callable[..., Any],
+    operation: str,
+    arg_types: dict[str, ir.Type],
+    rank: int = 1,
+    reducer: Reducer = Sum,
 ) -> tuple[ir.Function, list[ir.Function]]:
-    """The checked IR of ``func`` (and of the helpers it calls) for these argument types."""
+    """The checked IR of ``func`` (and of the helpers it calls) for these argument types;
+    a reduce's accumulator has the fields of ``reducer`` if it reduces several values."""
     source = KernelSource.of(func)
     helpers = HelperRegistry()
     lowerer = FunctionLowerer(source, helpers, cpp_name=source.name)
-    kernel = lowerer.lower_workunit(roles(operation, rank), arg_types)
+    kernel = lowerer.lower_workunit(roles(operation, rank), arg_types, reducer)
     return kernel, helpers.order
 
 
@@ -60,7 +65,7 @@ def translate_workunit(
     """C++ for ``func`` dispatched as ``operation`` with arguments of ``arg_types``, over
     a range (``rank`` 1) or an MDRangePolicy box of ``rank`` dimensions; a reduce
     combines with ``reducer``."""
-    kernel, helpers = lower_workunit(func, operation, arg_types, rank)
+    kernel, helpers = lower_workunit(func, operation, arg_types, rank, reducer)
     index = kernel.params[0].type
     if isinstance(index, ir.TeamType):
         index = t.int64  # unused: a TeamPolicy module has no index

@@ -206,13 +206,19 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         self.counter = 0
         self.function: ir.Function | None = None
         self.rank = 1  # index parameters of the workunit (an MDRangePolicy's rank)
+        self.reducer: Any = None  # a workunit's reducer (pk.MaxLoc gives acc its fields)
         self._init_teams()
         self._init_classtypes()
 
     # ------------------------------------------------------------ entry points
 
-    def lower_workunit(self, roles: list[str], arg_types: dict[str, ir.Type]) -> ir.Function:
-        """Lower a workunit whose leading parameters play ``roles`` (index, acc, last_pass)."""
+    def lower_workunit(
+        self, roles: list[str], arg_types: dict[str, ir.Type], reducer: Any = None
+    ) -> ir.Function:
+        """Lower a workunit whose leading parameters play ``roles`` (index, acc, last_pass);
+        a reduce's accumulator is the struct of ``reducer`` when it reduces to several
+        values (``pk.MaxLoc``: ``acc.val``, ``acc.loc``)."""
+        self.reducer = reducer
         tree = self.src.tree
         args = self._plain_params(tree)
         rank = roles.count("index")
@@ -395,12 +401,20 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             return ir.TeamType()
         if role == "acc":
             if isinstance(ann, AccAnnotation):
-                return ann.dtype
-            if ann is None:
-                return t.float64
-            if isinstance(ann, DataType):
-                return ann
-            self.src.error(arg, "the accumulator must be annotated pk.Acc[T] or a scalar type")
+                dtype = ann.dtype
+            elif ann is None:
+                dtype = t.float64
+            elif isinstance(ann, DataType):
+                dtype = ann
+            else:
+                self.src.error(arg, "the accumulator must be annotated pk.Acc[T] or a scalar type")
+            if self.reducer is None or not self.reducer.parts:
+                return dtype
+            try:
+                self.reducer.check(dtype)
+            except TypeError as exc:
+                self.src.error(arg, str(exc))
+            return ir.accumulator_struct(self.reducer, dtype)
         if role == "last_pass":
             return t.bool_
         if ann is None:
@@ -1126,6 +1140,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
                     return ir.Const(t.float64, MATH_CONSTANTS[node.attr])
             if node.value.id in self.views and node.attr == "shape":
                 self.src.error(node, "use v.shape[k] with a literal axis, or len(v)")
+            self._refuse_fields_of_a_number(node)
         self.src.error(
             node,
             f"unsupported attribute {ast.unparse(node)!r} in a kernel",

@@ -107,7 +107,33 @@ class ClassTypeLowering:
         return None
 
     def _struct_misuse(self, node: ast.AST, value: Expr) -> None:
+        reducer = value.type.reducer
+        if reducer is not None:
+            fields = ", ".join(reducer.fields)
+            self.src.error(
+                node,
+                f"with reducer=pk.{reducer.name} the accumulator holds several values "
+                f"({fields}): update its fields",
+                hint=f"e.g. {reducer.usage(_describe(value).strip('`'))}.",
+            )
         self.src.error(node, f"a {value.type.name} value cannot be used here", hint=_VALUE_HINT)
+
+    def _refuse_fields_of_a_number(self, node: ast.Attribute) -> None:
+        """``acc.val`` where the accumulator is one number (another reducer than MaxLoc &c)."""
+        if not isinstance(node.value, ast.Name):
+            return
+        param = self.params.get(node.value.id)
+        if param is None or param.role != "acc" or isinstance(param.type, StructType):
+            return
+        reducer = getattr(self.reducer, "name", "Sum")
+        self.src.error(
+            node,
+            f"the accumulator {param.name!r} is one number (reducer=pk.{reducer}) and has no "
+            f"field {node.attr!r}",
+            hint="Fields such as .val and .loc belong to the accumulators of pk.MaxLoc, "
+            "pk.MinLoc, pk.MinMax and pk.MinMaxLoc: pass one as parallel_reduce's reducer=, "
+            f"or update {param.name!r} itself.",
+        )
 
     # ------------------------------------------------------------ constructors
 
@@ -215,6 +241,13 @@ class ClassTypeLowering:
         struct = base.type
         assert isinstance(struct, StructType)
         ftype = struct.field_type(node.attr)
+        if ftype is None and struct.reducer is not None:
+            self.src.error(
+                node,
+                f"the accumulator of pk.{struct.reducer.name} has no field {node.attr!r}; its "
+                f"fields are {', '.join(struct.reducer.fields)}",
+                hint=f"e.g. {struct.reducer.usage(ast.unparse(node.value))}.",
+            )
         if ftype is None:
             names = ", ".join(name for name, _ in struct.fields) or "none"
             self.src.error(
@@ -228,6 +261,7 @@ class ClassTypeLowering:
     def _field_target(self, target: ast.Attribute) -> ir.FieldAccess:
         base = self._struct_base(target.value)
         if base is None:
+            self._refuse_fields_of_a_number(target)
             self.src.error(
                 target,
                 f"cannot assign to {ast.unparse(target)} in a kernel",
@@ -282,11 +316,14 @@ class ClassTypeLowering:
             self._check_new(node, value, name)
             return
         if value.type.is_float and not ftype.is_float:
+            hint = "Python would store the float; convert with int(...), or declare the "
+            hint += "field as a float in __init__."
+            if access.base.type.reducer is not None:  # a reducer's accumulator
+                hint = "Its type is fixed: convert with int(...)."
             self.src.error(
                 node,
                 f"the field {name} is an {ftype.name} but is assigned a float ({value.type.name})",
-                hint="Python would store the float; convert with int(...), or declare the "
-                "field as a float in __init__.",
+                hint=hint,
             )
         if ftype == t.bool_ and value.type != t.bool_:
             self.src.error(
@@ -375,11 +412,14 @@ class ClassTypeLowering:
         struct = value.type
         source = _describe(value)
         what = f"returning {source}" if returning else f"assigning {source} to `{target}`"
+        hint = f"Make the copy explicit with the constructor, `{struct.name}(...)` from the "
+        hint += f"fields of {source}, or keep using {source} itself."
+        if struct.reducer is not None:
+            hint = f"Read and update its fields ({', '.join(struct.reducer.fields)}) instead."
         self.src.error(
             node,
             f"{what} would share one {struct.name} object in Python but copy it in C++",
-            hint=f"Make the copy explicit with the constructor, `{struct.name}(...)` from the "
-            f"fields of {source}, or keep using {source} itself.",
+            hint=hint,
         )
 
     def _check_struct_return(self, node: ast.Return, value: Expr) -> None:
