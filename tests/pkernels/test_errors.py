@@ -209,6 +209,27 @@ def greek_letters(i, x, out):
     out[i] = α * frob(x[i])
 
 
+@pk.workunit
+def negative_index(i, x, out):
+    out[i] = x[-1]
+
+
+@pk.workunit
+def huge_literal(i, out):
+    out[i] = 2**70
+
+
+@pk.workunit
+def literal_zero_division(i, out):
+    out[i] = i + 7 % 0
+
+
+@pk.workunit
+def atomic_value(i, out):
+    old = pk.atomic_add(out, [i], 1.0)
+    out[i] = old
+
+
 def make_indented():
     @pk.workunit
     def indented(i, out):
@@ -260,6 +281,13 @@ CASES = [
     ("walrus", "", "(k := 2)", "k := 2", r"assignment expression \(:=\) is not supported"),
     ("yields", "", "yield i", "yield i", r"yield is not supported"),
     ("round_digits", "x", "round(x[i], 2)", "round(x[i], 2)", r"round\(\) in kernels takes one"),
+    # Python counts from the end; a C++ view would read before its first element.
+    ("negative_index", "x", "x[-1]", "-1", r"the index -1 is negative"),
+    # Python's integers do not overflow; a kernel's int64 would wrap without a word.
+    ("huge_literal", "", "2**70", "2**70", r"2 \*\* 70 is 1180591620717411303424, which"),
+    ("literal_zero_division", "", "7 % 0", "7 % 0", r"7 % 0 divides by zero"),
+    # Python's pk.atomic_add returns None; C++ would give a number.
+    ("atomic_value", "", "old = pk.atomic_add", "pk.atomic_add", r"atomic_add returns nothing"),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]

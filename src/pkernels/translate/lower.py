@@ -1051,6 +1051,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
                 self.src.error(node, "views cannot be used in arithmetic; index them")
             if isinstance(operand.type, StructType):
                 self._struct_misuse(node, operand)
+        self._check_literal_arithmetic(node, op, left, right)
         if op == "/":
             rtype = (
                 float_of(*(x.type for x in (left, right) if not is_weak(x)))
@@ -1073,6 +1074,35 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         if op == "**" and rtype.is_integer and isinstance(right, ir.Const) and right.value < 0:
             rtype = t.float64  # Python: 2 ** -1 == 0.5
         return ir.BinOp(rtype, op, left, right)
+
+    def _check_literal_arithmetic(self, node: ast.AST, op: str, left: Expr, right: Expr) -> None:
+        """Integer arithmetic of literals (``2**70``, ``10**20 // 3``) whose Python value
+        an int64 cannot hold, or that Python refuses (``1 // 0``): C++ would give another
+        number without a word."""
+        a, b = _literal_int(left), _literal_int(right)
+        if a is None or b is None:
+            return
+        written = ast.unparse(node) if isinstance(node, ast.expr) else f"{a} {op} {b}"
+        if op in ("//", "%") and b == 0:
+            self.src.error(
+                node,
+                f"{written} divides by zero",
+                hint="Python raises ZeroDivisionError here; C++ would give any number.",
+            )
+        if op in ("<<", ">>") and b < 0:
+            self.src.error(
+                node,
+                f"{written} shifts by a negative count",
+                hint="Python raises ValueError here; C++ would give any number.",
+            )
+        value = _literal_result(op, a, b)
+        if value is not None and not -(2**63) <= value < 2**63:
+            shown = f" is {value}, which" if abs(value) < 10**30 else ""  # else a stand-in
+            self.src.error(
+                node,
+                f"{written}{shown} does not fit in a kernel's 64-bit integers",
+                hint="Use a float (e.g. 2.0**70) if an approximate value will do.",
+            )
 
     def _compare(self, node: ast.Compare) -> Expr:
         left = self._expr(node.left)
@@ -1121,6 +1151,16 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
     def _view_index(self, node: ast.expr) -> Expr:
         """An index of a view or subview axis: an integer (or bool) expression."""
         lowered = self._expr(node)
+        literal = _literal_int(lowered)
+        if literal is not None and literal < 0:
+            # Python would count from the end; a Kokkos view reads before its first element.
+            self.src.error(
+                node,
+                f"the index {ast.unparse(node)} is negative: kernel views do not count from "
+                "the end",
+                hint="Write the position from the start, e.g. v[v.extent(0) - 1] for the last "
+                "element.",
+            )
         if not (lowered.type.is_integer or lowered.type == t.bool_):
             self.src.error(
                 node,
@@ -1294,7 +1334,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
 
     def _module_call(self, node: ast.Call, name: str, pk: bool, stmt: bool) -> Expr:
         if pk and name in ATOMIC_FUNCTIONS:
-            return self._atomic(node, name)
+            return self._atomic(node, name, stmt)
         if pk and name in ("printf",):
             self.src.error(node, "pk.printf is a statement; call it on its own line")
         if pk and name in ("lower_bound", "upper_bound"):
@@ -1369,8 +1409,17 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         ref = ir.ViewRef(view_node.id, view)
         return ir.SearchBound(t.int64, ref, count, value, upper=name == "upper_bound")
 
-    def _atomic(self, node: ast.Call, name: str) -> Expr:
+    def _atomic(self, node: ast.Call, name: str, statement: bool = True) -> Expr:
         op, fetch = ATOMIC_FUNCTIONS[name]
+        if not fetch and not statement:
+            # Python's pk.atomic_add returns None (Kokkos': void); C++ would give a value.
+            fetching = {"exchange": "atomic_exchange", "inc": "atomic_fetch_add"}.get(op)
+            fetching = {"dec": "atomic_fetch_sub"}.get(op, fetching or f"atomic_fetch_{op}")
+            self.src.error(
+                node,
+                f"pk.{name} returns nothing; call it on its own line",
+                hint=f"For the value before the update, use pk.{fetching}(...).",
+            )
         wanted = {"cas": 4, "inc": 2, "dec": 2, "load": 2}.get(op, 3)
         if len(node.args) != wanted:
             self.src.error(node, f"pk.{name} takes {wanted} arguments (view, [indices], ...)")
@@ -1419,6 +1468,48 @@ _OPERATOR_HINT = "Kernels have + - * / // % ** & | ^ << >> and the unary - + ~ n
 _OPERATOR_SYMBOLS: dict[type, str] = {
     ast.MatMult: "@", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
 }  # fmt: skip
+
+
+_HUGE = 10**40  # stands for a literal result too large to compute (past int64 anyway)
+
+
+def _literal_int(e: Expr) -> int | None:
+    """The Python value of an integer expression made of literals only, else None."""
+    if isinstance(e, ir.Const):
+        return e.value if type(e.value) is int else None
+    if isinstance(e, ir.UnaryOp) and e.op in ("-", "+", "~"):
+        inner = _literal_int(e.operand)
+        if inner is None:
+            return None
+        return {"-": -inner, "+": inner, "~": ~inner}[e.op]
+    if isinstance(e, ir.BinOp):
+        a, b = _literal_int(e.left), _literal_int(e.right)
+        if a is None or b is None:
+            return None
+        return _literal_result(e.op, a, b)
+    return None
+
+
+def _literal_result(op: str, a: int, b: int) -> int | None:
+    """``a op b`` as Python computes it, for integer results (None: a float, or not an
+    integer operation). Huge powers and shifts are not built: :data:`_HUGE` stands in."""
+    if op in ("//", "%") and b == 0 or op in ("<<", ">>") and b < 0:
+        return None
+    if op == "**":
+        if b < 0:
+            return None  # a float in Python
+        if abs(a) > 1 and b * a.bit_length() > 10_000:
+            return _HUGE * (-1 if a < 0 and b % 2 else 1)
+        return a**b
+    if op == "<<" and a != 0 and b > 10_000:
+        return _HUGE * (-1 if a < 0 else 1)
+    operations = {
+        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+        "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b,
+        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
+    }  # fmt: skip
+    compute = operations.get(op)
+    return compute() if compute is not None else None
 
 
 def _not_in_kernels(what: str, op: ast.AST) -> str:
