@@ -67,6 +67,15 @@ class KernelZeroDivisionError(KernelError, ZeroDivisionError):
     """Integer division or modulo by zero in a debug build."""
 
 
+class KernelValueError(KernelError, ValueError):
+    """``int()`` (or ``round``, ``math.floor`` ...) of a NaN in a debug build."""
+
+
+class KernelOverflowError(KernelError, OverflowError):
+    """``int()`` (or ``round``, ``math.floor`` ...) of an infinity, or of a float past the
+    kernel's integer type (int64), in a debug build."""
+
+
 class KernelTeamError(KernelError):
     """A team kernel went wrong as a team: threads of one team reached different
     ``team_barrier()`` calls (a barrier in a branch some threads skip), or a scratch view

@@ -614,3 +614,36 @@ def test_a_maxloc_accumulator_at_a_stop(tmp_path):
     assert out["p acc.loc"] == str(int(first_three.argmax()))
     assert out["p data[acc.loc] == acc.val"] == "np.True_"
     assert "found True True" in result.stdout
+
+
+NAN_TO_INT = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def bins(i: int, x, counts):
+    b = int(x[i] * 4)
+    pk.atomic_add(counts, [b], 1)
+
+
+x = np.array([0.1, 0.5, np.nan, 0.9])
+counts = np.zeros(4, np.int64)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), bins, x=x, counts=counts)
+"""
+
+
+def test_int_of_a_nan_stops_at_its_python_line(tmp_path):
+    # In release code int(nan) is any number (then an atomic far outside `counts`); under
+    # the debugger the kernel stops where the NaN is converted, with the index that did it.
+    commands = ["break 7", "c", "delete 1", "c", "p i", "p x[i]", "c"]
+    program = write(tmp_path, "nan_to_int.py", NAN_TO_INT)
+    env = {"PKERNELS_CACHE_DIR": str(tmp_path / "cache")}
+    result = run_scripted(program, *(f"-c={c}" for c in commands), env=env)
+    steps = _by_command(result.stdout)
+    out = dict(steps)
+    stop = next(text for command, text in steps if command == "c")  # after "delete 1"
+    assert "stopped by a failed check at" in stop
+    assert "nan_to_int.py:7: cannot convert float NaN to integer" in stop
+    assert (out["p i"], out["p x[i]"]) == ("2", "np.float64(nan)")
+    assert "Kernel bins failed: KernelValueError" in result.stdout

@@ -5,6 +5,7 @@ Python file:line; results equal the release build."""
 from __future__ import annotations
 
 import inspect
+import math
 import re
 
 import numpy as np
@@ -276,3 +277,36 @@ def test_results_equal_release_builds(native_space, build):
         t = -t if i % 3 == 0 else t
         expected_total += t * t - float(y[i])
     assert total == expected_total
+
+
+@pk.workunit
+def to_ints(i, x, out):
+    out[i, 0] = int(x[i])
+    out[i, 1] = round(x[i])
+    out[i, 2] = math.floor(x[i])
+
+
+def test_int_of_nan_infinity_or_a_huge_float_is_an_error(native_space):
+    # Python raises (NaN, infinities) or makes a bigger integer; C++ would give any number.
+    line = _line_of(to_ints, "int(x[i])")
+    cases = [
+        (math.nan, pk.KernelValueError, ValueError, "cannot convert float NaN to integer"),
+        (math.inf, pk.KernelOverflowError, OverflowError, "cannot convert inf to a 64-bit"),
+        (-1e30, pk.KernelOverflowError, OverflowError, "cannot convert -1e+30 to a 64-bit signed"),
+    ]
+    for bad, error, python_error, message in cases:
+        x = np.array([2.5, -7.75, bad])
+        with observing(ForceDebugBuild()):
+            with pytest.raises(error) as info:
+                pk.parallel_for(
+                    pk.RangePolicy(native_space, 0, 3), to_ints, x=x, out=np.zeros((3, 3), int)
+                )
+        assert str(info.value).startswith(f"{__file__}:{line}: {message}"), str(info.value)
+        assert isinstance(info.value, python_error)
+    # The largest and smallest int64 convert (exactly representable as doubles).
+    x = np.array([2.5, -(2.0**63), 2.0**62])
+    out = np.zeros((3, 3), np.int64)
+    with observing(ForceDebugBuild()):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 3), to_ints, x=x, out=out)
+    assert out[:, 0].tolist() == [2, -(2**63), 2**62]
+    assert out[:, 1].tolist() == [2, -(2**63), 2**62]  # halves to even, as Python's round

@@ -16,7 +16,9 @@ from ..errors import (
     DispatchError,
     KernelError,
     KernelIndexError,
+    KernelOverflowError,
     KernelTeamError,
+    KernelValueError,
     KernelZeroDivisionError,
 )
 from ..translate.emit_cpp import KernelEntry, has_hybrid_launch
@@ -33,7 +35,14 @@ except ImportError:  # pragma: no cover - not built
 else:
     _c_launch = _launch.launch if getattr(_launch, "INTERFACE", 0) == _C_LAUNCH_INTERFACE else None
 
-_FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
+_FAULTS = {
+    1: KernelIndexError,
+    2: KernelZeroDivisionError,
+    3: KernelTeamError,
+    4: KernelTeamError,
+    5: KernelValueError,
+    6: KernelOverflowError,
+}
 _TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
 
 

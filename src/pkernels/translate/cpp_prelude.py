@@ -512,7 +512,7 @@ static inline int thread_id() {
 // ---- faults: the first one is recorded, later ones are ignored
 static int fault_set = 0;
 static char fault_text[1024];
-static int fault_kind = 0;  // 1: index, 2: zero division
+static int fault_kind = 0;  // 1: index, 2: zero division, 5 and 6: float to int
 
 }  // namespace pk_rt
 
@@ -653,6 +653,30 @@ static inline T check_divisor(T b, const char* file, int line) {
     (void)file; (void)line;
 #endif
     return b == 0 ? T(1) : b;
+}
+
+// ---- int(x), round(x), math.floor(x) of a float: a NaN, an infinity or a value past the
+// integer type is an error in debug builds (Python raises, or makes a bigger integer; the
+// C++ conversion gives any number)
+template <typename T, typename F>
+static inline T float_to_int(F x, const char* file, int line) {
+#if PK_DEBUG
+    const bool is_signed = (T)-1 < (T)0;
+    const int bits = 8 * (int)sizeof(T);
+    const F end = std::ldexp((F)1, is_signed ? bits - 1 : bits);  // the first value past T
+    const F whole = std::trunc(x);
+    if (x != x) {
+        fault(5, file, line, "cannot convert float NaN to integer");
+    } else if (!(whole >= (is_signed ? -end : (F)0) && whole < end)) {
+        char what[160];
+        std::snprintf(what, sizeof what, "cannot convert %.17g to a %d-bit %s integer",
+                      (double)x, bits, is_signed ? "signed" : "unsigned");
+        fault(6, file, line, what);
+    }
+#else
+    (void)file; (void)line;
+#endif
+    return (T)x;
 }
 
 """

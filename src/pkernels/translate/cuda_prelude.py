@@ -132,6 +132,13 @@ __device__ __forceinline__ T check_divisor(T b, const char* file, int line) {
     return b == 0 ? T(1) : b;
 }
 
+// int() of a float (release builds: the conversion itself, as on the CPU)
+template <typename T, typename F>
+__device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
+    (void)file; (void)line;
+    return (T)x;
+}
+
 """
     + shared_arithmetic("__device__ __forceinline__", "pk_math::")
     + r"""

@@ -597,6 +597,8 @@ class CppEmitter:
             case ir.Cast(operand=operand, type=rtype):
                 if rtype == t.bool_:
                     return f"(({self.expr(operand)}) != 0)"
+                if operand.type.is_float and rtype.is_integer:  # checked in debug builds
+                    return f"pk_rt::float_to_int<{rtype.ctype}>({self.expr(operand)}, {_WHERE})"
                 return f"(({rtype.ctype})({self.expr(operand)}))"
             case ir.Call():
                 return self.call(e)
