@@ -68,7 +68,9 @@ class KernelZeroDivisionError(KernelError, ZeroDivisionError):
 
 
 class KernelValueError(KernelError, ValueError):
-    """``int()`` (or ``round``, ``math.floor`` ...) of a NaN in a debug build."""
+    """``int()`` (or ``round``, ``math.floor`` ...) of a NaN in a debug build, or an
+    integer ``**`` a negative integer (a float in Python, where the kernel's result is an
+    integer)."""
 
 
 class KernelOverflowError(KernelError, OverflowError):

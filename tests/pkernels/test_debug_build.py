@@ -310,3 +310,22 @@ def test_int_of_nan_infinity_or_a_huge_float_is_an_error(native_space):
         pk.parallel_for(pk.RangePolicy(native_space, 0, 3), to_ints, x=x, out=out)
     assert out[:, 0].tolist() == [2, -(2**63), 2**62]
     assert out[:, 1].tolist() == [2, -(2**63), 2**62]  # halves to even, as Python's round
+
+
+@pk.workunit
+def powers(i, a, n, out):
+    out[i] = a[i] ** n[i]
+
+
+def test_an_integer_to_a_negative_power_is_an_error(native_space):
+    # Python's 3 ** -2 is 0.111...: a float where this kernel's result is an integer.
+    a, out = np.array([3, 3, 3]), np.zeros(3, np.int64)
+    pk.parallel_for(pk.RangePolicy(native_space, 0, 2), powers, a=a, n=np.array([4, 0]), out=out)
+    assert out[:2].tolist() == [81, 1]
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelValueError) as info:
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 3), powers, a=a, n=np.array([2, 0, -2]), out=out
+            )
+    line = _line_of(powers, "a[i] ** n[i]")
+    assert str(info.value).startswith(f"{__file__}:{line}: an integer ** -2: Python gives a float")

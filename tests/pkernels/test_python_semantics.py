@@ -290,6 +290,25 @@ def test_math_module_functions(space):
     assert out[3, 8] == math.floor(x[3] * 3)
 
 
+@pk.workunit
+def math_formulas(i, x, n, out):
+    out[i, 0] = math.log(x[i], 2)
+    out[i, 1] = math.log(n[i], 10)
+    out[i, 2] = math.degrees(x[i])
+    out[i, 3] = math.radians(n[i])
+
+
+def test_math_log_with_a_base_and_angle_conversions_as_python(space):
+    # CPython's own formulas (log(x) / log(base), x * (180 / pi)), bit for bit.
+    x = np.array([0.1, 1.0, 2.0, 1024.0, 1e-300, 7.5, math.pi])
+    n = np.array([1, 10, 1000, 7, 180, 360, 45])
+    out = np.zeros((len(x), 4))
+    expected = run_python(math_formulas, len(x), x=x, n=n, out=out.copy())["out"]
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), math_formulas, x=x, n=n, out=out)
+    np.testing.assert_array_equal(out, expected)
+    assert out[3, 0] == 10.0 and out[6, 2] == 180.0
+
+
 def test_pk_math_functions(space):
     x = np.linspace(0.05, 3.2, 17)
     out = np.zeros((len(x), 17))

@@ -655,6 +655,25 @@ static inline T check_divisor(T b, const char* file, int line) {
     return b == 0 ? T(1) : b;
 }
 
+// ---- an integer ** a negative integer is a float in Python, and the kernel's result an
+// integer: an error in debug builds (release builds: ipow gives 1)
+template <typename T>
+static inline T check_exponent(T e, const char* file, int line) {
+#if PK_DEBUG
+    if (e < 0) {
+        char what[200];
+        std::snprintf(what, sizeof what,
+                      "an integer ** %lld: Python gives a float, this kernel's integer "
+                      "result cannot hold it (write float(base) ** exponent)",
+                      (long long)e);
+        fault(5, file, line, what);
+    }
+#else
+    (void)file; (void)line;
+#endif
+    return e;
+}
+
 // ---- int(x), round(x), math.floor(x) of a float: a NaN, an infinity or a value past the
 // integer type is an error in debug builds (Python raises, or makes a bigger integer; the
 // C++ conversion gives any number)

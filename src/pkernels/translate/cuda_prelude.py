@@ -132,6 +132,13 @@ __device__ __forceinline__ T check_divisor(T b, const char* file, int line) {
     return b == 0 ? T(1) : b;
 }
 
+// An integer exponent (release builds: a negative one is passed on, ipow gives 1)
+template <typename T>
+__device__ __forceinline__ T check_exponent(T e, const char* file, int line) {
+    (void)file; (void)line;
+    return e;
+}
+
 // int() of a float (release builds: the conversion itself, as on the CPU)
 template <typename T, typename F>
 __device__ __forceinline__ T float_to_int(F x, const char* file, int line) {

@@ -629,7 +629,10 @@ class CppEmitter:
             return f"pk_rt::mod({self.cast(left, rtype)}, {self.cast(right, rtype)}, {_WHERE})"
         if op == "**":
             if rtype.is_integer:
-                return f"pk_rt::ipow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+                exponent = self.cast(right, rtype)
+                if not isinstance(right, ir.Const):  # a literal one is not negative here
+                    exponent = f"pk_rt::check_exponent({exponent}, {_WHERE})"
+                return f"pk_rt::ipow({self.cast(left, rtype)}, {exponent})"
             return f"{self.MATH}pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
         if rtype == t.bool_:
             return f"({self.expr(left)} {op} {self.expr(right)})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import math
 import types
 from collections.abc import Callable
 from typing import Any
@@ -1339,13 +1340,17 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             self.src.error(node, "pk.printf is a statement; call it on its own line")
         if pk and name in ("lower_bound", "upper_bound"):
             return self._search_bound(node, name)
+        if not pk and (name in _ANGLES or name == "log" and len(node.args) == 2):
+            return self._math_formula(node, name)
         known = name in MATH_FUNCTIONS or name in PY_INT_ROUNDING or name in RANDOM_FUNCTIONS
         if not known and name not in ("floor", "ceil", "abs", "min", "max"):
             prefix = "pk" if pk else "math"
             self.src.error(
                 node,
                 f"{prefix}.{name} is not available in kernels",
-                hint="Supported: " + ", ".join(sorted(MATH_FUNCTIONS)),
+                hint="Supported: "
+                + ", ".join(sorted(MATH_FUNCTIONS))
+                + ("" if pk else ", log(x, base), degrees, radians"),
             )
         args = [self._expr(a) for a in node.args]
         if name in PY_INT_ROUNDING and not pk:
@@ -1375,6 +1380,19 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             return ir.Call(t.bool_, name, args)
         cname = "tgamma" if name == "gamma" else name
         return ir.Call(float_of(*(a.type for a in args)), cname, args)
+
+    def _math_formula(self, node: ast.Call, name: str) -> Expr:
+        """``math.log(x, base)``, ``math.degrees(x)``, ``math.radians(x)``: the formulas
+        CPython computes them with (``log(x) / log(base)``, ``x * (180 / pi)`` ...)."""
+        args = [self._expr(a) for a in node.args]
+        if name == "log":
+            x, base = args
+            rtype = float_of(x.type, base.type)
+            return ir.BinOp(rtype, "/", ir.Call(rtype, "log", [x]), ir.Call(rtype, "log", [base]))
+        if len(args) != 1:
+            self.src.error(node, f"math.{name}() takes exactly one argument")
+        factor = ir.Const(t.float64, _ANGLES[name])
+        return self._binop(node, "*", args[0], factor)
 
     def _random(self, node: ast.Call, name: str, args: list[Expr]) -> Expr:
         arity, rtype = RANDOM_FUNCTIONS[name]
@@ -1455,6 +1473,8 @@ _NESTED_CALL_HINT = (
     "Call it on its own line: `pk.parallel_for(pk.TeamThreadRange(team_member, n), body)`."
 )
 _INTEGER_ATOMICS = ("and", "or", "xor", "mod", "lshift", "rshift")
+# math.degrees and math.radians: the factors CPython multiplies by.
+_ANGLES = {"degrees": 180.0 / math.pi, "radians": math.pi / 180.0}
 _PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max", "round", "pow"}
 
 _CALL_HINT = (
