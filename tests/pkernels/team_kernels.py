@@ -135,3 +135,35 @@ def divergent_barrier_at_run_time(team_member: pk.TeamMember, tickets):
     ticket: int = pk.atomic_fetch_add(tickets, [team_member.league_rank()], 1)
     if ticket == 0:
         team_member.team_barrier()
+
+
+@pk.workunit
+def row_extremes(team_member: pk.TeamMember, A, largest, smallest, product, positive, bits):
+    # Nested reduces with Kokkos' reducers, over each kind of team range.
+    r: int = team_member.league_rank()
+
+    def biggest(j: int, acc: pk.Acc[pk.double]):
+        if A[r, j] > acc:
+            acc = A[r, j]
+
+    def least(j: int, acc: pk.Acc[pk.double]):
+        acc = min(acc, A[r, j])
+
+    def times(j: int, acc: pk.Acc[pk.double]):
+        acc *= A[r, j]
+
+    def all_positive(j: int, acc: pk.Acc[pk.bool]):
+        acc = acc and A[r, j] > 0
+
+    def bit_of(j: int, acc: pk.Acc[pk.int64]):
+        acc |= 1 << (j % 60)
+
+    n = A.extent(1)
+    largest[r] = pk.parallel_reduce(pk.TeamThreadRange(team_member, n), biggest, reducer=pk.Max)
+    smallest[r] = pk.parallel_reduce(pk.TeamVectorRange(team_member, n), least, reducer=pk.Min)
+    p: float = pk.parallel_reduce(pk.ThreadVectorRange(team_member, n), times, reducer=pk.Prod)
+    product[r] = p
+    positive[r] = pk.parallel_reduce(
+        pk.TeamThreadRange(team_member, n), all_positive, reducer=pk.LAnd
+    )
+    bits[r] = pk.parallel_reduce(pk.TeamThreadRange(team_member, n), bit_of, reducer=pk.BOr)

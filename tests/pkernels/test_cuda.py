@@ -25,6 +25,7 @@ from team_kernels import (
     once_per_team,
     own_scratch,
     reverse_rows,
+    row_extremes,
     row_prefix,
     row_totals_through_nonlocal,
     team_yax,
@@ -373,6 +374,17 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "team_nonlocal": _cuda_source(
             row_totals_through_nonlocal, "reduce", TEAM, A=m, out=np.zeros(4, np.int64)
         ),
+        "team_nested_reducers": _cuda_source(
+            row_extremes,
+            "for",
+            TEAM,
+            A=m,
+            largest=v,
+            smallest=v,
+            product=v,
+            positive=np.zeros(8, bool),
+            bits=ints,
+        ),  # fmt: skip
     }
     # NVRTC declares printf itself; nvcc takes it from <cstdio>.
     stand_in = tmp_path / "nvrtc_builtins.h"
@@ -812,6 +824,24 @@ def test_nested_scan_md_range_vector_range_and_single(cp, team):
     assert count.get()[0] == 6
     if team is not pk.AUTO:
         np.testing.assert_array_equal(sizes.get(), team)
+
+
+@gpu
+@pytest.mark.parametrize("team", [pk.AUTO, 4, 32])
+def test_nested_reduces_with_reducers_on_the_gpu(cp, team):
+    rng = np.random.default_rng(9)
+    A = rng.uniform(0.5, 1.5, (7, 37))
+    A[2, 5] = -1.0
+    out = {
+        "largest": cp.zeros(7), "smallest": cp.zeros(7), "product": cp.zeros(7),
+        "positive": cp.zeros(7, dtype=bool), "bits": cp.zeros(7, dtype=cp.int64),
+    }  # fmt: skip
+    pk.parallel_for(pk.TeamPolicy(pk.Cuda, 7, team), row_extremes, A=cp.asarray(A), **out)
+    assert out["largest"].get().tolist() == A.max(axis=1).tolist()
+    assert out["smallest"].get().tolist() == A.min(axis=1).tolist()
+    np.testing.assert_allclose(out["product"].get(), A.prod(axis=1), rtol=1e-13)
+    assert out["positive"].get().tolist() == (A > 0).all(axis=1).tolist()
+    assert (out["bits"].get() == 2**37 - 1).all()
 
 
 @gpu

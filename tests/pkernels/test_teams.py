@@ -17,6 +17,7 @@ from team_kernels import (
     once_per_team,
     own_scratch,
     reverse_rows,
+    row_extremes,
     row_prefix,
     row_totals_through_nonlocal,
     team_yax,
@@ -108,6 +109,34 @@ def test_team_thread_md_range_for_and_reduce(space, team, build):
 
 
 @pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def _row_extremes(space, team, A):
+    n = len(A)
+    out = {
+        "largest": np.zeros(n), "smallest": np.zeros(n), "product": np.zeros(n),
+        "positive": np.zeros(n, bool), "bits": np.zeros(n, np.int64),
+    }  # fmt: skip
+    pk.parallel_for(pk.TeamPolicy(space, n, team), row_extremes, A=A, **out)
+    return out
+
+
+ROWS = np.random.default_rng(8).uniform(0.5, 1.5, (7, 37))
+ROWS[2, 5] = -1.0
+
+
+@pytest.mark.parametrize("build", [*BUILDS, "Debug space"])
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
+def test_nested_reduces_with_reducers(space, team, build):
+    # Each thread starts from the reducer's identity; the team combines in rank order.
+    if build == "Debug space":
+        space, team = pk.Debug, 3 if team is pk.AUTO else team
+    out = _run(build, _row_extremes, space, team, ROWS)
+    assert out["largest"].tolist() == ROWS.max(axis=1).tolist()
+    assert out["smallest"].tolist() == ROWS.min(axis=1).tolist()
+    np.testing.assert_allclose(out["product"], ROWS.prod(axis=1), rtol=1e-13)
+    assert out["positive"].tolist() == (ROWS > 0).all(axis=1).tolist()
+    assert (out["bits"] == 2**37 - 1).all()
+
+
 def test_thread_vector_range_inside_a_team_thread_range(space, team):
     rng = np.random.default_rng(3)
     A, x = rng.random((12, 7)), rng.random(7)
@@ -314,6 +343,34 @@ def k(team_member: pk.TeamMember, out):
 """,
     )
     assert "level 0 or 1" in str(err)
+
+
+def test_what_a_nested_reducer_cannot_be_is_refused(make_module):
+    body = """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    def body(j: int, acc: pk.Acc[pk.double]):
+        acc = max(acc, out[0, j])
+    out[0, 0] = pk.parallel_reduce(pk.TeamThreadRange(team_member, 4), body, reducer=REDUCER)
+"""
+    err = _translation_error(make_module, body.replace("REDUCER", "pk.MaxLoc"))
+    assert "pk.MaxLoc reduces several values: it is for a whole dispatch" in str(err)
+    err = _translation_error(make_module, body.replace("REDUCER", "max"))
+    assert "reducer= of a nested parallel_reduce takes one of pk.Sum, pk.Prod" in str(err)
+    err = _translation_error(make_module, body.replace("REDUCER", "pk.BAnd"))
+    assert "pk.BAnd reduces integers (its accumulator is float64)" in str(err)
+    assert "def body(j: int, acc: pk.Acc[pk.double]):" in str(err)  # at the accumulator
+    err = _translation_error(
+        make_module,
+        """
+@pk.workunit
+def k(team_member: pk.TeamMember, out):
+    def body(j: int):
+        out[0, j] = 1
+    pk.parallel_for(pk.TeamThreadRange(team_member, 4), body, reducer=pk.Max)
+""",
+    )
+    assert "a nested pk.parallel_for takes (range, body)" in str(err)
 
 
 def test_a_nested_body_shadows_the_workunits_names_as_python_does(make_module):

@@ -97,7 +97,7 @@ def _dispatch(
     if isinstance(args[0], NestedRange):
         # pk.parallel_for(pk.TeamThreadRange(team_member, n), body) inside a team
         # workunit the Debug space runs as Python (compiled kernels never get here).
-        return run_nested_in_python(operation, args[0], args[1], kwargs)
+        return run_nested_in_python(operation, args[0], args[1], kwargs, reducer)
     policy = as_policy(args[0])
     workunit = args[1]
     if hooks.observers():

@@ -322,11 +322,23 @@ def _user_site() -> tuple[str, int]:
 # -- nested ranges --------------------------------------------------------------------
 
 
-def run_nested_in_python(operation: str, nested: Any, body: Any, kwargs: dict[str, Any]) -> Any:
+def run_nested_in_python(
+    operation: str, nested: Any, body: Any, kwargs: dict[str, Any], reducer: Any = None
+) -> Any:
     """``pk.parallel_for/reduce/scan(nested_range, body)`` inside a team workunit of the
-    Debug space, run by the calling member over its share of the indices."""
+    Debug space, run by the calling member over its share of the indices; a reduce's
+    members start from ``reducer``'s identity and their results combine with it."""
+    from ..api.reducers import Sum
+    from .dispatch import _start
+
+    reducer = reducer or Sum
     assert isinstance(nested, NestedRange)
     what = f"parallel_{operation} over a {_RANGE_NAMES.get(nested.kind, nested.kind)}"
+    if reducer.parts:
+        raise DispatchError(
+            f"{what}: reducer={reducer!r} (several values) is for a whole dispatch; a nested "
+            "reduce takes pk.Sum, pk.Prod, pk.Min, pk.Max, pk.LAnd, pk.LOr, pk.BAnd or pk.BOr"
+        )
     if kwargs:
         raise DispatchError(
             f"{what} takes no keyword arguments (got {', '.join(kwargs)}): the body reads "
@@ -358,13 +370,14 @@ def run_nested_in_python(operation: str, nested: Any, body: Any, kwargs: dict[st
     form, to_python = _nested_acc_form(body, arity, what)
     acc = [to_python(0)]
     if operation == "reduce":
+        acc = [_start(reducer, body, arity)]
         for point in points:
             form(*point, acc)
         if not split:
             return to_python(acc[0])
-        total = to_python(0)
+        total = _start(reducer, body, arity)
         for partial in team.exchange(rank, acc[0], _user_site()):
-            total = total + partial
+            total = reducer.combine(total, partial)
         return to_python(total)
     assert operation == "scan", operation
     if not split:

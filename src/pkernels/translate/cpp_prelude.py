@@ -983,6 +983,20 @@ static T team_reduce(TeamMember& tm, T partial, const char* file, int line) {
     return total;
 }
 
+// Every thread's partial combined with `combine` (a reducer's operation) in team rank
+// order: the same result in all.
+template <typename T, typename F>
+static T team_combine(TeamMember& tm, T partial, F combine, const char* file, int line) {
+    if (tm.team_size == 1) return partial;
+    TeamShared* s = tm.shared;
+    *(T*)(s->slots + 16 * tm.team_rank) = partial;
+    team_barrier(tm, file, line);
+    T total = *(T*)(s->slots);
+    for (int r = 1; r < s->size; ++r) total = combine(total, *(T*)(s->slots + 16 * r));
+    team_barrier(tm, file, line);  // the slots are reused by the next collective
+    return total;
+}
+
 // The sum of the partials of the threads before this one (an exclusive scan in team rank
 // order); ``*total``: the sum of all.
 template <typename T>

@@ -16,6 +16,7 @@ result's bits.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -383,8 +384,14 @@ class CppEmitter:
         else:
             at(loop, f"const int64_t pk_lo{n} = {begin}, pk_hi{n} = {end};")
         acc = cpp_name(s.acc.name) if s.acc is not None else None
+        reducer = s.reducer if s.reducer is not None and s.reducer is not Sum else None
         if s.acc is not None:
-            at(loop, f"{s.acc.type.ctype} {acc} = 0;")
+            start = "0"
+            if reducer is not None:  # each thread starts from the reducer's identity
+                reduced = s.acc.type  # infinity: the runtime's, for a float's Min and Max
+                infinity = self.literal(math.inf, reduced) if reduced.is_float else ""
+                start = reducer.cpp_identity(reduced, infinity)
+            at(loop, f"{s.acc.type.ctype} {acc} = {start};")
         scan_passes = s.operation == "scan" and split
         if s.last_pass is not None:
             at(loop, f"bool {cpp_name(s.last_pass.name)} = {'false' if scan_passes else 'true'};")
@@ -421,13 +428,13 @@ class CppEmitter:
             if s.operation == "scan":
                 total = f"pk_total{n}" if scan_passes else acc
             elif split:
-                total = f"pk_rt::team_reduce({team}, {acc}, __FILE__, __LINE__)"
+                total = _team_total(team, acc, s.acc.type, reducer)
             else:
                 total = acc
             at(s.lineno, f"{self.expr(s.result)} = ({s.result.type.ctype})({total});")
         elif s.acc is not None and split and s.operation == "reduce":
             # The total is unused, but the other threads wait for this one's partial.
-            at(s.lineno, f"(void)pk_rt::team_reduce({team}, {acc}, __FILE__, __LINE__);")
+            at(s.lineno, f"(void){_team_total(team, acc, s.acc.type, reducer)};")
         self.indent -= 1
         at(s.lineno, "}")
 
@@ -1505,6 +1512,17 @@ def _reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:
         "#define PK_REDUCE pk_reducer",
         f"#define PK_REDUCE_INIT {identity}",
     ]
+
+
+def _team_total(team: str, acc: str, acc_type: DataType, reducer: Reducer | None) -> str:
+    """The team's total of a nested reduce over a team-split range: the threads' partials
+    added (a sum) or combined with ``reducer``, in team rank order."""
+    if reducer is None:
+        return f"pk_rt::team_reduce({team}, {acc}, __FILE__, __LINE__)"
+    T = acc_type.ctype
+    combine = reducer.cpp_combine_of(T).replace("omp_out", "pk_a").replace("omp_in", "pk_b")
+    operation = f"[]({T} pk_a, {T} pk_b) {{ return ({T})({combine}); }}"
+    return f"pk_rt::team_combine({team}, {acc}, {operation}, __FILE__, __LINE__)"
 
 
 def _accumulator_name(acc: DataType | ir.StructType) -> list[str]:

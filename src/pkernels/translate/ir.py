@@ -372,6 +372,7 @@ class NestedParallel(Stmt):
     def_lineno: int
     end_lineno: int
     result: Var | ViewAccess | None = None
+    reducer: Any = None  # a reduce's reducer (pk.Max ...); None: a sum
 
 
 @dataclass

@@ -236,6 +236,30 @@ class TeamLowering:
 
     # ------------------------------------------------------------ nested bodies
 
+    def _nested_reducer(self, node: ast.expr) -> Any:
+        """The reducer a nested ``pk.parallel_reduce(..., reducer=pk.Max)`` names (a
+        module-level name for one works too); one to several values is refused."""
+        from ..api.reducers import REDUCERS, Reducer
+
+        value: Any = None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            module = self.src.globals.get(node.value.id)
+            value = getattr(module, node.attr, None) if module is not None else None
+        elif isinstance(node, ast.Name):
+            value = self.src.globals.get(node.id)
+        scalar = [r for r in REDUCERS if not r.parts]
+        names = ", ".join(repr(r) for r in scalar)
+        if not isinstance(value, Reducer):
+            self.src.error(node, f"reducer= of a nested parallel_reduce takes one of {names}")
+        if value.parts:
+            self.src.error(
+                node,
+                f"{value!r} reduces several values: it is for a whole dispatch, not a nested range",
+                hint=f"A nested reduce takes one of {names}; reduce the locations over the "
+                f"TeamPolicy itself (`pk.parallel_reduce(policy, workunit, reducer={value!r})`).",
+            )
+        return value
+
     def _nested_parallel(
         self,
         call: ast.Call,
@@ -254,7 +278,13 @@ class TeamLowering:
         args = list(call.args)
         if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
             args = args[1:]  # a label
-        if call.keywords or len(args) != 2:
+        keywords = list(call.keywords)
+        reducer_node = next((k.value for k in keywords if k.arg == "reducer"), None)
+        reducer = None
+        if reducer_node is not None and operation == "reduce":
+            keywords = [k for k in keywords if k.arg != "reducer"]
+            reducer = self._nested_reducer(reducer_node)
+        if keywords or len(args) != 2:
             self.src.error(
                 call,
                 f"a nested pk.parallel_{operation} takes (range, body)",
@@ -309,6 +339,11 @@ class TeamLowering:
                     acc_type = acc_type.dtype
                 if not isinstance(acc_type, DataType):
                     self.src.error(acc_arg, "the accumulator must be annotated pk.Acc[T]")
+            if reducer is not None:
+                try:
+                    reducer.check(acc_type)
+                except TypeError as exc:
+                    self.src.error(acc_arg, str(exc))
             acc = self._nested_param(acc_arg.arg, acc_type)
         if operation == "scan":
             last_pass = self._nested_param(fn.args.args[rank + 1].arg, t.bool_)
@@ -332,6 +367,7 @@ class TeamLowering:
             label,
             fn.lineno,
             fn.end_lineno or fn.lineno,
+            reducer=reducer,
         )
         if result is not None:
             assert acc is not None
