@@ -108,7 +108,6 @@ def test_team_thread_md_range_for_and_reduce(space, team, build):
     assert total == int(out.sum())
 
 
-@pytest.mark.parametrize("space,team", TEAM_SETUPS)
 def _row_extremes(space, team, A):
     n = len(A)
     out = {
@@ -137,6 +136,7 @@ def test_nested_reduces_with_reducers(space, team, build):
     assert (out["bits"] == 2**37 - 1).all()
 
 
+@pytest.mark.parametrize("space,team", TEAM_SETUPS)
 def test_thread_vector_range_inside_a_team_thread_range(space, team):
     rng = np.random.default_rng(3)
     A, x = rng.random((12, 7)), rng.random(7)

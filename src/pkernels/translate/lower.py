@@ -1149,11 +1149,12 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         indices = [self._view_index(idx) for idx in index_nodes]
         return ir.ViewAccess(view.dtype, ir.ViewRef(base.id, view), indices, node.lineno)
 
-    def _view_index(self, node: ast.expr) -> Expr:
-        """An index of a view or subview axis: an integer (or bool) expression."""
+    def _view_index(self, node: ast.expr, slice_bound: bool = False) -> Expr:
+        """An index of a view or subview axis: an integer (or bool) expression (or a
+        slice's bound, which may be negative: Python's slice rules apply)."""
         lowered = self._expr(node)
         literal = _literal_int(lowered)
-        if literal is not None and literal < 0:
+        if literal is not None and literal < 0 and not slice_bound:
             # Python would count from the end; a Kokkos view reads before its first element.
             self.src.error(
                 node,

@@ -77,7 +77,7 @@ class SubviewLowering:
     views: dict[str, ir.ViewType]
     subviews: dict[str, Subview]
     function: ir.Function | None
-    _view_index: Callable[[ast.expr], Expr]
+    _view_index: Callable[..., Expr]
 
     def _is_view_name(self, name: str) -> bool:
         return name in self.views or name in self.subviews
@@ -207,7 +207,7 @@ class SubviewLowering:
         return Subview(name, name, whole)
 
     def _optional_index(self, node: ast.expr | None) -> Expr | None:
-        return None if node is None else self._view_index(node)
+        return None if node is None else self._view_index(node, slice_bound=True)
 
     def _slice_step(self, node: ast.Slice) -> int:
         if node.step is None:
