@@ -390,24 +390,48 @@ def test_function_method_errors(make_module, workunit, line_text, caret_text, me
 
 @pk.workload
 class BareFieldMain:
-    """PyKokkos compiles @pk.main to C++, where `n` means self.n; pkernels runs Python."""
+    """PyKokkos compiles @pk.main to C++, where `n` means self.n (ParRes' stencil)."""
 
-    def __init__(self) -> None:
-        self.n = 4
+    limit = 100  # a class attribute: not a field
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.out = np.zeros(n)
+        self.total = 0.0
+        self.seen = []
 
     @pk.main
     def run(self) -> None:
-        pk.parallel_for(n, self.k)  # noqa: F821 - the PyKokkos idiom this test is about
+        count: int = n  # noqa: F821 - the PyKokkos idiom this test is about
+        pk.parallel_for(count, self.fill)
+        self.total = pk.parallel_reduce(n, self.add)  # noqa: F821
+        self.seen.append(total)  # noqa: F821 - read live: the value just assigned
+        self.seen.append(len(out))  # noqa: F821
 
     @pk.workunit
-    def k(self, i: int):
-        pass
+    def fill(self, i: int):
+        self.out[i] = 2.0 * i
+
+    @pk.workunit
+    def add(self, i: int, acc: pk.Acc[pk.double]):
+        acc += self.out[i]
 
 
-def test_a_bare_field_name_in_main_says_to_write_self():
-    with pytest.raises(NameError) as info:
-        pk.execute(pk.OpenMP, BareFieldMain())
-    assert "pkernels runs @pk.main as Python: write self.n" in info.value.__notes__[0]
+@pk.workload
+class ClassAttributeInMain(BareFieldMain):
+    @pk.main
+    def run(self) -> None:
+        pk.parallel_for(limit, self.fill)  # noqa: F821
+
+
+def test_main_reads_the_workloads_fields_without_self_as_pykokkos():
+    work = BareFieldMain(5)
+    pk.execute(pk.OpenMP, work)
+    assert work.out.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    assert work.seen == [20.0, 5]
+    with pytest.raises(NameError) as info:  # only instance fields are in scope
+        pk.execute(pk.OpenMP, ClassAttributeInMain(3))
+    assert "write self.limit: only the workload's fields are in scope" in info.value.__notes__[0]
 
 
 def test_dispatching_a_lambda_or_an_undecorated_function_says_what_to_write():

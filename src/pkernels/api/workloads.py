@@ -9,6 +9,7 @@ method(s) on a space, then the ``@pk.callback`` methods.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -84,7 +85,7 @@ def execute(space: ExecutionSpace, obj: Any) -> None:
     try:
         for method in mains:
             try:
-                method()
+                _with_fields_in_scope(method, obj)()
             except NameError as exc:
                 _note_bare_field(exc, obj)
                 raise
@@ -94,11 +95,37 @@ def execute(space: ExecutionSpace, obj: Any) -> None:
         method()
 
 
+class _FieldScope(dict):  # type: ignore[type-arg]
+    """The globals a ``@pk.main`` method runs with: its module's, and before them the
+    workload's fields, read live (PyKokkos compiles @pk.main to C++, where a field is in
+    scope without ``self.``: ``t: int = tile_size``). Python looks a global name up
+    through ``__getitem__`` when the globals are not a plain dict."""
+
+    def __init__(self, module_globals: dict[str, Any], obj: Any) -> None:
+        super().__init__(module_globals)
+        self._fields = vars(obj)
+
+    def __getitem__(self, name: str) -> Any:
+        fields = self._fields
+        return fields[name] if name in fields else super().__getitem__(name)
+
+
+def _with_fields_in_scope(method: Callable[..., Any], obj: Any) -> Callable[..., Any]:
+    """``method`` (a bound ``@pk.main``) reading bare field names as PyKokkos does."""
+    func = getattr(method, "__func__", None)
+    if not isinstance(func, types.FunctionType) or not vars(obj):
+        return method
+    scope = _FieldScope(func.__globals__, obj)
+    clone = types.FunctionType(
+        func.__code__, scope, func.__name__, func.__defaults__, func.__closure__
+    )
+    clone.__kwdefaults__ = func.__kwdefaults__
+    return types.MethodType(clone, obj)
+
+
 def _note_bare_field(exc: NameError, obj: Any) -> None:
-    """PyKokkos compiles @pk.main to C++, where fields are in scope without ``self.``;
-    pkernels runs it as Python: say so when the missing name is a field."""
+    """A name @pk.main reads that is neither a field nor a global: if it is a class
+    attribute, say that only the instance's fields are in scope without ``self.``."""
     name = getattr(exc, "name", None)
-    if name and name in vars(obj):
-        exc.add_note(
-            f"pkernels runs @pk.main as Python: write self.{name} for the workload's field"
-        )
+    if name and hasattr(type(obj), name):
+        exc.add_note(f"write self.{name}: only the workload's fields are in scope without self.")
