@@ -230,6 +230,11 @@ def atomic_value(i, out):
     out[i] = old
 
 
+@pk.workunit
+def sin(i, out):
+    out[i] = sin(out[i])
+
+
 def make_indented():
     @pk.workunit
     def indented(i, out):
@@ -288,6 +293,8 @@ CASES = [
     ("literal_zero_division", "", "7 % 0", "7 % 0", r"7 % 0 divides by zero"),
     # Python's pk.atomic_add returns None; C++ would give a number.
     ("atomic_value", "", "old = pk.atomic_add", "pk.atomic_add", r"atomic_add returns nothing"),
+    # PyKokkos' gh-192: a workunit named as the math function it calls (Python: itself).
+    ("sin", "", "= sin(out[i])", "sin(out[i])", r"'sin' is a workunit; only @pk.function"),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]

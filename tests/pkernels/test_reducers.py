@@ -289,3 +289,18 @@ def test_what_location_reducers_refuse_says_what_to_write(native_space):
         pk.parallel_reduce(policy, where_largest, reducer=pk.Max, data=FLOATS)
     with pytest.raises(pk.TranslationError, match="pk.MinMax compares numbers"):
         pk.parallel_reduce(policy, land_bool, reducer=pk.MinMax, data=FLOATS)
+
+
+def test_the_accumulator_passed_by_name_must_be_the_identity(space):
+    # PyKokkos programs pass `acc=0.0`: where every thread starts in Kokkos, so taken;
+    # another start value has no agreed meaning and is refused.
+    policy = pk.RangePolicy(space, 0, len(FLOATS))
+    total = pk.parallel_reduce(policy, sum_float, acc=0.0, data=FLOATS)
+    assert total == pytest.approx(FLOATS.sum(), rel=1e-12)
+    least = pk.parallel_reduce(policy, min_float, reducer=pk.Min, acc=math.inf, data=FLOATS)
+    assert least == FLOATS.min()
+    with pytest.raises(pk.DispatchError, match=r"acc=5.0 would start the reduction; every"):
+        pk.parallel_reduce(policy, sum_float, acc=5.0, data=FLOATS)
+    box = pk.MDRangePolicy(space, [0, 0], [3, 4])
+    A = RNG.normal(size=(3, 4))
+    assert pk.parallel_reduce(box, box_max, reducer=pk.Max, acc=-math.inf, A=A) == A.max()

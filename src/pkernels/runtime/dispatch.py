@@ -172,6 +172,8 @@ def _run(
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
+    if operation == "reduce" and kwargs:
+        kwargs = _without_start_value(workunit, policy, kwargs, reducer)
     if build_mode is BuildMode.HYBRID:
         rank = TEAM
         if type(policy) is RangePolicy:
@@ -568,6 +570,27 @@ def _as_view(value: Any) -> Any:
     if type(value) in (np.ndarray, View):
         return value.view(_PythonView)
     return value.item() if type(value) in _AS_PYTHON else value
+
+
+def _without_start_value(
+    workunit: Callable[..., Any], policy: Any, kwargs: dict[str, Any], reducer: Reducer
+) -> dict[str, Any]:
+    """``kwargs`` without the accumulator, which PyKokkos programs may pass by name
+    (``acc=0.0``). Taken when it is the reducer's identity, where every thread starts in
+    Kokkos (so both readings agree); another value is refused rather than guessed at."""
+    position = policy.rank if isinstance(policy, MDRangePolicy) else 1
+    code = workunit.__code__
+    name = code.co_varnames[position] if code.co_argcount > position else None
+    if name is None or name not in kwargs:
+        return kwargs
+    value, start = kwargs[name], _start(reducer, workunit, position)
+    if reducer.parts or value != start:
+        raise DispatchError(
+            f"parallel_reduce of {workunit.__name__}: {name}={value!r} would start the "
+            f"reduction; every thread starts from {reducer!r}'s identity ({start!r}), as in "
+            f"Kokkos: leave {name}= out and combine {value!r} with the result"
+        )
+    return {key: v for key, v in kwargs.items() if key != name}
 
 
 def _start(reducer: Reducer, workunit: Callable[..., Any], position: int) -> Any:

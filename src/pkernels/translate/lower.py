@@ -1460,10 +1460,14 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         marker = marker_of(target)
         assert marker is not None
         if marker.kind != "function":
+            name = target.__name__
+            hint = "Move the shared code into a @pk.function helper that both call."
+            if name in MATH_FUNCTIONS or name in PY_INT_ROUNDING:  # PyKokkos' gh-192 idiom
+                hint = f"For the math function, write math.{name}(...) (with `import math`)."
             self.src.error(
                 node,
-                f"{target.__name__!r} is a workunit; only @pk.function helpers "
-                "can be called from kernels",
+                f"{name!r} is a workunit; only @pk.function helpers can be called from kernels",
+                hint=hint,
             )
         args = self._call_args(node.args)
         function = self.helpers.get(target, call_arg_types(args))
