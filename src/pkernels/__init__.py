@@ -140,6 +140,7 @@ double = float64
 real = float64
 float = float32  # noqa: A001 - PyKokkos spells single precision pk.float
 bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
+DataTypeClass = DataType  # PyKokkos' name of the type of pk.int32 & co (annotations)
 
 # PyKokkos puts the members of these enums in its namespace too: pk.LayoutRight, ...
 LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402

@@ -208,3 +208,9 @@ def test_the_functor_subview_example_runs_and_agrees_with_numpy():
     )
     assert result.returncode == 0, result.stderr
     assert "(NumPy: " in result.stdout and ", matches)" in result.stdout, result.stdout
+
+
+def test_data_type_class_is_the_type_of_the_element_types():
+    # PyKokkos code annotates dtype parameters `dtype: pk.DataTypeClass = pk.int32`.
+    assert all(isinstance(t, pk.DataTypeClass) for t in (pk.int32, pk.double, pk.bool))
+    assert pk.View([3], pk.int32).dtype == pk.int32
