@@ -581,9 +581,10 @@ def _without_start_value(
     position = policy.rank if isinstance(policy, MDRangePolicy) else 1
     code = workunit.__code__
     name = code.co_varnames[position] if code.co_argcount > position else None
-    if name is None or name not in kwargs:
-        return kwargs
-    value, start = kwargs[name], _start(reducer, workunit, position)
+    value = kwargs.get(name) if name is not None else None
+    if not isinstance(value, int | float | np.number | np.bool_):
+        return kwargs  # not given, or an array: not a start value (a misplaced argument)
+    start = _start(reducer, workunit, position)
     if reducer.parts or value != start:
         raise DispatchError(
             f"parallel_reduce of {workunit.__name__}: {name}={value!r} would start the "
