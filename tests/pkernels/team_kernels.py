@@ -167,3 +167,17 @@ def row_extremes(team_member: pk.TeamMember, A, largest, smallest, product, posi
         pk.TeamThreadRange(team_member, n), all_positive, reducer=pk.LAnd
     )
     bits[r] = pk.parallel_reduce(pk.TeamThreadRange(team_member, n), bit_of, reducer=pk.BOr)
+
+
+@pk.workunit
+def team_extremes_where(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
+    row: int = team_member.league_rank()
+    j: int = team_member.team_rank()
+    while j < A.extent(1):
+        if A[row, j] < acc.min_val:
+            acc.min_val = A[row, j]
+            acc.min_loc = row * A.extent(1) + j
+        if A[row, j] > acc.max_val:
+            acc.max_val = A[row, j]
+            acc.max_loc = row * A.extent(1) + j
+        j += team_member.team_size()

@@ -28,6 +28,7 @@ from team_kernels import (
     row_extremes,
     row_prefix,
     row_totals_through_nonlocal,
+    team_extremes_where,
     team_yax,
 )
 
@@ -129,20 +130,6 @@ def where_largest(i: int, acc: pk.Acc[pk.float], data):
 def box_extremes(i: int, j: int, acc: pk.Acc[pk.int64], A):
     acc.min_val = min(acc.min_val, A[i, j])
     acc.max_val = max(acc.max_val, A[i, j])
-
-
-@pk.workunit
-def team_extremes(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
-    row: int = team_member.league_rank()
-    j: int = team_member.team_rank()
-    while j < A.extent(1):
-        if A[row, j] < acc.min_val:
-            acc.min_val = A[row, j]
-            acc.min_loc = row * A.extent(1) + j
-        if A[row, j] > acc.max_val:
-            acc.max_val = A[row, j]
-            acc.max_loc = row * A.extent(1) + j
-        j += team_member.team_size()
 
 
 @pk.workunit
@@ -345,7 +332,9 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
             where_largest, "reduce", reducer=pk.MaxLoc, data=v.astype(np.float32)
         ),
         "box_minmax": _cuda_source(box_extremes, "reduce", 2, reducer=pk.MinMax, A=ints[:4, None]),
-        "team_minmaxloc": _cuda_source(team_extremes, "reduce", TEAM, reducer=pk.MinMaxLoc, A=m),
+        "team_minmaxloc": _cuda_source(
+            team_extremes_where, "reduce", TEAM, reducer=pk.MinMaxLoc, A=m
+        ),
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "atomics": _cuda_source(
             small_atomics,
@@ -493,7 +482,7 @@ def test_reducers_with_locations_on_the_gpu(cp):
     expected = (A.min(), A.max(), int(A.argmin()), int(A.argmax()))
     for team in (pk.AUTO, 4, 32):  # the accumulator struct is larger than a slot of 8 bytes
         teams = pk.TeamPolicy(pk.Cuda, A.shape[0], team)
-        got = pk.parallel_reduce(teams, team_extremes, reducer=pk.MinMaxLoc, A=cp.asarray(A))
+        got = pk.parallel_reduce(teams, team_extremes_where, reducer=pk.MinMaxLoc, A=cp.asarray(A))
         assert got == expected
     empty = pk.RangePolicy(pk.Cuda, 0, 0)
     assert pk.parallel_reduce(empty, where_largest, reducer=pk.MaxLoc, data=cp.asarray(ties)) == (

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 import pytest
 from pkt_support import ForceDebugBuild, observing
+from team_kernels import team_extremes_where
 
 import pkernels as pk
 
@@ -188,20 +189,6 @@ def box_where_largest(i: int, j: int, acc: pk.Acc[pk.int64], A):
     if A[i, j] > acc.val:
         acc.val = A[i, j]
         acc.loc = i * A.extent(1) + j
-
-
-@pk.workunit
-def team_extremes_where(team_member: pk.TeamMember, acc: pk.Acc[pk.double], A):
-    row: int = team_member.league_rank()
-    j: int = team_member.team_rank()
-    while j < A.extent(1):
-        if A[row, j] < acc.min_val:
-            acc.min_val = A[row, j]
-            acc.min_loc = row * A.extent(1) + j
-        if A[row, j] > acc.max_val:
-            acc.max_val = A[row, j]
-            acc.max_loc = row * A.extent(1) + j
-        j += team_member.team_size()
 
 
 TIES = RNG.integers(0, 30, 20_000).astype(np.float64)  # each value at hundreds of indices
