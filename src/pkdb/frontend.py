@@ -141,6 +141,8 @@ class Frontend(cmd.Cmd):
                 self.onecmd(line)
             except KeyboardInterrupt:
                 self.message("\n--KeyboardInterrupt--")
+            except Exception as exc:  # noqa: BLE001 - a pkdb bug must not end the session
+                self.error(f"pkdb failed on {line.strip()!r}: {type(exc).__name__}: {exc}")
 
     def onecmd(self, line: str) -> bool:
         """Route one line: verbatim to an agent sub-prompt, else through the mode."""

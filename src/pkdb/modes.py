@@ -104,6 +104,8 @@ class HostMode(Mode):
         word, arg = split_command(line)
         if word in ("b", "break", "tbreak"):
             line = f"{word} {gdb_style_condition(arg)}".rstrip()
+        elif word == "delete":  # gdb's name, as in kernel mode, for pdb's clear
+            word, line = "clear", f"clear {arg}".rstrip()
         console.to_agent(line, load=word in LOADING_COMMANDS)
 
     def fallback_help(self, topic: str) -> str | None:

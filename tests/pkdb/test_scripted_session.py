@@ -647,3 +647,20 @@ def test_int_of_a_nan_stops_at_its_python_line(tmp_path):
     assert "nan_to_int.py:7: cannot convert float NaN to integer" in stop
     assert (out["p i"], out["p x[i]"]) == ("2", "np.float64(nan)")
     assert "Kernel bins failed: KernelValueError" in result.stdout
+
+
+def test_a_bad_condition_and_gdb_spellings_keep_the_session(tmp_path):
+    # `condition N` with a broken expression is reported and changes nothing (it ended
+    # the session before); `info threads` and host-mode `delete N` are gdb's spellings.
+    commands = ["break 7 if i == 3", "c", "condition 1 i ==", "info threads", "delete 1", "c"]
+    commands += ["break 2", "delete 2", "break"]  # line 2: import pkernels
+    result, steps = _session(tmp_path, "reducer.py", REDUCER, commands)
+    out = dict(steps)
+    assert out["condition 1 i =="] == (
+        "*** invalid condition 'i ==': invalid syntax; breakpoint 1 is unchanged"
+    )
+    assert "reducer.py:7 (biggest)" in out["info threads"]
+    assert out["delete 1"] == "Deleted breakpoint 1"
+    assert "max matches" in result.stdout
+    assert "(pkdb) delete 2\nDeleted breakpoint 2 at " in result.stdout
+    assert "(pkdb) break\n(pkdb)" in result.stdout  # none left to list

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..gdbexpr import ConditionError
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
@@ -146,14 +147,19 @@ def do_condition(console: KernelConsole, arg: str) -> None:
     if not numbers:
         return
     number = numbers[0]
+    kernel = console.kernel
+    try:  # checked before anything changes: gdb evaluates it as C
+        c_condition = kernel.c_condition(condition.strip())
+    except ConditionError as exc:
+        console.error(f"{exc}; breakpoint {number} is unchanged")
+        return
     reply = console.kernel_request("condition", number=number, condition=condition.strip() or None)
     if not reply.ok:
         console.error(reply.text)
         return
-    kernel = console.kernel
     gdb_number = kernel.gdb_numbers.get(number)
     if gdb_number is not None:
-        kernel.require_controller().set_condition(gdb_number, kernel.c_condition(condition.strip()))
+        kernel.require_controller().set_condition(gdb_number, c_condition)
     if condition.strip():
         console.message(f"New condition set for breakpoint {number}.")
     else:
@@ -162,13 +168,19 @@ def do_condition(console: KernelConsole, arg: str) -> None:
 
 @guarded
 def do_info(console: KernelConsole, arg: str) -> None:
-    """info breakpoints
-    List the breakpoints (host and kernel).
+    """info breakpoints | info threads
+    List the breakpoints (host and kernel), or the kernel's threads (as
+    'threads').
     """
-    if arg.strip() in ("b", "break", "breakpoint", "breakpoints"):
+    subject = arg.strip()
+    if subject in ("b", "break", "breakpoint", "breakpoints"):
         _list(console)
+    elif subject in ("thread", "threads"):
+        from .kernel_threads import do_threads
+
+        do_threads(console, "")
     else:
-        console.error("Try: info breakpoints")
+        console.error("Try: info breakpoints, info threads")
 
 
 COMMANDS = [
