@@ -664,3 +664,42 @@ def test_a_bad_condition_and_gdb_spellings_keep_the_session(tmp_path):
     assert "max matches" in result.stdout
     assert "(pkdb) delete 2\nDeleted breakpoint 2 at " in result.stdout
     assert "(pkdb) break\n(pkdb)" in result.stdout  # none left to list
+
+
+LAMBDA_MAIN = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workload
+class Work:
+    def __init__(self, n):
+        self.n = n
+        self.x = np.arange(n, dtype=np.float64)
+        self.total = 0.0
+
+    @pk.main
+    def run(self):
+        self.total = pk.parallel_reduce(
+            self.n,
+            lambda i, acc: acc + self.x[i] * 2,
+        )
+
+
+w = Work(10)
+pk.execute(pk.OpenMP, w)
+print("total", w.total)
+"""
+
+
+def test_a_breakpoint_in_a_pykokkos_lambda_stops_in_the_kernel(tmp_path):
+    # The lambda's line is host code too (main makes the lambda there): the first stop
+    # is in main, the next in the kernel, at the condition's index.
+    commands = ["break 16 if i == 4", "c", "c", "p self.x[i]", "p acc", "delete 1", "c"]
+    result, steps = _session(tmp_path, "lambda_main.py", LAMBDA_MAIN, commands)
+    assert "OpenMP kernel breakpoint 1 hit at" in result.stdout
+    assert "lambda_main.py:16 (thread" in result.stdout and "i=4)" in result.stdout
+    out = dict(steps)
+    assert out["p self.x[i]"] == "np.float64(4.0)"
+    assert out["p acc"] in ("0.0", "12.0")  # 0..3 are the first thread's when it starts at 0
+    assert "total 90.0" in result.stdout

@@ -30,6 +30,8 @@ from ..build.compiler import build
 from ..errors import DispatchError
 from ..translate.emit_cpp import has_hybrid_launch
 from ..translate.kernel import ROLES, TEAM, translate_workunit
+from ..translate.lambdas import VIEW as LAMBDA_VIEW
+from ..translate.lambdas import is_lambda, lambda_form
 from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form
 from ..translate.source import KernelSource
@@ -89,6 +91,10 @@ def _dispatch(
     label: str | None = None
     if args and isinstance(args[0], str):
         label, args = args[0], args[1:]
+    if operation == "for" and len(args) == 3 and is_lambda(args[1]):
+        # PyKokkos' parallel_for(n, lambda i: value, view): view[i] = value
+        kwargs = {**kwargs, LAMBDA_VIEW: args[2]}
+        args = args[:2]
     if len(args) != 2:
         raise DispatchError(
             f"parallel_{operation} takes ([label,] policy, workunit, **kwargs), "
@@ -100,6 +106,9 @@ def _dispatch(
         return run_nested_in_python(operation, args[0], args[1], kwargs, reducer)
     policy = as_policy(args[0])
     workunit = args[1]
+    if is_lambda(workunit):  # PyKokkos' lambdas in @pk.main: see translate.lambdas
+        workunit, captured = lambda_form(workunit, operation, LAMBDA_VIEW in kwargs)
+        kwargs = {**kwargs, **captured}
     if hooks.observers():
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
@@ -144,14 +153,6 @@ def _compiled_range_kernel(
 def not_a_workunit(operation: str, workunit: object) -> str:
     """What to write instead of dispatching ``workunit``, which is no @pk.workunit."""
     text = f"parallel_{operation} needs a @pk.workunit, got {workunit!r}"
-    if getattr(workunit, "__name__", "") == "<lambda>":
-        acc = ", acc" if operation != "for" else ""
-        update = "acc += ..." if operation != "for" else "out[i] = ..."
-        return (
-            f"{text}: kernels are compiled from a def, not a lambda; write "
-            f"`@pk.workunit def body(i{acc}, ...): {update}` and pass its arguments "
-            "as keywords"
-        )
     if callable(workunit) and marker_of(workunit) is None:
         return f"{text}: decorate it with @pk.workunit"
     return text
