@@ -30,7 +30,7 @@ from .source import KernelSource
 
 VIEW = "pk_lambda_view"  # the parameter of a parallel_for lambda's target view
 
-_forms: dict[tuple[types.CodeType, str], tuple[Callable[..., Any], tuple[Any, ...]]] = {}
+_forms: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...]]] = {}
 
 
 def is_lambda(value: object) -> bool:
@@ -42,7 +42,7 @@ def lambda_form(
 ) -> tuple[Callable[..., Any], dict[str, Any]]:
     """The workunit of ``lam`` dispatched as ``operation`` (``with_view``: a parallel_for
     that fills a view), and the arguments it takes now (the captured values)."""
-    key = (lam.__code__, operation)
+    key = (lam.__code__, operation, with_view)
     found = _forms.get(key)
     if found is None:
         found = _forms[key] = _build(lam, operation, with_view)
