@@ -834,6 +834,16 @@ def test_nested_reduces_with_reducers_on_the_gpu(cp, team):
 
 
 @gpu
+def test_pykokkos_lambdas_on_the_gpu(cp):
+    x, out = cp.arange(1000, dtype=cp.float64), cp.zeros(1000)
+    scale = 0.5
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 1000), lambda i: x[i] * scale, out)
+    np.testing.assert_array_equal(out.get(), np.arange(1000) * 0.5)
+    total = pk.parallel_reduce(pk.RangePolicy(pk.Cuda, 0, 1000), lambda i, acc: acc + out[i])
+    assert total == np.arange(1000).sum() * 0.5
+
+
+@gpu
 def test_a_large_league_runs_on_fewer_blocks(cp):
     rows, cols = 5000, 16
     A = np.random.default_rng(9).random((rows, cols))
