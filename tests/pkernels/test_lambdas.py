@@ -68,3 +68,57 @@ def test_what_cannot_be_a_lambda_kernel_says_what_to_write():
     with pytest.raises(pk.TranslationError, match="which lambda of this line"):
         pk.parallel_reduce(4, second)
     assert first is not second
+
+
+def test_the_same_lambda_text_in_two_modules_keeps_each_modules_names(make_module):
+    # Equal code objects of two files compare equal in Python; each keeps its helper.
+    text = """
+import pkernels as pk
+
+@pk.function
+def f(v: float) -> float:
+    return v + OFFSET
+
+def run():
+    return pk.parallel_reduce(4, lambda i, acc: acc + f(1.0))
+"""
+    first = make_module(text.replace("OFFSET", "1.0"))
+    second = make_module(text.replace("OFFSET", "100.0"))
+    assert (first.run(), second.run(), first.run()) == (8.0, 404.0, 8.0)
+
+
+class Holder:
+    def __init__(self) -> None:
+        self.x = np.arange(4.0)
+
+
+def test_captured_names_never_clash_and_what_a_lambda_cannot_read_is_named():
+    o = Holder()
+    o_x = 100.0  # the parameter `o.x` would take
+    assert pk.parallel_reduce(4, lambda i, acc: acc + o.x[i] + o_x) == 406.0
+    assert pk.parallel_reduce(4, lambda o_x, acc: acc + o.x[o_x]) == 6.0
+    import math
+
+    with pytest.raises(pk.TranslationError, match="'math', made in its enclosing function"):
+        pk.parallel_reduce(4, lambda i, acc: acc + math.sqrt(o.x[i]))
+    k = 3.0
+    with pytest.raises(pk.TranslationError, match="plain parameters"):
+        pk.parallel_reduce(4, lambda i, acc, *, k=k: acc + k)
+
+
+@pk.workload
+class BareFieldLambda:
+    def __init__(self) -> None:
+        self.n = 4
+        self.x = np.arange(4.0)
+        self.total = 0.0
+
+    @pk.main
+    def run(self) -> None:
+        self.total = pk.parallel_reduce(n, lambda i, acc: acc + x[i])  # noqa: F821
+
+
+def test_a_lambda_in_main_reads_bare_fields_too(space):
+    work = BareFieldLambda()
+    pk.execute(space, work)
+    assert work.total == 6.0

@@ -381,3 +381,16 @@ def test_print_of_float32_is_the_shortest_single_precision_repr(capfd):
     x = np.array([0.1, 1e-5, 3.0, 100000.0, 1e16], dtype=np.float32)
     pk.parallel_for(pk.RangePolicy(pk.Serial, 0, len(x)), print_floats, x=x)
     assert capfd.readouterr().out.split() == ["0.1", "1e-05", "3.0", "100000.0", "1e+16"]
+
+
+@pk.workunit
+def smallest_int64(i, out):
+    out[i] = -(2**63) + i
+    out[i] += -(2**63) - (-(2**63))
+
+
+def test_the_smallest_int64_written_as_a_power_is_a_literal(space):
+    # 2**63 alone does not fit in int64 (refused), -2**63 does.
+    out = np.zeros(2, np.int64)
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), smallest_int64, out=out)
+    assert out.tolist() == [-(2**63), -(2**63) + 1]

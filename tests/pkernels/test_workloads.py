@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 import pytest
@@ -422,6 +423,55 @@ class ClassAttributeInMain(BareFieldMain):
     @pk.main
     def run(self) -> None:
         pk.parallel_for(limit, self.fill)  # noqa: F821
+
+
+COUNTER = 0
+N = 100
+
+
+@pk.workload
+class PythonFirst:
+    """Only names Python cannot resolve are fields: globals, builtins and modules win."""
+
+    def __init__(self) -> None:
+        self.N = 4
+        self.np = "a field named like a module"
+        self.len = 3
+        self.seen: list = []
+
+    @pk.main
+    def run(self) -> None:
+        global COUNTER
+        COUNTER += 1
+        self.seen += [
+            N,
+            np.float64(2.0).item(),
+            len("ab"),
+            globals() is vars(sys.modules[__name__]),
+        ]
+
+
+@pk.workload
+class Slotted:
+    __slots__ = ("n", "r")
+
+    def __init__(self) -> None:
+        self.n, self.r = 3, 0
+
+    @pk.main
+    def run(self) -> None:
+        self.r = self.n
+
+
+def test_main_keeps_pythons_own_names():
+    before = COUNTER
+    work = PythonFirst()
+    pk.execute(pk.OpenMP, work)
+    assert COUNTER == before + 1  # a `global` write reaches the module
+    assert work.seen == [100, 2.0, 2, True]
+    slotted = Slotted()
+    pk.execute(pk.OpenMP, slotted)
+    assert slotted.r == 3
 
 
 def test_main_reads_the_workloads_fields_without_self_as_pykokkos():

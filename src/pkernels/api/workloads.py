@@ -95,32 +95,15 @@ def execute(space: ExecutionSpace, obj: Any) -> None:
         method()
 
 
-class _FieldScope(dict):  # type: ignore[type-arg]
-    """The globals a ``@pk.main`` method runs with: its module's, and before them the
-    workload's fields, read live (PyKokkos compiles @pk.main to C++, where a field is in
-    scope without ``self.``: ``t: int = tile_size``). Python looks a global name up
-    through ``__getitem__`` when the globals are not a plain dict."""
-
-    def __init__(self, module_globals: dict[str, Any], obj: Any) -> None:
-        super().__init__(module_globals)
-        self._fields = vars(obj)
-
-    def __getitem__(self, name: str) -> Any:
-        fields = self._fields
-        return fields[name] if name in fields else super().__getitem__(name)
-
-
 def _with_fields_in_scope(method: Callable[..., Any], obj: Any) -> Callable[..., Any]:
-    """``method`` (a bound ``@pk.main``) reading bare field names as PyKokkos does."""
+    """``method`` (a bound ``@pk.main``) reading bare field names as PyKokkos does (see
+    :mod:`pkernels.translate.main_fields`)."""
+    from ..translate.main_fields import with_bare_fields
+
     func = getattr(method, "__func__", None)
-    if not isinstance(func, types.FunctionType) or not vars(obj):
+    if not isinstance(func, types.FunctionType):
         return method
-    scope = _FieldScope(func.__globals__, obj)
-    clone = types.FunctionType(
-        func.__code__, scope, func.__name__, func.__defaults__, func.__closure__
-    )
-    clone.__kwdefaults__ = func.__kwdefaults__
-    return types.MethodType(clone, obj)
+    return types.MethodType(with_bare_fields(func, obj), obj)
 
 
 def _note_bare_field(exc: NameError, obj: Any) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..api.decorators import workunit
 from ..errors import TranslationError
+from .main_fields import fields_read_bare
 from .source import KernelSource
 
 VIEW = "pk_lambda_view"  # the parameter of a parallel_for lambda's target view
@@ -42,19 +43,18 @@ def lambda_form(
 ) -> tuple[Callable[..., Any], dict[str, Any]]:
     """The workunit of ``lam`` dispatched as ``operation`` (``with_view``: a parallel_for
     that fills a view), and the arguments it takes now (the captured values)."""
-    key = (lam.__code__, operation, with_view)
+    # Equal code objects of different files or modules compare equal: both are in the key.
+    code = lam.__code__
+    key = (code, code.co_filename, id(lam.__globals__), operation, with_view)
     found = _forms.get(key)
     if found is None:
         found = _forms[key] = _build(lam, operation, with_view)
     form, captures = found
-    cells = dict(zip(lam.__code__.co_freevars, lam.__closure__ or (), strict=True))
+    cells = dict(zip(code.co_freevars, lam.__closure__ or (), strict=True))
     kwargs: dict[str, Any] = {}
-    for name, attribute in captures:
+    for parameter, name, attribute in captures:
         value = cells[name].cell_contents if name in cells else lam.__globals__[name]
-        if attribute is None:
-            kwargs[name] = value
-        else:
-            kwargs[f"{name}_{attribute}"] = getattr(value, attribute)
+        kwargs[parameter] = value if attribute is None else getattr(value, attribute)
     return form, kwargs
 
 
@@ -66,6 +66,13 @@ def _build(
     node = _find(lam, filename)
     where = KernelSource(lam, filename, _stand_in(node), 0)
     params = [a.arg for a in node.args.args]
+    extras = node.args
+    if extras.vararg or extras.kwarg or extras.kwonlyargs or extras.posonlyargs or extras.defaults:
+        where.error(
+            node,
+            "a lambda kernel takes plain parameters (no defaults, *args or keyword-only)",
+            hint="Write a `@pk.workunit def` and pass its arguments as keywords.",
+        )
     usage = {
         "reduce": "pk.parallel_reduce(n, lambda i, acc: <new acc>)",
         "for": "pk.parallel_for(n, lambda i: <value of view[i]>, view)",
@@ -80,18 +87,19 @@ def _build(
         )
     captures = _Captures(lam, params, where)
     body = captures.visit(node.body)
+    view = VIEW  # no capture takes this name (see _Captures.taken)
     if operation == "reduce":
         target: ast.expr = ast.Name(id=params[1], ctx=ast.Store())
     else:
         index = ast.Name(id=params[0], ctx=ast.Load())
         target = ast.Subscript(
-            value=ast.Name(id=VIEW, ctx=ast.Load()), slice=index, ctx=ast.Store()
+            value=ast.Name(id=view, ctx=ast.Load()), slice=index, ctx=ast.Store()
         )
     statement = ast.Assign(targets=[target], value=body)
     for part in ast.walk(statement):  # the new nodes are at the lambda's body
         if not hasattr(part, "lineno"):
             ast.copy_location(part, node.body)
-    arguments = [*params, *([VIEW] if with_view else []), *captures.parameters]
+    arguments = [*params, *([view] if with_view else []), *captures.parameters]
     tree = ast.FunctionDef(
         name="pk_lambda",
         args=ast.arguments(
@@ -119,32 +127,59 @@ def _build(
 
 
 class _Captures(ast.NodeTransformer):
-    """Names the lambda reads from its enclosing function become parameters (an
-    object's ``obj.x`` the parameter ``obj_x``)."""
+    """Names the lambda reads from its enclosing function or module become parameters:
+    a number or an array as itself, an object's ``obj.x`` as ``obj_x`` (a name no other
+    parameter has)."""
 
     def __init__(self, lam: types.FunctionType, params: list[str], where: KernelSource) -> None:
         cells = dict(zip(lam.__code__.co_freevars, lam.__closure__ or (), strict=True))
         self.values = {name: cell.cell_contents for name, cell in cells.items()}
         for name in lam.__code__.co_names:  # module globals: numbers, arrays and objects
             value = lam.__globals__.get(name, _MISSING)
-            if name not in self.values and value is not _MISSING and not _is_code(value):
+            if name not in self.values and value is not _MISSING:
                 self.values[name] = value
+        self.globals = lam.__globals__
         self.free = set(self.values) - set(params)
-        self.params = params
+        # In a @pk.main copy, names the method reads bare are its object's fields.
+        bare = fields_read_bare(lam.__code__)
+        self.owner, self.bare = bare if bare is not None else ("", frozenset())
         self.where = where
-        self.found: list[tuple[str, str | None]] = []
+        self.taken = {*params, VIEW}
+        self.found: list[tuple[str, str, str | None]] = []  # (parameter, name, attribute)
         self.parameters: list[str] = []
 
     def _capture(self, name: str, attribute: str | None) -> str:
+        for parameter, known, known_attribute in self.found:
+            if (known, known_attribute) == (name, attribute):
+                return parameter
         parameter = name if attribute is None else f"{name}_{attribute}"
-        if (name, attribute) not in self.found:
-            self.found.append((name, attribute))
-            self.parameters.append(parameter)
+        base, suffix = parameter, 1
+        while parameter in self.taken:
+            suffix += 1
+            parameter = f"{base}_{suffix}"
+        self.taken.add(parameter)
+        self.found.append((parameter, name, attribute))
+        self.parameters.append(parameter)
         return parameter
+
+    def _code(self, node: ast.Name) -> bool:
+        """A module, class or function the translator resolves by name: in the module's
+        globals, as itself (one made in the enclosing function cannot be found there)."""
+        value = self.values[node.id]
+        if not _is_code(value):
+            return False
+        if self.globals.get(node.id) is not value:
+            self.where.error(
+                node,
+                f"the lambda uses {node.id!r}, made in its enclosing function; a kernel "
+                "finds modules and functions among its module's globals",
+                hint=f"Import or define {node.id!r} at the module's top level.",
+            )
+        return True
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         base = node.value
-        if isinstance(base, ast.Name) and base.id in self.free:
+        if isinstance(base, ast.Name) and base.id in self.free and not self._code(base):
             if not _is_plain(self.values[base.id]):  # an object: its field is the argument
                 return ast.copy_location(
                     ast.Name(id=self._capture(base.id, node.attr), ctx=node.ctx), node
@@ -152,14 +187,18 @@ class _Captures(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.free:
+        if node.id in self.bare and node.id not in self.taken and self.owner in self.values:
+            return ast.copy_location(
+                ast.Name(id=self._capture(self.owner, node.id), ctx=node.ctx), node
+            )
+        if node.id in self.free and not self._code(node):
             if not _is_plain(self.values[node.id]):
                 self.where.error(
                     node,
                     f"the lambda uses {node.id!r} itself; a kernel reads numbers, arrays "
                     f"and their fields ({node.id}.x)",
                 )
-            self._capture(node.id, None)
+            return ast.copy_location(ast.Name(id=self._capture(node.id, None), ctx=node.ctx), node)
         return node
 
 

@@ -969,6 +969,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             case ast.UnaryOp(op=ast.Not(), operand=operand):
                 return ir.UnaryOp(t.bool_, "!", self._expr(operand))
             case ast.UnaryOp(op=ast.USub() | ast.UAdd() as op, operand=operand):
+                folded = _ast_literal_int(node)
+                if folded is not None and -(2**63) <= folded < 2**63:  # -2**63 fits
+                    return ir.Const(t.int64, folded)
                 inner = self._expr(operand)
                 if isinstance(inner, ir.Const) and isinstance(op, ast.USub):
                     return ir.Const(inner.type if inner.type != t.bool_ else t.int64, -inner.value)
@@ -1496,6 +1499,30 @@ _OPERATOR_SYMBOLS: dict[type, str] = {
 
 
 _HUGE = 10**40  # stands for a literal result too large to compute (past int64 anyway)
+
+
+def _ast_literal_int(node: ast.expr) -> int | None:
+    """The Python value of integer literal arithmetic as written (``-2**63``), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd | ast.Invert):
+        inner = _ast_literal_int(node.operand)
+        if inner is None:
+            return None
+        return (
+            -inner
+            if isinstance(node.op, ast.USub)
+            else ~inner
+            if isinstance(node.op, ast.Invert)
+            else inner
+        )
+    if isinstance(node, ast.BinOp):
+        symbol = _BINOPS.get(type(node.op))
+        a, b = _ast_literal_int(node.left), _ast_literal_int(node.right)
+        if symbol is None or a is None or b is None:
+            return None
+        return _literal_result(symbol, a, b)
+    return None
 
 
 def _literal_int(e: Expr) -> int | None:
