@@ -329,3 +329,19 @@ def test_an_integer_to_a_negative_power_is_an_error(native_space):
             )
     line = _line_of(powers, "a[i] ** n[i]")
     assert str(info.value).startswith(f"{__file__}:{line}: an integer ** -2: Python gives a float")
+
+
+@pk.workunit
+def store_floats(i, x, out):
+    out[i] = x[i]
+
+
+def test_a_float_stored_into_an_integer_view_is_checked(native_space):
+    # NumPy refuses `a[0] = nan` for an int array (ValueError); release code stores any
+    # number, the debug build reports it at the line.
+    x, out = np.array([1.5, -2.5, math.nan]), np.zeros(3, np.int64)
+    pk.parallel_for(pk.RangePolicy(native_space, 0, 2), store_floats, x=x, out=out)
+    assert out[:2].tolist() == [1, -2]  # truncated, as NumPy's astype
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelValueError, match="cannot convert float NaN to integer"):
+            pk.parallel_for(pk.RangePolicy(native_space, 0, 3), store_floats, x=x, out=out)

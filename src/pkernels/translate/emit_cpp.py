@@ -529,7 +529,11 @@ class CppEmitter:
         if isinstance(e, ir.Const):
             return self.literal(e.value, to)
         text = self.expr(e)
-        return text if e.type == to else f"({to.ctype})({text})"
+        if e.type == to:
+            return text
+        if e.type.is_float and to.is_integer:  # a float stored into an int: checked in debug
+            return f"pk_rt::float_to_int<{to.ctype}>({text}, {_WHERE})"
+        return f"({to.ctype})({text})"
 
     def literal(self, value: int | float | bool, to: DataType) -> str:
         if to == t.bool_:
