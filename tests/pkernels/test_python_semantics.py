@@ -394,3 +394,14 @@ def test_the_smallest_int64_written_as_a_power_is_a_literal(space):
     out = np.zeros(2, np.int64)
     pk.parallel_for(pk.RangePolicy(space, 0, 2), smallest_int64, out=out)
     assert out.tolist() == [-(2**63), -(2**63) + 1]
+
+
+@pk.workunit
+def negative_literal_powers(i, out):
+    out[i] = (i + 2) ** (0 - 1) + 2 ** -(1 + 1)
+
+
+def test_a_negative_exponent_written_as_literal_arithmetic_gives_a_float(space):
+    out = np.zeros(2)
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), negative_literal_powers, out=out)
+    assert out.tolist() == [0.5 + 0.25, 1 / 3 + 0.25]

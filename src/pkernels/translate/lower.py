@@ -1075,7 +1075,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
                 rtype = t.bool_
             return ir.BinOp(rtype, op, left, right)
         rtype = promote(left, right)
-        if op == "**" and rtype.is_integer and isinstance(right, ir.Const) and right.value < 0:
+        exponent = _literal_int(right)
+        if op == "**" and rtype.is_integer and exponent is not None and exponent < 0:
             rtype = t.float64  # Python: 2 ** -1 == 0.5
         return ir.BinOp(rtype, op, left, right)
 
