@@ -54,6 +54,32 @@ def shared_search(qualifier: str) -> str:
     return _SHARED_SEARCH.lstrip("\n").replace("PK_FN ", qualifier + " ")
 
 
+def shared_team_combine(qualifier: str, slot_bytes: int) -> str:
+    """``team_combine``: every team thread's partial combined with ``combine`` (a reducer's
+    operation) in team rank order, the same result in all; for a runtime whose functions
+    are declared ``qualifier`` and whose team slots are ``slot_bytes`` apart."""
+    return _SHARED_TEAM_COMBINE.replace("PK_FN ", qualifier + " ").replace(
+        "PK_SLOT", str(slot_bytes)
+    )
+
+
+_SHARED_TEAM_COMBINE = r"""// Every thread's partial combined with `combine` (a reducer's operation) in
+// team rank order: the same result in all (CPU and GPU alike, for one team size).
+template <typename T, typename F>
+PK_FN T team_combine(TeamMember& tm, T partial, F combine, const char* file, int line) {
+    if (tm.team_size == 1) return partial;
+    TeamShared* s = tm.shared;
+    *(T*)(s->slots + PK_SLOT * tm.team_rank) = partial;
+    team_barrier(tm, file, line);
+    T total = *(T*)(s->slots);
+    for (int r = 1; r < s->size; ++r) total = combine(total, *(T*)(s->slots + PK_SLOT * r));
+    team_barrier(tm, file, line);  // the slots are reused by the next collective
+    return total;
+}
+
+"""
+
+
 def shared_formatting(qualifier: str, method: str, noinline: str, math: str) -> tuple[str, str]:
     """What ``print(f"{v:spec}")`` needs, as C++ for the CPU's runtime and the GPU's (one
     text: the same output): the free functions (``qualifier``), and the Printer methods
@@ -884,7 +910,8 @@ struct Printer {
 # threads of one team that reach different barriers (one in a branch others skip) are
 # reported as a fault instead of hanging; once any fault is recorded, barriers no longer
 # wait, so a faulting team cannot deadlock the launch.
-TEAM_PRELUDE = r"""
+TEAM_PRELUDE = (
+    r"""
 #include <sched.h>
 namespace pk_rt {
 
@@ -983,20 +1010,9 @@ static T team_reduce(TeamMember& tm, T partial, const char* file, int line) {
     return total;
 }
 
-// Every thread's partial combined with `combine` (a reducer's operation) in team rank
-// order: the same result in all.
-template <typename T, typename F>
-static T team_combine(TeamMember& tm, T partial, F combine, const char* file, int line) {
-    if (tm.team_size == 1) return partial;
-    TeamShared* s = tm.shared;
-    *(T*)(s->slots + 16 * tm.team_rank) = partial;
-    team_barrier(tm, file, line);
-    T total = *(T*)(s->slots);
-    for (int r = 1; r < s->size; ++r) total = combine(total, *(T*)(s->slots + 16 * r));
-    team_barrier(tm, file, line);  // the slots are reused by the next collective
-    return total;
-}
-
+"""
+    + shared_team_combine("static", 16)
+    + r"""
 // The sum of the partials of the threads before this one (an exclusive scan in team rank
 // order); ``*total``: the sum of all.
 template <typename T>
@@ -1118,3 +1134,4 @@ struct TeamLaunch {
 
 }  // namespace pk_rt
 """
+)

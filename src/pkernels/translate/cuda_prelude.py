@@ -15,7 +15,12 @@ Three parts, added as a module needs them: :data:`CUDA_PRELUDE` (always),
 
 from __future__ import annotations
 
-from .cpp_prelude import shared_arithmetic, shared_formatting, shared_search
+from .cpp_prelude import (
+    shared_arithmetic,
+    shared_formatting,
+    shared_search,
+    shared_team_combine,
+)
 
 # Functions of one float argument / two, as the IR names them (typing_rules.MATH_FUNCTIONS
 # plus floor, ceil and trunc); each gets a double and a float overload in pk_math.
@@ -505,7 +510,8 @@ struct Printer {
 # not at one instruction), so each compares the Python line it waits at with team rank
 # 0's: a mismatch is recorded as a fault and the whole block stops (PTX `exit`) instead
 # of hanging, as the CPU runtime reports it.
-CUDA_TEAM_PRELUDE = r"""
+CUDA_TEAM_PRELUDE = (
+    r"""
 #ifndef PK_SLOT_BYTES
 #define PK_SLOT_BYTES 8  // a team rank's reduction slot: more for a struct accumulator
 #endif
@@ -649,20 +655,9 @@ __device__ T team_reduce(TeamMember& tm, T partial, const char* file, int line) 
     return total;
 }
 
-// Every thread's partial combined with `combine` (a reducer's operation) in team rank
-// order: the same result in all (and the CPU's, for the same team size).
-template <typename T, typename F>
-__device__ T team_combine(TeamMember& tm, T partial, F combine, const char* file, int line) {
-    if (tm.team_size == 1) return partial;
-    TeamShared* s = tm.shared;
-    *(T*)(s->slots + 8 * tm.team_rank) = partial;
-    team_barrier(tm, file, line);
-    T total = *(T*)(s->slots);
-    for (int r = 1; r < s->size; ++r) total = combine(total, *(T*)(s->slots + 8 * r));
-    team_barrier(tm, file, line);  // the slots are reused by the next collective
-    return total;
-}
-
+"""
+    + shared_team_combine("__device__", 8)
+    + r"""
 // The sum of the partials of the threads before this one (an exclusive scan in team rank
 // order); `*total`: the sum of all.
 template <typename T>
@@ -765,3 +760,4 @@ __device__ void team_total(TeamShared& s, T partial, T* out, F combine) {
 
 }  // namespace pk_rt
 """
+)
