@@ -63,8 +63,8 @@ def shared_team_combine(qualifier: str, slot_bytes: int) -> str:
     )
 
 
-_SHARED_TEAM_COMBINE = r"""// Every thread's partial combined with `combine` (a reducer's operation) in
-// team rank order: the same result in all (CPU and GPU alike, for one team size).
+_SHARED_TEAM_COMBINE = r"""// The team's partials combined with `combine` (a reducer's operation)
+// in team rank order: the same result in all (CPU and GPU alike, for one team size).
 template <typename T, typename F>
 PK_FN T team_combine(TeamMember& tm, T partial, F combine, const char* file, int line) {
     if (tm.team_size == 1) return partial;
