@@ -524,8 +524,8 @@ def run_in_python(
         body = _python_forms.get((workunit, rank))
         if body is None:
             body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
-        kind = _python_type(workunit, rank)
-        acc = [reducer.accumulator(_start(reducer, workunit, rank))]
+        start, kind = _start_and_type(reducer, workunit, rank)
+        acc = [reducer.accumulator(start)]
         for index in boxes:
             body(*index, acc, **kwargs)
         return reducer.value_of(acc[0], kind)
@@ -539,8 +539,8 @@ def run_in_python(
     body = _python_forms.get(workunit)
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
-    kind = _python_type(workunit)
-    acc = [reducer.accumulator(_start(reducer, workunit, 1))]
+    start, kind = _start_and_type(reducer, workunit, 1)
+    acc = [reducer.accumulator(start)]
     if operation == "reduce":
         for i in indices:
             body(i, acc, **kwargs)
@@ -598,22 +598,33 @@ def _without_start_value(
 def _start(reducer: Reducer, workunit: Callable[..., Any], position: int) -> Any:
     """The accumulator's first value: the reducer's identity for its type, as the Python
     type the result has (a named tuple for a reducer to several values)."""
-    kind = _python_type(workunit, position)
-    if reducer is Sum:
-        return kind(0)
+    return _start_and_type(reducer, workunit, position)[0]
+
+
+def _start_and_type(
+    reducer: Reducer, workunit: Callable[..., Any], position: int
+) -> tuple[Any, type]:
+    """:func:`_start` and the Python type of the accumulator's value, from one reading of
+    its annotation."""
     dtype = _acc_type(workunit, position)
+    kind = _kind_of(dtype)
+    if reducer is Sum:
+        return kind(0), kind
     try:
         reducer.check(dtype)
     except TypeError as exc:  # at the parameter, as the compiled spaces report it
         source = KernelSource.of(workunit)
         source.error(source.tree.args.args[position], str(exc))
-    return reducer.value_of(reducer.identity(dtype), kind)
+    return reducer.value_of(reducer.identity(dtype), kind), kind
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:
     """The Python type of the accumulator's value (the parameter at ``position``)."""
-    acc_kind = _acc_type(workunit, position).kind
-    return int if acc_kind in ("int", "uint") else bool if acc_kind == "bool" else float
+    return _kind_of(_acc_type(workunit, position))
+
+
+def _kind_of(dtype: DataType) -> type:
+    return int if dtype.kind in ("int", "uint") else bool if dtype.kind == "bool" else float
 
 
 def _acc_type(workunit: Callable[..., Any], position: int = 1) -> DataType:

@@ -52,7 +52,7 @@ def run_team_in_python(
     order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
     (each member starting from its identity)."""
     from ..api.reducers import Sum
-    from .dispatch import _as_view, _check_arguments, _python_type, _start
+    from .dispatch import _as_view, _check_arguments, _start_and_type
 
     reducer = reducer or Sum
 
@@ -65,8 +65,7 @@ def run_team_in_python(
     # One scratch buffer per level for the whole dispatch: each team gets it in turn
     # (not zeroed between teams, as scratch memory is not on a device).
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
-    kind = _python_type(workunit) if operation == "reduce" else None
-    total: Any = _start(reducer, workunit, 1) if kind is not None else None
+    total, kind = _start_and_type(reducer, workunit, 1) if operation == "reduce" else (None, None)
     start = total
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
@@ -370,12 +369,13 @@ def run_nested_in_python(
     form, to_python = _nested_acc_form(body, arity, what)
     acc = [to_python(0)]
     if operation == "reduce":
-        acc = [_start(reducer, body, arity)]
+        start = _start(reducer, body, arity)
+        acc = [start]
         for point in points:
             form(*point, acc)
         if not split:
             return to_python(acc[0])
-        total = _start(reducer, body, arity)
+        total = start
         for partial in team.exchange(rank, acc[0], _user_site()):
             total = reducer.combine(total, partial)
         return to_python(total)
