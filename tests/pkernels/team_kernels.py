@@ -131,6 +131,35 @@ def own_scratch(team_member: pk.TeamMember, out, n: int):
 
 
 @pk.workunit
+def pooled_scratch(team_member: pk.TeamMember, out, n: int):
+    """A team piece, each thread's piece, then another team piece: one level-0 pool, as
+    in Kokkos. out[league, rank] = 5 + the team's n sevens + this thread's own n values."""
+    shared: pk.ScratchView1D[pk.int64] = pk.ScratchView1D(team_member.team_scratch(0), n)
+    mine: pk.ScratchView1D[pk.int64] = pk.ScratchView1D(team_member.thread_scratch(0), n)
+    last: pk.ScratchView1D[pk.int64] = pk.ScratchView1D(team_member.team_scratch(0), 1)
+    r: int = team_member.team_rank()
+    for k in range(n):
+        mine[k] = r * 1000 + k
+    if r == 0:
+        for k in range(n):
+            shared[k] = 7
+        last[0] = 5
+    team_member.team_barrier()
+    total: int = last[0]
+    for k in range(n):
+        total += shared[k] + mine[k]
+    out[team_member.league_rank(), r] = total
+
+
+def pooled_scratch_expected(league: int, team: int, n: int):
+    """What :func:`pooled_scratch` writes."""
+    import numpy as np
+
+    row = [5 + 7 * n + r * 1000 * n + n * (n - 1) // 2 for r in range(team)]
+    return np.tile(np.array(row, dtype=np.int64), (league, 1))
+
+
+@pk.workunit
 def divergent_barrier_at_run_time(team_member: pk.TeamMember, tickets):
     ticket: int = pk.atomic_fetch_add(tickets, [team_member.league_rank()], 1)
     if ticket == 0:

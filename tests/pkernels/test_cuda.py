@@ -24,6 +24,8 @@ from team_kernels import (
     matrix_rows_vector,
     once_per_team,
     own_scratch,
+    pooled_scratch,
+    pooled_scratch_expected,
     reverse_rows,
     row_extremes,
     row_prefix,
@@ -773,6 +775,43 @@ def test_thread_scratch_is_each_threads_own(cp):
     pk.parallel_for(policy, own_scratch, out=out, n=n)
     expected = np.array([r * 1000 * n + n * (n - 1) // 2 for r in range(team)])
     np.testing.assert_array_equal(out.get(), np.tile(expected, (league, 1)))
+
+
+@gpu
+@pytest.mark.parametrize("level", [0, 1])
+def test_team_and_thread_scratch_share_one_pool_per_level(cp, level):
+    n, league, team = 4, 3, 32
+    size = pk.ScratchView1D[pk.int64].shmem_size
+    out = cp.zeros((league, team), dtype=cp.int64)
+    policy = (
+        pk.TeamPolicy(pk.Cuda, league, team)
+        .set_scratch_size(0, pk.PerTeam(size(n) + size(1)))
+        .set_scratch_size(0, pk.PerThread(size(n)))
+    )
+    pk.parallel_for(policy, pooled_scratch, out=out, n=n)
+    np.testing.assert_array_equal(out.get(), pooled_scratch_expected(league, team, n))
+
+    # PyKokkos' own scratch test: PerThread reserved, team_scratch(level) allocated.
+    inp = np.arange(12.0).reshape(3, 4)
+    reversed_ = cp.zeros((3, 4))
+    per_thread_only = pk.TeamPolicy(pk.Cuda, 3, team).set_scratch_size(
+        level, pk.PerThread(pk.ScratchView1D[pk.double].shmem_size(4))
+    )
+    kernel = reverse_rows if level == 0 else reverse_rows_level1
+    pk.parallel_for(per_thread_only, kernel, out=reversed_, inp=cp.asarray(inp), m=4)
+    np.testing.assert_array_equal(reversed_.get(), inp[:, ::-1])
+
+    tight = (
+        pk.TeamPolicy(pk.Cuda, 1, 2)
+        .set_scratch_size(0, pk.PerTeam(8))
+        .set_scratch_size(0, pk.PerThread(24))
+    )
+    with pytest.raises(pk.KernelTeamError) as info:
+        pk.parallel_for(tight, pooled_scratch, out=cp.zeros((1, 2), cp.int64), n=4)
+    assert (
+        "ScratchView1D 'mine' needs 32 bytes of level-0 thread scratch but only 8 are left"
+        in str(info.value)
+    )
 
 
 @gpu

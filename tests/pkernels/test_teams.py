@@ -16,6 +16,8 @@ from team_kernels import (
     matrix_rows_vector,
     once_per_team,
     own_scratch,
+    pooled_scratch,
+    pooled_scratch_expected,
     reverse_rows,
     row_extremes,
     row_prefix,
@@ -165,6 +167,51 @@ def test_thread_scratch_is_each_threads_own(build):
     _run(build, pk.parallel_for, policy, own_scratch, out=out, n=n)
     expected = np.array([r * 1000 * n + n * (n - 1) // 2 for r in range(team)])
     np.testing.assert_array_equal(out, np.tile(expected, (league, 1)))
+
+
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("team", [1, 3])
+def test_team_and_thread_scratch_share_one_pool_per_level(build, team):
+    # As in Kokkos: pieces are handed out in order from PerTeam + team_size x PerThread
+    # bytes, so a team piece may use bytes reserved PerThread (PyKokkos' own scratch test
+    # reserves PerThread and allocates team_scratch), and pieces never overlap.
+    n, league = 4, 3
+    size = pk.ScratchView1D[pk.int64].shmem_size
+    out = np.zeros((league, team), dtype=np.int64)
+    policy = (
+        pk.TeamPolicy(pk.OpenMP, league, team)
+        .set_scratch_size(0, pk.PerTeam(size(n) + size(1)))
+        .set_scratch_size(0, pk.PerThread(size(n)))
+    )
+    _run(build, pk.parallel_for, policy, pooled_scratch, out=out, n=n)
+    np.testing.assert_array_equal(out, pooled_scratch_expected(league, team, n))
+
+    inp = np.arange(12.0).reshape(3, 4)
+    reversed_ = np.zeros_like(inp)
+    per_thread_only = pk.TeamPolicy(pk.OpenMP, 3, team).set_scratch_size(
+        0, pk.PerThread(pk.ScratchView1D[pk.double].shmem_size(4))
+    )
+    _run(build, pk.parallel_for, per_thread_only, reverse_rows, out=reversed_, inp=inp, m=4)
+    np.testing.assert_array_equal(reversed_, inp[:, ::-1])
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_scratch_past_the_pool_names_what_is_left(build):
+    # The pool is 8 (PerTeam) + 2 x 24 (PerThread) = 56 bytes: the team piece of 32 takes
+    # 32, leaving 24, which is 8 per thread for a thread piece (wanted: 32 each).
+    policy = (
+        pk.TeamPolicy(pk.OpenMP, 1, 2)
+        .set_scratch_size(0, pk.PerTeam(8))
+        .set_scratch_size(0, pk.PerThread(24))
+    )
+    with pytest.raises(pk.KernelTeamError) as info:
+        _run(build, pk.parallel_for, policy, pooled_scratch, out=np.zeros((1, 2), np.int64), n=4)
+    message = str(info.value)
+    assert (
+        "ScratchView1D 'mine' needs 32 bytes of level-0 thread scratch but only 8 are left"
+        in message
+    )
+    assert "set_scratch_size(0, pk.PerThread(...))" in message
 
 
 @pytest.mark.parametrize("build", BUILDS)

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 import pytest
-from team_kernels import reverse_rows, team_yax
+from team_kernels import pooled_scratch, pooled_scratch_expected, reverse_rows, team_yax
 
 import pkernels as pk
 
@@ -479,6 +479,39 @@ def test_thread_scratch_overflow_names_per_thread() -> None:
     )
     with pytest.raises(pk.KernelTeamError, match=re.escape(message)):
         pk.parallel_for(policy, too_much_thread_scratch, m=3)
+
+
+@pytest.mark.parametrize("team_size", [1, 3])
+def test_team_and_thread_scratch_share_one_pool_per_level(team_size) -> None:
+    # As the compiled spaces (and Kokkos): PerTeam + team_size x PerThread bytes, handed
+    # out in order; a team piece may use bytes reserved PerThread.
+    n, league = 4, 3
+    size = pk.ScratchView1D[pk.int64].shmem_size
+    out = np.zeros((league, team_size), dtype=np.int64)
+    policy = (
+        pk.TeamPolicy(pk.Debug, league, team_size)
+        .set_scratch_size(0, pk.PerTeam(size(n) + size(1)))
+        .set_scratch_size(0, pk.PerThread(size(n)))
+    )
+    pk.parallel_for(policy, pooled_scratch, out=out, n=n)
+    np.testing.assert_array_equal(out, pooled_scratch_expected(league, team_size, n))
+
+    inp = np.arange(12.0).reshape(3, 4)
+    reversed_ = np.zeros_like(inp)
+    per_thread_only = pk.TeamPolicy(pk.Debug, 3, team_size).set_scratch_size(
+        0, pk.PerThread(pk.ScratchView1D[pk.double].shmem_size(4))
+    )
+    pk.parallel_for(per_thread_only, reverse_rows, out=reversed_, inp=inp, m=4)
+    np.testing.assert_array_equal(reversed_, inp[:, ::-1])
+
+    tight = (
+        pk.TeamPolicy(pk.Debug, 1, 2)
+        .set_scratch_size(0, pk.PerTeam(8))
+        .set_scratch_size(0, pk.PerThread(24))
+    )
+    message = "ScratchView1D needs 32 bytes of level-0 thread scratch but only 8 are left"
+    with pytest.raises(pk.KernelTeamError, match=re.escape(message)):
+        pk.parallel_for(tight, pooled_scratch, out=np.zeros((1, 2), np.int64), n=4)
 
 
 def test_exception_in_one_member_is_reraised_and_threads_end() -> None:

@@ -121,10 +121,10 @@ class _Team:
         self._slots: list[Any] = [None] * size
         self._policy = policy
         self._buffers = buffers
-        # Per level and member: the next free offset in the team part (every member
-        # allocating in the same order gets the same pieces) and in its own thread part.
-        self._team_next = [[0] * size for _ in (0, 1)]
-        self._thread_next = [[0] * size for _ in (0, 1)]
+        # Per level and member: the next free offset of the level's pool (PerTeam +
+        # size x PerThread bytes, one pool as in Kokkos); every member allocating in the
+        # same order gets the same pieces.
+        self._next = [[0] * size for _ in (0, 1)]
 
     # -- threads ---------------------------------------------------------------------
 
@@ -253,25 +253,23 @@ class _Team:
         shape = tuple(max(0, operator.index(n)) for n in extents)  # as compiled: <0 is 0
         np_dtype = (float64 if dtype is None else to_datatype(dtype)).np_dtype
         nbytes = _align(np_dtype.itemsize * math.prod(shape))  # as shmem_size counts it
-        team_part = self._policy.team_scratch[level]
-        if per_thread:
-            per_member = self._policy.thread_scratch[level]
-            base, size, used = team_part + rank * per_member, per_member, self._thread_next[level]
-        else:
-            base, size, used = 0, team_part, self._team_next[level]
+        pool = self._policy.team_scratch[level] + self.size * self._policy.thread_scratch[level]
+        copies = self.size if per_thread else 1  # a thread piece for each member, side by side
+        used = self._next[level]
         start = used[rank]  # a multiple of 8: every piece takes a multiple of 8 bytes
-        left = max(0, size - start)
-        if nbytes > left:
+        if start + nbytes * copies > pool:
+            left = max(0, pool - start) // copies // SCRATCH_ALIGNMENT * SCRATCH_ALIGNMENT
             kind, per = ("thread", "PerThread") if per_thread else ("team", "PerTeam")
             raise KernelTeamError(
                 f"{what} needs {nbytes} bytes of level-{level} {kind} scratch but only "
                 f"{left} are left: reserve more with policy.set_scratch_size({level}, "
                 f"pk.{per}(...))"
             )
-        used[rank] = start + nbytes
+        used[rank] = start + nbytes * copies
         if nbytes == 0:
             return _as_view(np.zeros(shape, np_dtype))  # nothing to share
-        array = np.ndarray(shape, np_dtype, buffer=self._buffers[level], offset=base + start)
+        offset = start + (rank * nbytes if per_thread else 0)
+        array = np.ndarray(shape, np_dtype, buffer=self._buffers[level], offset=offset)
         return _as_view(array)
 
 

@@ -923,7 +923,7 @@ struct TeamShared {
     int generation;  // bumped when the last one arrives
     int64_t* arrival_line;  // per team rank: the line of the barrier it waits at
     unsigned char* slots;   // per team rank: 16 bytes for reductions and scans
-    char* scratch[2];       // per level: the team part, then each thread's part
+    char* scratch[2];       // per level: one pool, PerTeam + team_size x PerThread bytes
     int64_t team_bytes[2], thread_bytes[2];
     const char* file;       // of the workunit, for messages
 };
@@ -932,7 +932,7 @@ struct TeamShared {
 struct TeamMember {
     int64_t league_rank, league_size, team_rank, team_size;
     TeamShared* shared;
-    int64_t team_used[2], thread_used[2];  // scratch handed out so far, per level
+    int64_t scratch_used[2];  // of the team's pool, handed out so far, per level
 };
 
 static inline bool faulted() { return __atomic_load_n(&fault_set, __ATOMIC_ACQUIRE) != 0; }
@@ -1031,6 +1031,9 @@ static T team_scan(TeamMember& tm, T partial, T* total, const char* file, int li
 }
 
 // The next piece of the team's (or this thread's) scratch memory at ``level``, as a view.
+// As in Kokkos, a level's PerTeam and PerThread bytes are one pool, handed out in the
+// order of the allocations: a team piece once, a thread piece once per team rank (side
+// by side). Every thread of a team makes the same allocations, so they agree on where.
 template <typename T, int R>
 static View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thread,
                                      const int64_t (&extents)[R], const char* name,
@@ -1039,28 +1042,27 @@ static View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thread,
     int64_t count = 1;
     for (int k = 0; k < R; ++k) count *= extents[k] > 0 ? extents[k] : 0;
     const int64_t bytes = (count * (int64_t)sizeof(T) + 7) / 8 * 8;
-    int64_t& used = per_thread ? tm.thread_used[level] : tm.team_used[level];
-    const int64_t have = per_thread ? s->thread_bytes[level] : s->team_bytes[level];
+    const int64_t copies = per_thread ? tm.team_size : 1;
+    int64_t& used = tm.scratch_used[level];
+    const int64_t pool = s->team_bytes[level] + tm.team_size * s->thread_bytes[level];
     View<T, R, true> v;
     for (int k = 0; k < R; ++k) v.extent[k] = extents[k] > 0 ? extents[k] : 0;
     v.stride[R - 1] = 1;
     for (int k = R - 2; k >= 0; --k) v.stride[k] = v.stride[k + 1] * v.extent[k + 1];
-    if (used + bytes > have) {
+    if (used + bytes * copies > pool) {
+        const int64_t left = pool - used > 0 ? (pool - used) / copies / 8 * 8 : 0;
         char what[384];
         std::snprintf(what, sizeof what,
                       "ScratchView%dD '%s' needs %lld bytes of level-%d %s scratch but only %lld "
                       "are left: reserve more with policy.set_scratch_size(%d, pk.%s(...))",
                       R, name, (long long)bytes, level, per_thread ? "thread" : "team",
-                      (long long)(have - used > 0 ? have - used : 0), level,
-                      per_thread ? "PerThread" : "PerTeam");
+                      (long long)left, level, per_thread ? "PerThread" : "PerTeam");
         fault(4, file, line, what);
         v.data = (T*)std::calloc(count > 0 ? count : 1, sizeof(T));  // the launch has failed
         return v;
     }
-    char* base = s->scratch[level] +
-                 (per_thread ? s->team_bytes[level] + tm.team_rank * s->thread_bytes[level] : 0);
-    v.data = (T*)(base + used);
-    used += bytes;
+    v.data = (T*)(s->scratch[level] + used + (per_thread ? tm.team_rank * bytes : 0));
+    used += bytes * copies;
     return v;
 }
 
@@ -1119,7 +1121,7 @@ struct TeamLaunch {
         }
         const int64_t team = tid / team_size;
         if (team >= running || team >= teams) return false;
-        *tm = TeamMember{0, league, tid % team_size, team_size, &shared[team], {0, 0}, {0, 0}};
+        *tm = TeamMember{0, league, tid % team_size, team_size, &shared[team], {0, 0}};
         const int64_t q = league / running, extra = league % running;
         *lo = team * q + (team < extra ? team : extra);
         *hi = *lo + q + (team < extra ? 1 : 0);
@@ -1128,7 +1130,7 @@ struct TeamLaunch {
 
     static void start(TeamMember& tm, int64_t league_rank) {
         tm.league_rank = league_rank;
-        tm.team_used[0] = tm.team_used[1] = tm.thread_used[0] = tm.thread_used[1] = 0;
+        tm.scratch_used[0] = tm.scratch_used[1] = 0;
     }
 };
 

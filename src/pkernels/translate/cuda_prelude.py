@@ -571,7 +571,7 @@ struct TeamShared {
 struct TeamMember {
     int64_t league_rank, league_size, team_rank, team_size;
     TeamShared* shared;
-    int64_t team_used[2], thread_used[2];  // scratch handed out so far, per level
+    int64_t scratch_used[2];  // of the team's pool, handed out so far, per level
 };
 
 __device__ __forceinline__ void bar_sync() { asm volatile("barrier.sync 0;" ::: "memory"); }
@@ -676,7 +676,7 @@ __device__ T team_scan(TeamMember& tm, T partial, T* total, const char* file, in
 }
 
 // The next piece of the team's (or this thread's) scratch memory at `level`, as a view
-// (8-byte aligned bump allocation, as on the CPU).
+// (one pool per level, handed out as on the CPU).
 template <typename T, int R>
 __device__ View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thread,
                                          const int64_t (&extents)[R], const char* name,
@@ -685,19 +685,21 @@ __device__ View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thr
     int64_t count = 1;
     for (int k = 0; k < R; ++k) count *= extents[k] > 0 ? extents[k] : 0;
     const int64_t bytes = (count * (int64_t)sizeof(T) + 7) / 8 * 8;
-    int64_t& used = per_thread ? tm.thread_used[level] : tm.team_used[level];
-    const int64_t have = per_thread ? s->thread_bytes[level] : s->team_bytes[level];
+    const int64_t copies = per_thread ? tm.team_size : 1;
+    int64_t& used = tm.scratch_used[level];
+    const int64_t pool = s->team_bytes[level] + tm.team_size * s->thread_bytes[level];
     View<T, R, true> v;
     for (int k = 0; k < R; ++k) v.extent[k] = extents[k] > 0 ? extents[k] : 0;
     v.stride[R - 1] = 1;
     for (int k = R - 2; k >= 0; --k) v.stride[k] = v.stride[k + 1] * v.extent[k + 1];
-    if (used + bytes > have) {
+    if (used + bytes * copies > pool) {
+        const int64_t left = pool - used > 0 ? (pool - used) / copies / 8 * 8 : 0;
         char what[384];
         Text t{what, 0, (int)sizeof what};
         t.put("ScratchView"); t.put_int(R); t.put("D '"); t.put(name); t.put("' needs ");
         t.put_int(bytes); t.put(" bytes of level-"); t.put_int(level);
         t.put(per_thread ? " thread" : " team"); t.put(" scratch but only ");
-        t.put_int(have - used > 0 ? have - used : 0);
+        t.put_int(left);
         t.put(" are left: reserve more with policy.set_scratch_size(");
         t.put_int(level); t.put(per_thread ? ", pk.PerThread(...))" : ", pk.PerTeam(...))");
         fault(s->fault, 4, file, line, what);
@@ -707,10 +709,8 @@ __device__ View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thr
         if (v.data == nullptr) asm volatile("exit;");
         return v;
     }
-    char* base = s->scratch[level] +
-                 (per_thread ? s->team_bytes[level] + tm.team_rank * s->thread_bytes[level] : 0);
-    v.data = (T*)(base + used);
-    used += bytes;
+    v.data = (T*)(s->scratch[level] + used + (per_thread ? tm.team_rank * bytes : 0));
+    used += bytes * copies;
     return v;
 }
 
@@ -740,7 +740,7 @@ __device__ __forceinline__ void team_start(TeamMember& tm, TeamShared* s, int64_
     tm.team_rank = threadIdx.x;
     tm.team_size = blockDim.x;
     tm.shared = s;
-    tm.team_used[0] = tm.team_used[1] = tm.thread_used[0] = tm.thread_used[1] = 0;
+    tm.scratch_used[0] = tm.scratch_used[1] = 0;
 }
 
 // A TeamPolicy parallel_reduce: the block's threads' partials combined in team rank
