@@ -208,6 +208,17 @@ def math_calls(i, out, x):
 
 
 @pk.workunit
+def unpacking_math(i, out, x):
+    a, b = x[i], float(i)
+    a, b = b, a
+    out[i, 0], out[i, 1] = math.modf(x[i] * 3.0)
+    m, e = math.frexp(x[i])
+    out[i, 2] = m
+    out[i, 3] = e
+    out[i, 4] = math.remainder(x[i], 0.75) + math.ldexp(a, 3) + b
+
+
+@pk.workunit
 def histogram(i, counts64, counts32, sums64, sums32, data):
     b: int = data[i] % 4
     pk.atomic_add(counts64, [b], 1)
@@ -338,6 +349,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
             team_extremes_where, "reduce", TEAM, reducer=pk.MinMaxLoc, A=m
         ),
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
+        "unpacking": _cuda_source(unpacking_math, "for", out=np.zeros((8, 5)), x=v),
         "atomics": _cuda_source(
             small_atomics,
             "for",
@@ -675,6 +687,20 @@ def test_math_functions_match_numpy(cp):
     np.testing.assert_allclose(got[:, 3], np.minimum(x, 0.5) + np.maximum(np.arange(64), 2))
     assert got[:, 4].tolist() == [round(v * 4) for v in x]
     assert got[:4, 4].tolist() == [0, 2, 2, 4]
+
+
+@gpu
+def test_unpacking_and_two_valued_math_as_python(cp):
+    x = np.array([0.3, -2.0, -0.0, 1e300, 7.5, 5e-324, 3.0, -1.25])
+    out = cp.zeros((len(x), 5))
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, len(x)), unpacking_math, out=out, x=cp.asarray(x))
+    expected = []
+    for i, v in enumerate(x):
+        frac, whole = math.modf(v * 3.0)
+        m, e = math.frexp(v)
+        rest = math.remainder(v, 0.75) + math.ldexp(float(i), 3) + v
+        expected.append([frac, whole, m, e, rest])
+    np.testing.assert_array_equal(out.get(), np.array(expected))
 
 
 @gpu

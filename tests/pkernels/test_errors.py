@@ -144,8 +144,38 @@ def method_call(i, x, out):
 
 
 @pk.workunit
-def tuple_assign(i, out):
-    a, b = 1, 2
+def unpack_too_many(i, out):
+    a, b = 1, 2, 3
+    out[i] = a
+
+
+@pk.workunit
+def unpack_a_name(i, out):
+    pair = i
+    a, b = pair
+    out[i] = a
+
+
+@pk.workunit
+def unpack_nested(i, out):
+    (a, b), c = (1, 2), 3
+    out[i] = a
+
+
+@pk.workunit
+def unpack_starred(i, out):
+    a, *rest = 1, 2, 3
+    out[i] = a
+
+
+@pk.workunit
+def modf_as_value(i, x, out):
+    out[i] = math.modf(x[i])
+
+
+@pk.workunit
+def chained_with_tuple(i, out):
+    a, b = c = 1, 2
     out[i] = a
 
 
@@ -272,7 +302,18 @@ CASES = [
     ("nested_def", "", "def inner", "def inner", r"nested functions"),
     ("imports_inside", "", "import os", "import os", r"import is not supported"),
     ("method_call", "x", "x.sum()", "x.sum()", r"unsupported call"),
-    ("tuple_assign", "", "a, b = 1, 2", "a, b", r"tuple assignment"),
+    (
+        "unpack_too_many",
+        "",
+        "a, b = 1, 2, 3",
+        "a, b",
+        r"too many values to unpack \(expected 2, got 3\)",
+    ),
+    ("unpack_a_name", "", "a, b = pair", "pair", r"only a tuple of values can be unpacked"),
+    ("unpack_nested", "", "(a, b), c", "(a, b)", r"nested unpacking is not supported"),
+    ("unpack_starred", "", "*rest", "*rest", r"starred unpacking is not supported"),
+    ("modf_as_value", "x", "math.modf(x[i])", "math.modf", r"math.modf\(\) returns two values"),
+    ("chained_with_tuple", "", "a, b = c", "a, b", r"chained assignment with a tuple target"),
     ("in_operator", "", "if i in out", "i in out", r"the comparison `in` is not supported"),
     ("loop_over_view", "x", "for v in x", "x:", r"only loop over range"),
     ("unknown_math", "", "math.factorial", "math.factorial", r"math\.factorial"),

@@ -187,6 +187,25 @@ def print_floats(i, x):
     print(x[i])
 
 
+@pk.workunit
+def unpacking(i, x, v, out):
+    a = x[i]
+    b = float(i)
+    a, b = b, a  # a swap: both values are taken before either name is bound
+    out[i, 0] = a
+    out[i, 1] = b
+    c = d = a * 2 + 1  # one value, both names
+    out[i, 2] = c + d
+    out[i, 3], out[i, 4] = math.modf(x[i])
+    m, e = math.frexp(x[i])
+    out[i, 5] = m
+    out[i, 6] = e
+    out[i, 7] = math.remainder(x[i], 0.75)
+    out[i, 8] = math.ldexp(x[i], i - 3)
+    if i == 0:
+        v[0], v[len(v) - 1] = v[len(v) - 1], v[0]  # two elements exchanged
+
+
 # ------------------------------------------------------------------ data
 
 INTS_A = np.array([-17, -7, -6, -3, -1, 0, 1, 2, 3, 7, 13, 100, -100, 12345, -99999], np.int64)
@@ -405,3 +424,20 @@ def test_a_negative_exponent_written_as_literal_arithmetic_gives_a_float(space):
     out = np.zeros(2)
     pk.parallel_for(pk.RangePolicy(space, 0, 2), negative_literal_powers, out=out)
     assert out.tolist() == [0.5 + 0.25, 1 / 3 + 0.25]
+
+
+def test_tuple_and_chained_assignment_and_two_valued_math_as_python(space):
+    # Python takes every value on the right before it binds a target, left to right;
+    # math.modf / math.frexp give both parts (frexp's exponent an int), remainder is
+    # IEEE's, ldexp scales by a power of two: bit for bit, signed zeros included.
+    x = np.array([0.3, -2.0, -0.0, 1e300, 7.5, 5e-324, 3.0, -1.25, 1.0, 2.5])
+    v = np.arange(5.0)
+    out = np.zeros((len(x), 9))
+    expected = run_python(unpacking, len(x), x=x, v=v.copy(), out=out.copy())
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), unpacking, x=x, v=v, out=out)
+    np.testing.assert_array_equal(out, expected["out"])
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(expected["out"]))
+    np.testing.assert_array_equal(v, expected["v"])
+    assert v.tolist() == [4.0, 1.0, 2.0, 3.0, 0.0]
+    assert out[1, :3].tolist() == [1.0, -2.0, 6.0]  # a, b = b, a with x[1] = -2.0
+    assert out[4, 3:7].tolist() == [0.5, 7.0, 0.9375, 3.0]  # modf(7.5), frexp(7.5)

@@ -370,6 +370,34 @@ PK_FN T floordiv_py(T a, T b) {
     return q;
 }
 
+// ---- math.modf / math.frexp, one part each (`frac, whole = math.modf(x)` reads both)
+template <typename T>
+PK_FN T modf_frac(T x) {
+    T whole;
+    return PK_MATH::modf(x, &whole);
+}
+
+template <typename T>
+PK_FN T modf_whole(T x) {
+    T whole;
+    PK_MATH::modf(x, &whole);
+    return whole;
+}
+
+template <typename T>
+PK_FN T frexp_mantissa(T x) {
+    int e;
+    return PK_MATH::frexp(x, &e);
+}
+
+// Python's exponent of an infinity or a NaN is 0 (C leaves it unspecified).
+template <typename T>
+PK_FN int64_t frexp_exponent(T x) {
+    int e = 0;
+    PK_MATH::frexp(x, &e);
+    return PK_MATH::isfinite(x) ? (int64_t)e : 0;
+}
+
 template <typename T>
 PK_FN T ipow(T base, T exp) {
     T result = 1;

@@ -28,7 +28,7 @@ _UNARY = (
     "sqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh "
     "asinh acosh atanh fabs cbrt erf erfc tgamma lgamma floor ceil trunc nearbyint"
 ).split()
-_BINARY = "pow atan2 fmod fmin fmax hypot copysign".split()
+_BINARY = "pow atan2 fmod fmin fmax hypot copysign remainder".split()
 
 
 def _math_overloads() -> str:
@@ -80,6 +80,12 @@ namespace pk_math {
 __device__ __forceinline__ bool isnan(double x) { return x != x; }
 __device__ __forceinline__ bool isinf(double x) { return x - x != x - x && x == x; }
 __device__ __forceinline__ bool isfinite(double x) { return x - x == x - x; }
+__device__ __forceinline__ double modf(double x, double* whole) { return ::modf(x, whole); }
+__device__ __forceinline__ float modf(float x, float* whole) { return ::modff(x, whole); }
+__device__ __forceinline__ double frexp(double x, int* e) { return ::frexp(x, e); }
+__device__ __forceinline__ double ldexp(double x, int e) { return ::ldexp(x, e); }
+__device__ __forceinline__ float ldexp(float x, int e) { return ::ldexpf(x, e); }
+__device__ __forceinline__ float frexp(float x, int* e) { return ::frexpf(x, e); }
 }  // namespace pk_math
 
 namespace pk_rt {

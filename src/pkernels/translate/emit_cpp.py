@@ -28,7 +28,11 @@ from ..build.compiler import GENERATED_PATH
 from . import ir
 from .cpp_prelude import PRELUDE, TEAM_PRELUDE
 from .ir import ViewType
+from .lower_unpack import TUPLE_MATH
 from .printf import PrintSpec, printf_format
+from .typing_rules import float_of
+
+_TUPLE_MATH_PARTS = {part for parts in TUPLE_MATH.values() for part in parts}
 
 KERNEL_NAMESPACE = "pk_kernel"
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
@@ -665,6 +669,14 @@ class CppEmitter:
         if name in ("min", "max"):
             a, b = e.args
             return f"pk_rt::{name}({self.cast(a, e.type)}, {self.cast(b, e.type)})"
+        if name == "ldexp":  # an exponent past +-100000 gives inf or 0 as any int would
+            x, i = e.args
+            exponent = f"(int)pk_rt::min({self.cast(i, t.int64)}, (int64_t)100000)"
+            exponent = f"pk_rt::max({exponent}, -100000)"
+            return f"{self.MATH}ldexp({self.cast(x, e.type)}, {exponent})"
+        if name in _TUPLE_MATH_PARTS:  # one part of math.modf / math.frexp
+            arg = e.args[0]
+            return f"pk_rt::{name}({self.cast(arg, float_of(arg.type))})"
         if e.type == t.bool_:  # isnan, isinf, isfinite
             return f"{self.MATH}{name}({self.cast(e.args[0], t.float64)})"
         args = ", ".join(self.cast(a, e.type) for a in e.args)

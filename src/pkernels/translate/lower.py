@@ -23,6 +23,7 @@ from .ir import Expr, StructType, ViewType
 from .lower_classtypes import ClassTypeLowering, call_arg_types
 from .lower_subviews import Subview, SubviewLowering, flatten_subscript
 from .lower_teams import TeamLowering, is_team_annotation
+from .lower_unpack import TUPLE_MATH, UnpackLowering
 from .printf import SPEC_HINT, PrintSpec, printf_format, python_spec
 from .source import KernelSource
 from .typing_rules import (
@@ -186,7 +187,7 @@ class HelperRegistry:
                             changed = True
 
 
-class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
+class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLowering):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
     def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
@@ -525,12 +526,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         match node:
             case ast.Assign(targets=[target], value=value):
                 return self._assign(node, target, value, None)
-            case ast.Assign():
-                self.src.error(
-                    node,
-                    "chained or multiple assignment is not supported",
-                    hint="Assign one name or view element per statement.",
-                )
+            case ast.Assign(targets=targets, value=value):
+                return self._chained_assign(node, targets, value)
             case ast.AnnAssign(target=target, annotation=ann, value=value):
                 if value is None:
                     self.src.error(node, "a declaration needs a value, e.g. `x: float = 0`")
@@ -596,13 +593,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
     def _assign(
         self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: Any
     ) -> ir.Stmt | list[ir.Stmt]:
-        # The target is checked first: in `a, b = 1, 2` the error is the tuple target.
         if isinstance(target, ast.Tuple | ast.List):
-            self.src.error(
-                target,
-                "tuple assignment is not supported in kernels",
-                hint="Assign each name in its own statement.",
-            )
+            return self._unpack(node, target, value_node)
         if not isinstance(target, ast.Name | ast.Subscript | ast.Attribute):
             self.src.error(
                 target,
@@ -1193,6 +1185,20 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             hint="Kernels may use math.pi, math.e and pk.* / math.* functions.",
         )
 
+    def _math_module_function(self, func: ast.expr) -> str | None:
+        """The name of the math-module function ``func`` refers to (``math.modf`` or a
+        ``modf`` imported from math), else None."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id not in self.locals and _is_module(
+                self.src.globals.get(func.value.id), "math"
+            ):
+                return func.attr
+        if isinstance(func, ast.Name) and func.id not in self.locals:
+            target = self.src.globals.get(func.id)
+            if callable(target) and getattr(target, "__module__", "") == "math":
+                return target.__name__
+        return None
+
     def _is_pk_attr(self, func: ast.expr, name: str) -> bool:
         return (
             isinstance(func, ast.Attribute)
@@ -1345,6 +1351,13 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
             self.src.error(node, "pk.printf is a statement; call it on its own line")
         if pk and name in ("lower_bound", "upper_bound"):
             return self._search_bound(node, name)
+        if not pk and name in TUPLE_MATH:
+            self.src.error(
+                node,
+                f"math.{name}() returns two values: unpack them on their own line",
+                hint=f"Write `{'frac, whole' if name == 'modf' else 'mantissa, exponent'} = "
+                f"math.{name}(x)`.",
+            )
         if not pk and (name in _ANGLES or name == "log" and len(node.args) == 2):
             return self._math_formula(node, name)
         known = name in MATH_FUNCTIONS or name in PY_INT_ROUNDING or name in RANDOM_FUNCTIONS
@@ -1384,6 +1397,10 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering):
         if kind == "bool":
             return ir.Call(t.bool_, name, args)
         cname = "tgamma" if name == "gamma" else name
+        if name == "ldexp":
+            if not args[1].type.is_integer:
+                self.src.error(node.args[1], "ldexp() takes an integer exponent")
+            return ir.Call(float_of(args[0].type), cname, args)
         return ir.Call(float_of(*(a.type for a in args)), cname, args)
 
     def _math_formula(self, node: ast.Call, name: str) -> Expr:

@@ -69,7 +69,8 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
             "tanh asinh acosh atanh fabs cbrt erf erfc tgamma lgamma"
         ).split()
     },
-    **{name: (2, "float") for name in "pow atan2 fmod fmin fmax hypot copysign".split()},
+    **{name: (2, "float") for name in "pow atan2 fmod fmin fmax hypot copysign remainder".split()},
+    "ldexp": (2, "float"),  # ldexp(x, i): i an integer
     "isnan": (1, "bool"),
     "isinf": (1, "bool"),
     "isfinite": (1, "bool"),
