@@ -122,3 +122,16 @@ def test_a_lambda_in_main_reads_bare_fields_too(space):
     work = BareFieldLambda()
     pk.execute(space, work)
     assert work.total == 6.0
+
+
+def test_running_on_debug_first_leaves_the_kernels_intact():
+    # The Debug space runs a rewritten copy (the accumulator as a one-element list); the
+    # compiled spaces later translate the source tree it was made from, so that tree
+    # must not change: Debug, then OpenMP and Serial give the same totals.
+    totals = {}
+    for space in (pk.Debug, pk.OpenMP, pk.Serial):
+        work = Squares(9)
+        pk.execute(space, work)
+        totals[space] = (work.total, work.largest, work.on_grid)
+    assert totals[pk.Debug] == totals[pk.OpenMP] == totals[pk.Serial]
+    assert totals[pk.OpenMP][0] == 3.0 * sum(k * k for k in range(9))

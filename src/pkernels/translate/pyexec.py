@@ -9,6 +9,7 @@ the user's source).
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -91,7 +92,9 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
     """``func`` with its accumulator (the parameter at ``position``: the second, or the
     one after an MDRangePolicy's indices) taken as a 1-element list."""
     source = KernelSource.of(func)
-    tree = source.tree
+    # A copy: the tree is the one the compiled spaces translate (cached per lambda and
+    # workload method), which must keep its accumulator and annotations.
+    tree = copy.deepcopy(source.tree)
     acc_name = tree.args.args[position].arg
     new_tree = ast.FunctionDef(
         name=tree.name,
