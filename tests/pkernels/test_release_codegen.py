@@ -201,3 +201,33 @@ def test_shifted_indices_read_the_elements_python_reads(space):
     pk.parallel_for(pk.RangePolicy(space, 1, u.shape[0] - 1), neighbours, n=n, u=u, out=out)
     np.testing.assert_array_equal(out, expected)
     assert np.count_nonzero(out) == (u.shape[0] - 2) * (n - 2)
+
+
+@pk.workunit
+def overflow_probes(i, x, out):
+    y: int = x[i] + 1
+    out[i, 0] = 1 if y > x[i] else 0  # g++ folds this to 1 unless overflow is defined
+    v: int = x[i]
+    n: int = 0
+    while v > 0 and n < 100:  # doubles until the product wraps negative
+        v = v * 2
+        n += 1
+    out[i, 1] = n
+
+
+@pytest.mark.parametrize("build", ["release", "debug"])
+def test_int64_overflow_wraps_in_release_and_debug_builds_alike(build):
+    # NumPy's int64 arithmetic wraps; so do both builds (-fwrapv), so a release run and
+    # the debug build pkdb runs compute the same thing.
+    from pkt_support import ForceDebugBuild, observing
+
+    x = np.array([2**63 - 1, 5], np.int64)
+    out = np.zeros((2, 2), np.int64)
+    if build == "debug":
+        with observing(ForceDebugBuild()):
+            pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), overflow_probes, x=x, out=out)
+    else:
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), overflow_probes, x=x, out=out)
+    with np.errstate(over="ignore"):
+        assert (x + 1 > x).astype(np.int64).tolist() == [0, 1]
+    assert out.tolist() == [[0, 1], [1, 61]]
