@@ -703,3 +703,43 @@ def test_a_breakpoint_in_a_pykokkos_lambda_stops_in_the_kernel(tmp_path):
     assert out["p self.x[i]"] == "np.float64(4.0)"
     assert out["p acc"] in ("0.0", "12.0")  # 0..3 are the first thread's when it starts at 0
     assert "total 90.0" in result.stdout
+
+
+def test_the_debug_space_steps_into_the_kernel_and_post_mortem_is_at_its_line(tmp_path):
+    # `step` at a dispatch on the Debug space enters the kernel's body (pkernels' own
+    # frames are skipped, as is the view class on each access); a kernel that fails
+    # there is shown at its own line, with its variables, not inside pkernels.
+    program = write(
+        tmp_path,
+        "debug_space.py",
+        """
+        import numpy as np
+        import pkernels as pk
+
+
+        @pk.workunit
+        def shift(i, x, out):
+            v = x[i] * 2.0
+            out[i + 1] = v
+
+
+        x = np.arange(4.0)
+        out = np.zeros(5)
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 4), shift, x=x, out=out)
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 4), shift, x=x, out=out[:4])
+        """,
+    )
+    result = run_scripted(
+        program,
+        *("-c", "break 13", "-c", "c", "-c", "step", "-c", "step", "-c", "step", "-c", "p i, v"),
+        *("-c", "clear", "-c", "c", "-c", "p i, v", "-c", "q"),
+    )
+    text = result.stdout
+    assert "debug_space.py(7)shift()\n-> v = x[i] * 2.0" in text
+    assert "debug_space.py(8)shift()\n-> out[i + 1] = v" in text
+    assert "pkernels/" not in text.split("Traceback")[0]  # no step stopped inside
+    assert "(pkdb) p i, v\n(0, np.float64(0.0))" in text
+    assert "IndexError: index 4 is out of bounds for axis 0 with size 4" in text
+    post_mortem = text.split("Entering post mortem debugging")[1]
+    assert "debug_space.py(8)shift()" in post_mortem.split("(pkdb)")[0]
+    assert "(pkdb) p i, v\n(3, np.float64(6.0))" in post_mortem

@@ -380,3 +380,25 @@ def test_yax_example_runs(capsys):
     y, x, a = rng.random(16), rng.random(40), rng.random((16, 40))
     assert result == pytest.approx(y @ a @ x, rel=1e-12)
     assert "yAx = " in capsys.readouterr().out
+
+
+@pk.workunit
+def read_shifted(i, acc, x, k: int):
+    acc += x[i - k]
+
+
+@pk.workunit
+def write_shifted(i, x, k: int):
+    x[i - k] = 1.0
+
+
+def test_the_debug_space_does_not_count_negative_indices_from_the_end():
+    # As in a debug build: views do not count from the end, where NumPy would.
+    x = np.arange(1.0, 6.0)
+    message = "index -2 is out of range for axis 0 of a view of extent 5"
+    with pytest.raises(pk.KernelIndexError, match=message):
+        pk.parallel_reduce(pk.RangePolicy(pk.Debug, 0, 5), read_shifted, x=x, k=2)
+    with pytest.raises(IndexError, match="kernel views do not count from the end"):
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 5), write_shifted, x=x, k=1)
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]  # nothing written at x[-1]
+    assert pk.parallel_reduce(pk.RangePolicy(pk.Debug, 2, 5), read_shifted, x=x, k=2) == 6.0

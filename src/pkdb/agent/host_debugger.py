@@ -38,6 +38,7 @@ from .channel_io import ChannelConsole
 from .live_commands import LiveKernelCommands
 
 _BDB_RUN_CODE = bdb.Bdb.run.__code__
+_OWN_MODULES = ("pkernels", "pkernels.*", "pkdb", "pkdb.*")
 
 
 class RestartRequest:
@@ -99,7 +100,10 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         readrc: bool = True,
         settings: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(stdin=stdin, stdout=stdout, readrc=readrc)
+        # `step` never stops inside pkernels or pkdb themselves: at a dispatch on the Debug
+        # space it enters the kernel's body (and a view access is one step), elsewhere it
+        # goes on to the program's next line.
+        super().__init__(stdin=stdin, stdout=stdout, readrc=readrc, skip=list(_OWN_MODULES))
         self.prompt = HOST_PROMPT
         self.settings: dict[str, Any] = dict(settings or {})
         self.restart_request: RestartRequest | None = None
@@ -232,6 +236,19 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             self._hide_next_stop = False
             return
         super().print_stack_entry(frame_lineno, prompt_prefix)
+
+    def setup(self, f: Any, tb: Any) -> Any:
+        rc = super().setup(f, tb)
+        # An exception a kernel raised on the Debug space surfaces inside pkernels' view
+        # class: post-mortem starts at the program's innermost frame (the kernel's line).
+        index = self.curindex
+        while index > 0 and self.is_skipped_module(self.stack[index][0].f_globals.get("__name__")):
+            index -= 1
+        if index != self.curindex and tb is not None:
+            self.curindex = index
+            self.curframe = self.stack[index][0]
+            self.curframe_locals = self.curframe.f_locals
+        return rc
 
     def interaction(self, frame: types.FrameType | None, traceback: Any) -> None:
         super().interaction(frame, traceback)

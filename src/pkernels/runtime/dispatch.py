@@ -27,7 +27,7 @@ from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
 from ..build.compiler import build
-from ..errors import DispatchError
+from ..errors import DispatchError, KernelIndexError
 from ..translate.emit_cpp import has_hybrid_launch
 from ..translate.kernel import ROLES, TEAM, translate_workunit
 from ..translate.lambdas import VIEW as LAMBDA_VIEW
@@ -559,8 +559,24 @@ class _PythonView(View):
     (``True + True == 2``, ``n ** -1 == 1 / n``); NumPy's scalars differ there."""
 
     def __getitem__(self, key: Any) -> Any:
+        _check_not_negative(self, key)
         value = super().__getitem__(key)
         return value.item() if type(value) in _AS_PYTHON else value
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _check_not_negative(self, key)
+        super().__setitem__(key, value)
+
+
+def _check_not_negative(view: np.ndarray, key: Any) -> None:
+    """A negative index is out of range, as in the compiled spaces (NumPy would count it
+    from the end); a slice keeps Python's rules, as a kernel's subview does."""
+    for axis, k in enumerate(key if type(key) is tuple else (key,)):
+        if k.__class__ is not slice and k < 0:
+            raise KernelIndexError(
+                f"index {k} is out of range for axis {axis} of a view of extent "
+                f"{view.shape[axis]}: kernel views do not count from the end"
+            )
 
 
 _AS_PYTHON = (np.int64, np.bool_)
