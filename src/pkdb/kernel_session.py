@@ -220,16 +220,28 @@ class KernelSession:
             condition = self.c_condition(bp.get("condition"))
         except ConditionError as exc:
             return f"breakpoint {bp['number']}: {exc}; it stops unconditionally"
-        inserted = controller.insert_breakpoint(
-            bp["file"], bp["line"], condition=condition, temporary=bp.get("temporary", False)
-        )
+        problem = None
+        temporary = bp.get("temporary", False)
+        try:
+            inserted = controller.insert_breakpoint(
+                bp["file"], bp["line"], condition=condition, temporary=temporary
+            )
+        except TargetError as exc:
+            if condition is None:
+                return f"breakpoint {bp['number']}: {exc}; it is not set in this kernel"
+            # As pdb does with a condition it cannot evaluate: stop there, say why.
+            problem = (
+                f"breakpoint {bp['number']}: the condition {bp['condition']!r} cannot be "
+                f"evaluated in this kernel ({exc}); it stops unconditionally"
+            )
+            inserted = controller.insert_breakpoint(bp["file"], bp["line"], temporary=temporary)
         self.gdb_numbers[bp["number"]] = inserted.number
         for location, address in inserted.addresses:
             if any(start <= address < stop for start, stop in self._release_ranges):
                 controller.disable_location(location)
         if not bp.get("enabled", True):
             controller.disable_breakpoint(inserted.number)
-        return None
+        return problem
 
     def c_condition(self, condition: str | None) -> str | None:
         if not condition:

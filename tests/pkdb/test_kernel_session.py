@@ -220,6 +220,27 @@ def test_conditional_breakpoint_and_helper_step(session) -> None:
     s.quit()
 
 
+def test_a_condition_gdb_cannot_evaluate_stops_there_and_leaves_the_others(session) -> None:
+    # As pdb does with a condition that fails: the breakpoint stops unconditionally and
+    # the user is told; the kernel stays debugged and the other breakpoints hold.
+    s = session()
+    s.cmd(f"break {LINE_INNER} if j == 10")
+    s.cmd(f"break {LINE_ACC} if nosuch > 1")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "breakpoint 2: the condition 'nosuch > 1' cannot be evaluated in this kernel" in stop
+    assert "it stops unconditionally" in stop and "runs undebugged" not in stop
+    assert re.search(rf"breakpoint 2 hit at \S*prog.py:{LINE_ACC} \(thread \d+, j=\d+\)", stop)
+    assert "Deleted breakpoint 2" in s.cmd("clear 2", KERNEL_PROMPT)
+    assert "j=10" in s.cmd("continue", KERNEL_PROMPT)  # breakpoint 1 still holds
+    changed = s.cmd("condition 1 nosuch == 3", KERNEL_PROMPT)
+    assert "breakpoint 1: the condition 'nosuch == 3' cannot be evaluated" in changed
+    assert "stop only if nosuch == 3" in s.cmd("info breakpoints", KERNEL_PROMPT)
+    # A line with no code is refused as pdb refuses it at the host prompt.
+    assert "*** Blank or comment" in s.cmd(f"break {LINE_W + 2}", KERNEL_PROMPT)
+    assert "has no line 999" in s.cmd("break 999", KERNEL_PROMPT)
+    s.quit()
+
+
 def test_second_dispatch_and_imported_module(session) -> None:
     s = session()
     s.cmd(f"break {LINE_ACC} if j == 3")

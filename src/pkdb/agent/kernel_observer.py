@@ -16,6 +16,7 @@ from __future__ import annotations
 import bdb
 import functools
 import importlib.machinery
+import linecache
 import os
 import signal
 import sys
@@ -385,6 +386,9 @@ class KernelObserver:
                 return True, pprint.pformat(value), {}
             return True, repr(value), {}
         if action == "break":
+            problem = _not_code(args["file"], args["line"])
+            if problem:
+                return False, problem, {}
             error = debugger.set_break(
                 args["file"], args["line"], args.get("temporary", False), args.get("condition")
             )
@@ -442,6 +446,18 @@ class KernelObserver:
         if dispatch is None:
             raise RuntimeError("no kernel is being debugged")
         return _live_eval().evaluate(dispatch, expr, kernel_locals)
+
+
+def _not_code(file: str, line: int) -> str | None:
+    """What pdb's ``break`` says of a line that holds no code (blank, a comment, past the
+    end of the file), else None."""
+    text = linecache.getline(file, line)
+    if not text:
+        return f"End of file: {file} has no line {line}"
+    text = text.strip()
+    if not text or text[0] == "#" or text[:3] in ('"""', "'''"):
+        return "Blank or comment"
+    return None
 
 
 def _index_only_stops(dispatch: Any, breakpoints: list[dict[str, Any]]) -> Any:

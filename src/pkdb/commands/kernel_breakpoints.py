@@ -10,6 +10,7 @@ import os
 import re
 
 from ..gdbexpr import ConditionError
+from ..targets.base import TargetError
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
@@ -159,7 +160,18 @@ def do_condition(console: KernelConsole, arg: str) -> None:
         return
     gdb_number = kernel.gdb_numbers.get(number)
     if gdb_number is not None:
-        kernel.require_controller().set_condition(gdb_number, c_condition)
+        controller = kernel.require_controller()
+        try:
+            controller.set_condition(gdb_number, c_condition)
+        except TargetError as exc:
+            # As when the kernel starts (KernelSession.insert): pdb keeps the condition,
+            # gdb stops there unconditionally, and the user is told.
+            controller.set_condition(gdb_number, None)
+            console.error(
+                f"breakpoint {number}: the condition {condition.strip()!r} cannot be "
+                f"evaluated in this kernel ({exc}); it stops unconditionally"
+            )
+            return
     if condition.strip():
         console.message(f"New condition set for breakpoint {number}.")
     else:
