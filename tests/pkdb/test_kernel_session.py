@@ -422,3 +422,21 @@ def test_mdrange_kernel_stop_shows_every_index(run_program) -> None:
     )
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "sum 78.0" in s.cmd("continue")
+
+
+def test_next_on_serial_goes_on_to_the_next_index(run_program) -> None:
+    # A Serial launch's loop is visible to gdb: stepping out of the body lands there, and
+    # the step goes on to the thread's next index (as on OpenMP), until the last one.
+    program = EVAL_PROGRAM.replace(
+        "pk.parallel_for(8,", "pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 8),"
+    )
+    s = run_program("serial.py", program)
+    s.cmd("break 8 if i == 6")
+    serial_prompt = r"\(pkdb-serial\) "
+    assert "(thread 1, i=6)" in s.cmd("continue", serial_prompt)
+    assert "serial.py:7 (thread 1, i=7)" in s.cmd("next", serial_prompt)
+    assert s.cmd("p i", serial_prompt).strip() == "7"
+    assert "serial.py:8 (thread 1, i=7)" in s.cmd("next", serial_prompt)
+    assert "has run all its iterations; 'continue' ends the kernel" in s.cmd("next", serial_prompt)
+    assert "out [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in s.cmd("continue")
+    s.quit()

@@ -108,6 +108,17 @@ def _step(
                 event = controller.wait_for_stop(timeout=_NEXT_INDEX_SECONDS, thread_id=thread)
             finally:
                 _delete_quietly(console, done)
+        if (
+            next_iteration is not None
+            and event is not None
+            and not event.exited
+            and not _in_python(event)
+            and _launcher_has_more(controller, thread)
+        ):
+            # Out of the body into a launcher loop gdb can see (a Serial launch's): on to
+            # the thread's next index, where the iteration breakpoint stops it.
+            controller.continue_([thread])
+            event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
         entered = event is not None and (
             (event.breakpoint is not None and event.breakpoint == next_iteration)
             or (into and before is not None and _function_changed(before, event))
@@ -130,10 +141,26 @@ def _step(
         console.report_kernel_stop(event)
         return
     stop.finished.add(thread)
+    if launch is not None and launch.space == "serial":
+        console.message(
+            f"Thread {thread} has run all its iterations; 'continue' ends the kernel."
+        )
+        return
     console.message(
         f"Thread {thread} has run all its iterations; it waits at the end of the kernel "
         "for the other threads ('threads' lists them, 'continue' lets them finish)."
     )
+
+
+def _launcher_has_more(controller: Any, thread: int) -> bool:
+    """Whether ``thread`` stands in a launcher's index loop (``pk_i`` of ``pk_end``, as a
+    Serial launch's) with indices left to run."""
+    try:
+        index = int(controller.evaluate("pk_i", thread, 0))
+        end = int(controller.evaluate("pk_end", thread, 0))
+    except (TargetError, ValueError):
+        return False
+    return index + 1 < end
 
 
 def _in_python(event: StopEvent) -> bool:
