@@ -440,3 +440,44 @@ def test_next_on_serial_goes_on_to_the_next_index(run_program) -> None:
     assert "has run all its iterations; 'continue' ends the kernel" in s.cmd("next", serial_prompt)
     assert "out [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in s.cmd("continue")
     s.quit()
+
+
+RUNTIME_CALL = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def spin(i, a, m):
+    s: float = 0.0
+    for k in range(m):
+        s += (k % 7) * 0.5
+    a[i] = s
+
+
+a = np.zeros(2)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), spin, a=a, m=3)
+print("after", a.tolist())
+"""
+
+
+def test_next_from_inside_the_runtime_goes_on_from_the_python_line(run_program) -> None:
+    # A thread interrupted (Ctrl-C) inside the C++ runtime, here pk_rt::mod of `k % 7`,
+    # is run back out to its Python line before the step; it was taken for finished.
+    s = run_program("rt.py", RUNTIME_CALL)
+    s.cmd("break 9 if i == 0")
+    s.cmd("continue", KERNEL_PROMPT)
+    for _ in range(80):  # instruction by instruction into the call of pk_rt::mod
+        s.cmd("send stepi", KERNEL_PROMPT)
+        if "pk_rt::" in s.cmd("send bt 1", KERNEL_PROMPT):
+            break
+    else:
+        raise AssertionError("stepi never entered the runtime")
+    assert "rt.py:9 (spin)" in s.cmd("where", KERNEL_PROMPT)  # where shows Python frames
+    assert re.search(r"rt.py:8 \(thread \d+, i=0\)", s.cmd("next", KERNEL_PROMPT))
+    assert s.cmd("p k, i", KERNEL_PROMPT).strip() == "(0, 0)"
+    assert re.search(r"rt.py:9 \(thread \d+, i=0\)", s.cmd("next", KERNEL_PROMPT))
+    assert s.cmd("p k", KERNEL_PROMPT).strip() == "1"
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "after [1.5, 1.5]" in s.cmd("continue")
+    s.quit()

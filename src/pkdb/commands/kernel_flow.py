@@ -82,6 +82,7 @@ def _step(
     # last line it would run the generated loop (every remaining iteration) as one
     # line, so a breakpoint for this thread on the body's entry stops it at the start
     # of its next iteration instead.
+    left_at = _leave_runtime(console, thread)
     next_iteration = _iteration_breakpoint(console, thread)
     before = kernel.location(thread)
     try:
@@ -90,6 +91,11 @@ def _step(
         else:
             (controller.step if into else controller.next)(thread)
             event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+            if left_at is not None and _same_line(event, left_at):
+                # Back from the runtime in the middle of the line: gdb's first step ends
+                # that line's remaining code; the user asked for the next line.
+                (controller.step if into else controller.next)(thread)
+                event = controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
         if (
             launch is not None
             and launch.fast_library
@@ -142,13 +148,34 @@ def _step(
         return
     stop.finished.add(thread)
     if launch is not None and launch.space == "serial":
-        console.message(
-            f"Thread {thread} has run all its iterations; 'continue' ends the kernel."
-        )
+        console.message(f"Thread {thread} has run all its iterations; 'continue' ends the kernel.")
         return
     console.message(
         f"Thread {thread} has run all its iterations; it waits at the end of the kernel "
         "for the other threads ('threads' lists them, 'continue' lets them finish)."
+    )
+
+
+def _leave_runtime(console: KernelConsole, thread: int) -> FrameInfo | None:
+    """A thread interrupted inside the C++ runtime (``pk_rt::mod`` of a ``%``, a bounds
+    check) is first run out of it, back to the Python line that called it, so that the
+    step starts from that line as the user sees it. That line's frame, when it did."""
+    frames = console.kernel.python_frames(thread)
+    if not frames or frames[0].level == 0:
+        return None
+    controller = console.kernel.require_controller()
+    controller.finish(thread, frames[0].level - 1)
+    controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
+    return frames[0]
+
+
+def _same_line(event: StopEvent | None, frame: FrameInfo) -> bool:
+    return (
+        event is not None
+        and event.frame is not None
+        and event.frame.file == frame.file
+        and event.frame.line == frame.line
+        and event.frame.function == frame.function
     )
 
 

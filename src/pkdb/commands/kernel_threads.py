@@ -6,6 +6,12 @@ from ..teams import TeamPosition
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
+#: How long `send` waits for the stop of an execution command it passed to gdb.
+_SEND_STOP_SECONDS = 5.0
+_EXECUTION_COMMANDS = {
+    *"step s stepi si next n nexti ni finish fin until u advance continue c".split()
+}
+
 
 @guarded
 def do_threads(console: KernelConsole, arg: str) -> None:
@@ -115,9 +121,13 @@ def do_send(console: KernelConsole, arg: str) -> None:
         console.error("usage: send GDB-COMMAND")
         return
     stop = console.kernel.stop
-    text = console.kernel.require_controller().send_raw(
-        arg.strip(), thread_id=stop.thread if stop else None
-    )
+    controller = console.kernel.require_controller()
+    thread = stop.thread if stop else None
+    text = controller.send_raw(arg.strip(), thread_id=thread)
+    if thread is not None and arg.split()[0] in _EXECUTION_COMMANDS:
+        # Take the stop of an execution command here, so that the next pkdb command does
+        # not mistake it for its own.
+        controller.wait_for_stop(timeout=_SEND_STOP_SECONDS, thread_id=thread)
     console.message(text.rstrip("\n"))
 
 
