@@ -467,7 +467,13 @@ class Frontend(cmd.Cmd):
         if launch.partial_debug and self._to_next_index(stop.event):
             return False
         self.mode = KernelMode(launch.space)
-        self.message(self.kernel_stop_text(stop.event))
+        hit = self._hit_breakpoint(stop.event)
+        if hit is not None and hit.get("silent"):
+            self.kernel_stop_text(stop.event)  # (forgets a temporary breakpoint)
+        else:
+            self.message(self.kernel_stop_text(stop.event))
+        if hit is not None:
+            self._count_hit(hit)
         others = [t for t in stop.stopped if t != stop.thread]
         if others or stop.held:
             parts = []
@@ -478,7 +484,26 @@ class Frontend(cmd.Cmd):
                 parts.append(f"{len(stop.held)} other thread{'s' * (len(stop.held) > 1)} held")
             self.message(f"({'; '.join(parts)})")
         self._show_displays()
+        if hit is not None and hit.get("commands"):
+            # pdb's `commands N`: run before the user has the word (a resuming one last).
+            self.cmdqueue[:0] = list(hit["commands"])
         return True
+
+    def _hit_breakpoint(self, event: StopEvent) -> dict[str, Any] | None:
+        """The pdb breakpoint (as the agent reports it) whose gdb breakpoint stopped
+        ``event``'s thread, if one did."""
+        if event.breakpoint is None:
+            return None
+        gdb_numbers = self.kernel.gdb_numbers.items()
+        number = next((n for n, g in gdb_numbers if g == event.breakpoint), None)
+        return next((b for b in self.state.get("breakpoints", []) if b["number"] == number), None)
+
+    def _count_hit(self, bp: dict[str, Any]) -> None:
+        """pdb's hit count (and its ignore count, which gdb used up) of a kernel stop."""
+        try:
+            self.kernel_request("hit", number=bp["number"])
+        except TargetError:
+            pass
 
     def report_kernel_stop(self, event: StopEvent) -> None:
         """Where a step or next stopped, then the displays whose value changed."""

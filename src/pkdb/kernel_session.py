@@ -239,6 +239,8 @@ class KernelSession:
         for location, address in inserted.addresses:
             if any(start <= address < stop for start, stop in self._release_ranges):
                 controller.disable_location(location)
+        if bp.get("ignore"):
+            controller.set_ignore_count(inserted.number, int(bp["ignore"]))
         if not bp.get("enabled", True):
             controller.disable_breakpoint(inserted.number)
         return problem

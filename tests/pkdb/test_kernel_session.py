@@ -481,3 +481,27 @@ def test_next_from_inside_the_runtime_goes_on_from_the_python_line(run_program) 
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "after [1.5, 1.5]" in s.cmd("continue")
     s.quit()
+
+
+def test_ignore_counts_and_commands_apply_to_kernel_breakpoints(run_program) -> None:
+    # pdb's `ignore N COUNT` and `commands N` set at the host prompt hold in the kernel
+    # (one Serial thread: the crossings come in index order), and `ignore` works there.
+    program = EVAL_PROGRAM.replace(
+        "pk.parallel_for(8,", "pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 8),"
+    )
+    s = run_program("ign.py", program)
+    serial_prompt = r"\(pkdb-serial\) "
+    s.cmd("break 8")
+    assert "Will ignore next 3 crossings of breakpoint 1." in s.cmd("ignore 1 3")
+    s.cmd("commands 1", r"\(com\) ")
+    s.cmd('p "at", i, y', r"\(com\) ")
+    s.cmd("end")
+    stop = s.cmd("continue", serial_prompt)
+    assert "(thread 1, i=3)" in stop and "('at', 3, 6.0)" in stop, stop
+    listing = s.cmd("info breakpoints", serial_prompt)
+    assert "breakpoint already hit 1 time" in listing and "ignore next" not in listing
+    assert "Will ignore next 1 crossing of breakpoint 1." in s.cmd("ignore 1 1", serial_prompt)
+    assert "('at', 5, 10.0)" in s.cmd("continue", serial_prompt)
+    s.cmd("clear 1", serial_prompt)
+    assert "exited with code 0" in s.cmd("continue")
+    s.quit()

@@ -424,6 +424,11 @@ class KernelObserver:
             bp.enable()
         elif action == "condition":
             bp.cond = args.get("condition") or None
+        elif action == "ignore":
+            bp.ignore = max(0, int(args["count"]))
+        elif action == "hit":  # a kernel thread stopped there: pdb counts it as its own
+            bp.hits += 1
+            bp.ignore = 0  # gdb stops only once the ignore count is used up
         else:
             return False, f"unknown kernel request {action!r}", {}
         self._widen_debug_indices(action)
@@ -534,6 +539,7 @@ def _breakpoint_dict(bp: bdb.Breakpoint) -> dict[str, Any]:
         "condition": bp.cond,
         "temporary": bool(bp.temporary),
         "enabled": bool(bp.enabled),
+        "ignore": int(bp.ignore),
     }
 
 

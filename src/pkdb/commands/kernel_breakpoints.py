@@ -1,4 +1,4 @@
-"""Kernel mode: break/tbreak, clear/delete, disable/enable, condition, info breakpoints.
+"""Kernel mode: break/tbreak, clear/delete, disable/enable, condition, ignore, info breakpoints.
 
 They are pdb's breakpoints (the agent sets them, so numbers are shared with host
 breakpoints) mirrored into gdb for the running kernel.
@@ -60,6 +60,10 @@ def _list(console: KernelConsole) -> None:
         )
         if bp.get("condition"):
             console.message(f"\tstop only if {bp['condition']}")
+        if bp.get("ignore"):
+            console.message(f"\tignore next {bp['ignore']} hits")
+        if bp.get("hits"):
+            console.message(f"\tbreakpoint already hit {bp['hits']} time{'s' * (bp['hits'] > 1)}")
 
 
 @guarded
@@ -179,6 +183,38 @@ def do_condition(console: KernelConsole, arg: str) -> None:
 
 
 @guarded
+def do_ignore(console: KernelConsole, arg: str) -> None:
+    """ignore N [COUNT]
+    Let breakpoint N pass its next COUNT hits (0 or none: stop at the next
+    one), counted over every kernel thread that reaches it with its
+    condition true.
+    """
+    words = arg.split()
+    numbers = _numbers(console, words[0] if words else "")
+    if not numbers:
+        return
+    try:
+        count = int(words[1]) if len(words) > 1 else 0
+    except ValueError:
+        console.error(f"the count must be a number, got {words[1]!r}")
+        return
+    number = numbers[0]
+    reply = console.kernel_request("ignore", number=number, count=count)
+    if not reply.ok:
+        console.error(reply.text)
+        return
+    gdb_number = console.kernel.gdb_numbers.get(number)
+    if gdb_number is not None:
+        console.kernel.require_controller().set_ignore_count(gdb_number, max(0, count))
+    if count > 0:
+        console.message(
+            f"Will ignore next {count} crossing{'s' * (count > 1)} of breakpoint {number}."
+        )
+    else:
+        console.message(f"Will stop next time breakpoint {number} is reached.")
+
+
+@guarded
 def do_info(console: KernelConsole, arg: str) -> None:
     """info breakpoints | info threads
     List the breakpoints (host and kernel), or the kernel's threads (as
@@ -202,5 +238,6 @@ COMMANDS = [
     Command("disable", do_disable),
     Command("enable", do_enable),
     Command("condition", do_condition),
+    Command("ignore", do_ignore),
     Command("info", do_info),
 ]

@@ -199,6 +199,10 @@ class Controller(abc.ABC):
         """Set (or with ``None``/``""`` remove) the condition of breakpoint ``number``."""
 
     @abc.abstractmethod
+    def set_ignore_count(self, number: int, count: int) -> None:
+        """Let breakpoint ``number`` pass its next ``count`` hits."""
+
+    @abc.abstractmethod
     def breakpoints(self) -> list[Breakpoint]:
         """All breakpoints, in number order."""
 

@@ -391,6 +391,10 @@ class GdbController(Controller):
         else:
             self._cmd(f"-break-condition {int(number)}")
 
+    def set_ignore_count(self, number: int, count: int) -> None:
+        """Let breakpoint ``number`` pass its next ``count`` hits (pdb's ``ignore``)."""
+        self._cmd(f"-break-after {int(number)} {int(count)}")
+
     def breakpoints(self) -> list[Breakpoint]:
         table = self._cmd("-break-list").payload.get("BreakpointTable", {})
         result = []
