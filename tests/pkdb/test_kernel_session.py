@@ -500,6 +500,8 @@ def test_ignore_counts_and_commands_apply_to_kernel_breakpoints(run_program) -> 
     assert "(thread 1, i=3)" in stop and "('at', 3, 6.0)" in stop, stop
     listing = s.cmd("info breakpoints", serial_prompt)
     assert "breakpoint already hit 1 time" in listing and "ignore next" not in listing
+    frames = re.findall(r"#\d+ (\S+):\d+", s.cmd("where", serial_prompt))
+    assert len(frames) == 3 and all(f.endswith("ign.py") for f in frames), frames  # no pkdb
     assert "Will ignore next 1 crossing of breakpoint 1." in s.cmd("ignore 1 1", serial_prompt)
     assert "('at', 5, 10.0)" in s.cmd("continue", serial_prompt)
     s.cmd("clear 1", serial_prompt)

@@ -543,10 +543,15 @@ def _breakpoint_dict(bp: bdb.Breakpoint) -> dict[str, Any]:
     }
 
 
+_DEBUGGER_RUN_CODES = (bdb.Bdb.run.__code__, bdb.Bdb.runcall.__code__)
+
+
 def _call_stack(frame: types.FrameType | None) -> list[list[Any]]:
     """The program's frames from the outermost to the dispatch call site."""
     stack = []
     while frame is not None:
+        if frame.f_code in _DEBUGGER_RUN_CODES:
+            break  # below the program: pdb's run(), then pkdb's own start-up
         raw = frame.f_code.co_filename
         filename = os.path.abspath(raw)
         hidden = raw.startswith("<") or filename.startswith(_AGENT_DIR)
