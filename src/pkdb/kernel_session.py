@@ -83,6 +83,9 @@ class KernelStop:
     stopped: list[int] = field(default_factory=list)  # threads that reached a breakpoint
     held: list[int] = field(default_factory=list)  # threads interrupted elsewhere
     finished: set[int] = field(default_factory=set)  # threads done with their iterations
+    # `list` with no argument goes on from here: (file, line of the listed frame, the
+    # last line listed).
+    listed: tuple[str, int, int] | None = None
 
 
 class KernelSession:

@@ -507,3 +507,17 @@ def test_ignore_counts_and_commands_apply_to_kernel_breakpoints(run_program) -> 
     s.cmd("clear 1", serial_prompt)
     assert "exited with code 0" in s.cmd("continue")
     s.quit()
+
+
+def test_list_goes_on_and_takes_pdbs_arguments(session) -> None:
+    s = session()
+    s.cmd(f"break {LINE_ACC} if j == 2")
+    s.cmd("continue", KERNEL_PROMPT)
+    around = s.cmd("list", KERNEL_PROMPT)
+    assert f"{LINE_ACC:4d} B->" in around and f"{LINE_ACC - 5:4d} " in around
+    assert f"{LINE_ACC + 6:4d} " in s.cmd("list", KERNEL_PROMPT)  # the next lines
+    assert f"{LINE_ACC:4d} B->" in s.cmd("list .", KERNEL_PROMPT)
+    assert re.findall(r"^\s*(\d+) ", s.cmd("list 1, 3", KERNEL_PROMPT), re.M) == ["1", "2", "3"]
+    assert re.findall(r"^\s*(\d+) ", s.cmd("list 5, 1", KERNEL_PROMPT), re.M) == ["5", "6"]
+    assert "usage: list" in s.cmd("list x", KERNEL_PROMPT)
+    s.quit()

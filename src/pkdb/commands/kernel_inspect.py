@@ -153,14 +153,39 @@ def do_where(console: KernelConsole, arg: str) -> None:
 
 @guarded
 def do_list(console: KernelConsole, arg: str) -> None:
-    """l(ist)
+    """l(ist) [FIRST[, LAST]] | l(ist) .
     List the Python source around the current kernel line (-> marks it,
-    B marks breakpoints).
+    B marks breakpoints); again without argument, the next 11 lines. With
+    FIRST, 11 lines around it; with FIRST, LAST, that range (a LAST below
+    FIRST is a count). 'list .' lists around the current line again.
     """
     frame = _source_frame(console)
-    if frame is not None:
-        first = max(1, frame.line - 5)
-        _show_lines(console, frame, first, first + 10)
+    if frame is None:
+        return
+    stop = console.kernel.require_stop()
+    here = (frame.file or "", frame.line)
+    text = arg.strip()
+    try:
+        if not text and stop.listed is not None and stop.listed[:2] == here:
+            first = stop.listed[2] + 1
+            last = first + 10
+        elif not text or text == ".":
+            first = max(1, frame.line - 5)
+            last = first + 10
+        else:
+            start, _, end = text.partition(",")
+            first = int(start)
+            if end.strip():
+                last = int(end)
+                last = first + last if last < first else last
+            else:
+                first = max(1, first - 5)
+                last = first + 10
+    except ValueError:
+        console.error(f"usage: list [FIRST[, LAST]] or list . (got {text!r})")
+        return
+    _show_lines(console, frame, first, last)
+    stop.listed = (*here, last)
 
 
 @guarded
