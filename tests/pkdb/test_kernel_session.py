@@ -390,6 +390,9 @@ def test_next_crosses_iterations_and_knows_when_a_thread_is_done(run_program) ->
     assert "choose another with 'thread N'" in s.cmd("step", KERNEL_PROMPT)
     threads = s.cmd("threads", KERNEL_PROMPT)
     assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)", threads, re.M)
+    # Resumed alone, a finished thread would wait at the kernel's end for ever.
+    refused = s.cmd(f"continue threads {thread}", KERNEL_PROMPT)
+    assert f"thread {thread} is outside the kernel's lines" in refused, refused
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "exited with code 0" in s.cmd("continue")
 

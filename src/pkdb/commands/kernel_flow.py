@@ -51,6 +51,15 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     if not chosen:
         console.error(f"no stopped kernel thread has an id from {low} to {high}")
         return
+    if not any(console.kernel.python_frames(t) for t in chosen):
+        # Done, or idle in the OpenMP runtime: alone, it would wait for the held threads
+        # at the kernel's end, and the prompt would not come back.
+        console.error(
+            f"thread{'s' * (len(chosen) > 1)} {', '.join(map(str, chosen))} "
+            f"{'are' if len(chosen) > 1 else 'is'} outside the kernel's lines (done, or an "
+            "idle runtime thread); resume a thread at a kernel line, or 'continue' them all"
+        )
+        return
     console.message(f"Resuming thread{'s' * (len(chosen) > 1)} {', '.join(map(str, chosen))}")
     controller.continue_(chosen)
     console.resume_kernel()
