@@ -524,3 +524,18 @@ def test_list_goes_on_and_takes_pdbs_arguments(session) -> None:
     assert re.findall(r"^\s*(\d+) ", s.cmd("list 5, 1", KERNEL_PROMPT), re.M) == ["5", "6"]
     assert "usage: list" in s.cmd("list x", KERNEL_PROMPT)
     s.quit()
+
+
+def test_enable_at_a_stop_holds_in_the_running_launch(session) -> None:
+    # A breakpoint disabled when the launch began was never set in gdb: enabling it at a
+    # stop must set it there, for the rest of this launch.
+    s = session()
+    s.cmd(f"tbreak {LINE_INNER} if j == 2")
+    s.cmd(f"break {LINE_ACC} if j == 2")
+    s.cmd("disable 2")
+    assert "j=2" in s.cmd("continue", KERNEL_PROMPT)
+    assert "Enabled breakpoint 2" in s.cmd("enable 2", KERNEL_PROMPT)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(rf"breakpoint 2 hit at \S*prog.py:{LINE_ACC} \(thread \d+, j=2\)", stop), stop
+    assert f"prog.py:{LINE_SECOND - 1} (run)" in s.cmd("where", KERNEL_PROMPT)  # the first launch
+    s.quit()

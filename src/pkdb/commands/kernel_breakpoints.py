@@ -106,6 +106,11 @@ def _each(console: KernelConsole, arg: str, action: str, verb: str) -> None:
         gdb_number = kernel.gdb_numbers.get(number)
         if action == "clear":
             kernel.remove(number)
+        elif gdb_number is None and action == "enable":
+            # Disabled when the launch began, so never set in gdb: set it now.
+            problem = kernel.insert(reply.data)
+            if problem:
+                console.error(problem)
         elif gdb_number is not None:
             controller = kernel.require_controller()
             (
