@@ -467,6 +467,8 @@ class Frontend(cmd.Cmd):
         if launch.partial_debug and self._to_next_index(stop.event):
             return False
         self.mode = KernelMode(launch.space)
+        if self.kernel.finishing:
+            self._cancel_finish()
         hit = self._hit_breakpoint(stop.event)
         if hit is not None and hit.get("silent"):
             self.kernel_stop_text(stop.event)  # (forgets a temporary breakpoint)
@@ -488,6 +490,26 @@ class Frontend(cmd.Cmd):
             # pdb's `commands N`: run before the user has the word (a resuming one last).
             self.cmdqueue[:0] = list(hit["commands"])
         return True
+
+    def _cancel_finish(self) -> None:
+        """A stop (Ctrl-C) during `finish`: the kernel is debugged again, its breakpoints
+        back in gdb, and the dispatch no longer ends with a stop after it."""
+        kernel = self.kernel
+        kernel.finishing = False
+        launch = kernel.launch
+        assert launch is not None
+        current = {b["number"]: b for b in self.state.get("breakpoints", [])}
+        again = [
+            current[b["number"]]
+            for b in launch.breakpoints
+            if b["number"] in current and current[b["number"]].get("enabled", True)
+        ]
+        try:
+            self.kernel_request("finish_cancel")
+            for problem in kernel.sync_breakpoints(again):
+                self.error(problem)
+        except TargetError as exc:
+            self.error(f"the breakpoints could not be set again: {exc}")
 
     def _hit_breakpoint(self, event: StopEvent) -> dict[str, Any] | None:
         """The pdb breakpoint (as the agent reports it) whose gdb breakpoint stopped

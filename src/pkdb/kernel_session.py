@@ -100,6 +100,8 @@ class KernelSession:
         # gdb's temporary breakpoint on the debug body, after Ctrl-C in a HYBRID launch's
         # release code: the first thread to begin an index in the debug build stops there.
         self.next_index_breakpoint: int | None = None
+        # `finish` took the breakpoints out of gdb for the rest of this launch.
+        self.finishing = False
         self._attached_pid: int | None = None
         self._release_ranges: list[tuple[int, int]] = []  # code of the launch's fast_library
 
@@ -168,6 +170,7 @@ class KernelSession:
         """The kernel returned: forget the stop; gdb stays attached for the next one."""
         self.launch = None
         self.stop = None
+        self.finishing = False
         self.forget_next_index_breakpoint()
 
     def forget_next_index_breakpoint(self) -> None:

@@ -539,3 +539,39 @@ def test_enable_at_a_stop_holds_in_the_running_launch(session) -> None:
     assert re.search(rf"breakpoint 2 hit at \S*prog.py:{LINE_ACC} \(thread \d+, j=2\)", stop), stop
     assert f"prog.py:{LINE_SECOND - 1} (run)" in s.cmd("where", KERNEL_PROMPT)  # the first launch
     s.quit()
+
+
+LONG_KERNEL = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def spin(i, a, m):
+    s: float = 0.0
+    for k in range(m):
+        s += (k % 3) * 0.5
+    a[i] = s
+
+
+a = np.zeros(4)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), spin, a=a, m=10**11)
+print("after", a)
+"""
+
+
+def test_ctrl_c_during_finish_puts_the_breakpoints_back(run_program) -> None:
+    # `finish` takes the kernel's breakpoints out of gdb; Ctrl-C before the kernel ends
+    # brings the user back into it, where the breakpoints must hold again.
+    import time
+
+    s = run_program("long.py", LONG_KERNEL)
+    s.cmd("break 9")
+    s.cmd("continue", KERNEL_PROMPT)
+    s.child.sendline("finish")
+    time.sleep(1.5)
+    s.child.sendintr()
+    assert "kernel interrupted at" in s.wait_prompt(KERNEL_PROMPT)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"breakpoint 1 hit at \S*long.py:9", stop), stop
+    s.quit()

@@ -398,8 +398,8 @@ class KernelObserver:
             self._widen_debug_indices(action)
             self.report_state()
             return True, "", _breakpoint_dict(bp)
-        if action == "finish":
-            self.finish_requested = True
+        if action in ("finish", "finish_cancel"):
+            self.finish_requested = action == "finish"
             return True, "", {}
         if action == "debug_code":  # the remaining indices in the debug build
             if self.active is not None:

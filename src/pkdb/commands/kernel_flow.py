@@ -401,6 +401,7 @@ def do_finish(console: KernelConsole, arg: str) -> None:
         console.error(reply.text)
         return
     console.kernel.remove_all()
+    console.kernel.finishing = True
     console.kernel.require_controller().continue_()
     console.resume_kernel()
 
