@@ -59,6 +59,10 @@ _EXIT_PATIENCE = 5.0
 _CRASH_CODES = frozenset(-s for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT))
 
 
+#: How long a request that runs none of the user's code may take to be answered.
+_REQUEST_PATIENCE = 10.0
+
+
 class Frontend(cmd.Cmd):
     """One pkdb session (implements :class:`pkdb.commands.registry.Console`)."""
 
@@ -105,7 +109,11 @@ class Frontend(cmd.Cmd):
             # kernel messages: pkdb.kernel_protocol, loaded with the first one
             "kernel-launch": self._on_kernel_launch,
             "kernel-finished": self._on_kernel_finished,
+            "kernel-reply": self._on_stray_reply,
         }
+        # User-code requests (eval at a kernel stop) the user stopped waiting for with
+        # Ctrl-C: the program runs them to their end; their replies are dropped.
+        self._abandoned_requests: set[int] = set()
 
     @property
     def kernel(self) -> KernelSession:
@@ -647,31 +655,87 @@ class Frontend(cmd.Cmd):
             self.start_program(restart.entry, restart.argv)
 
     def kernel_request(self, action: str, **args: Any) -> KernelReply:
-        """Ask the agent's reader thread; other messages meanwhile are handled as usual."""
-        from .kernel_protocol import KernelReply, KernelRequest
+        """Ask the agent; other messages meanwhile are handled as usual. A request that
+        runs the user's code (``eval`` of a kernel, say) is waited for as long as it
+        takes, or until Ctrl-C; any other must be answered within seconds."""
+        from .kernel_protocol import USER_CODE_ACTIONS, KernelReply, KernelRequest
 
         debuggee = self.debuggee
         if debuggee is None:
             raise TargetError("the program is not running")
+        user_code = action in USER_CODE_ACTIONS
         self._kernel_request_ids += 1
         request_id = self._kernel_request_ids
         debuggee.send(KernelRequest(id=request_id, action=action, args=args))
+        deadline = None if user_code else time.monotonic() + _REQUEST_PATIENCE
         while True:
             try:
-                message = debuggee.receive(timeout=10.0)
+                message = debuggee.receive(timeout=_KERNEL_POLL_INTERVAL)
             except ChannelClosed:
                 raise TargetError("the program ended") from None
+            except KeyboardInterrupt:
+                if not user_code:
+                    raise
+                self._abandoned_requests.add(request_id)
+                raise TargetError(
+                    "interrupted: the evaluation runs on in the program until it returns "
+                    "(a running kernel cannot be stopped midway); its result is dropped"
+                    + _busy_note(len(self._abandoned_requests))
+                ) from None
             if message is None:
-                raise TargetError("the program did not answer")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TargetError("the program did not answer")
+                if user_code:
+                    self._tend_evaluation_threads()
+                continue
             if isinstance(message, KernelReply) and message.reply_to == request_id:
                 return message
             handler = self.message_handlers.get(message.TYPE)
             if handler is not None:
                 handler(message)
 
+    def _on_stray_reply(self, message: KernelReply) -> bool:
+        self._abandoned_requests.discard(message.reply_to)
+        return False
+
+    def _tend_evaluation_threads(self) -> None:
+        """While an evaluation runs at a kernel stop: its threads run undebugged, so a
+        stop of one at a breakpoint or a debug-build check goes on at once; one that a
+        signal stopped has crashed the program, which is said and ends the wait."""
+        from .kernel_session import is_interrupt
+
+        kernel = self.kernel
+        stop = kernel.stop
+        if kernel.controller is None or stop is None:
+            return
+        held = {stop.thread, *stop.stopped, *stop.held}
+        controller = kernel.controller
+        while (event := controller.poll_stop()) is not None:
+            if event.exited:
+                raise TargetError("the program ended during the evaluation")
+            if event.thread_id in held:
+                continue  # a held kernel thread: nothing of the evaluation's
+            if event.reason == "signal-received" and not is_interrupt(event):
+                where = event.frame.function if event.frame else "??"
+                raise TargetError(
+                    f"the evaluation crashed the program: thread {event.thread_id} received "
+                    f"{event.signal_name or 'a signal'} in {where}"
+                )
+            controller.continue_([event.thread_id])
+
     def _write(self, text: str) -> None:
         self.stdout.write(text)
         self.stdout.flush()
+
+
+def _busy_note(abandoned: int) -> str:
+    """What the program has left to run evaluations once ``abandoned`` of them run on."""
+    from .agent.kernel_observer import _EVALUATION_THREADS
+
+    left = _EVALUATION_THREADS - abandoned
+    if left > 0:
+        return ""
+    return "; the next evaluation waits for one of those to end"
 
 
 def _isatty(stream: TextIO) -> bool:

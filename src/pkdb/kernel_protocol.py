@@ -111,3 +111,8 @@ class KernelBusy(Message):
 class KernelFinished(Message):
     kernel: str
     error: str | None = None
+
+
+#: Kernel-mode requests that run the user's code (and may take long, or fail as the
+#: program does): the agent answers them from a thread of their own.
+USER_CODE_ACTIONS = frozenset({"eval", "exec", "eval_many", "parallel_launch"})

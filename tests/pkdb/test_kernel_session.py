@@ -575,3 +575,57 @@ def test_ctrl_c_during_finish_puts_the_breakpoints_back(run_program) -> None:
     stop = s.cmd("continue", KERNEL_PROMPT)
     assert re.search(r"breakpoint 1 hit at \S*long.py:9", stop), stop
     s.quit()
+
+
+EVAL_TROUBLE = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def fill(i, a, value):
+    a[i] = value
+
+
+@pk.workunit
+def past_the_end(i, a):
+    a[i + 1000000000] = 1.0
+
+
+@pk.workunit
+def slow(i, a, m):
+    s: float = 0.0
+    for k in range(m):
+        s += k * 0.5
+    a[i] = s
+
+
+n = 8
+a = np.zeros(n)
+pk.parallel_for(n, fill, a=a, value=1.0)
+print("a", a.tolist())
+"""
+
+
+def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
+    run_program,
+) -> None:
+    # A kernel run by eval at a stop is the debug build: an index past its view is the
+    # evaluation's error, not a crash of the program. One that runs too long: Ctrl-C
+    # stops the waiting (the program runs it on), and the session goes on.
+    import time
+
+    s = run_program("trouble.py", EVAL_TROUBLE)
+    s.cmd("break 7")  # a[i] = value
+    s.cmd("continue", KERNEL_PROMPT)
+    failed = s.cmd("eval pk.parallel_for(n, past_the_end, a=a)", KERNEL_PROMPT)
+    assert "KernelIndexError" in failed and "is out of range for axis 0 of view" in failed, failed
+    s.child.sendline("eval pk.parallel_for(2, slow, a=np.zeros(2), m=10**12)")
+    time.sleep(1.0)
+    s.child.sendintr()
+    stopped = s.wait_prompt(KERNEL_PROMPT)
+    assert "interrupted: the evaluation runs on in the program" in stopped, stopped
+    assert s.cmd("p i", KERNEL_PROMPT).strip() in ("0", "4")
+    assert s.cmd("eval pk.parallel_for(n, fill, a=a, value=3.0)", KERNEL_PROMPT).strip() == "None"
+    assert s.cmd("p a[5]", KERNEL_PROMPT).strip() == "np.float64(3.0)"
+    s.quit()

@@ -18,6 +18,7 @@ import functools
 import importlib.machinery
 import linecache
 import os
+import queue
 import signal
 import sys
 import threading
@@ -38,6 +39,7 @@ _KERNEL_REQUEST = "kernel-request"
 
 _AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MAIN_THREAD_ID = threading.main_thread().ident  # compared with at every dispatch
+_EVALUATION_THREADS = 3  # evaluations at a kernel stop that can run at once
 
 
 def function_span(func: Callable[..., Any]) -> tuple[str, int, int]:
@@ -131,6 +133,15 @@ class KernelObserver:
         self._crash_watch: Any = None
         self._told_gpu: set[Any] = set()  # kernels whose breakpoints the GPU ignores
         self.finish_requested = False
+        # Requests that run the user's code (eval, parallel_launch) run on threads of
+        # their own, started now so that they are among the agent's threads gdb leaves
+        # running: a long evaluation (one the user stopped waiting for, say) must not
+        # keep the reader thread, or the next evaluation, waiting.
+        self._evaluations: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for k in range(_EVALUATION_THREADS):
+            threading.Thread(
+                target=self._evaluate_loop, name=f"pkdb-agent-eval-{k}", daemon=True
+            ).start()
         link.on(_KERNEL_REQUEST, self._on_request)
 
     # -- installation ----------------------------------------------------------------
@@ -190,8 +201,11 @@ class KernelObserver:
         if dispatch.space is spaces.Debug:
             return False  # plain Python: pdb's own breakpoints already stop in it
         if threading.get_ident() != _MAIN_THREAD_ID:
-            # A kernel dispatched by `eval` at a kernel stop runs on the agent's reader
-            # thread, which must keep answering: it runs to completion, undebugged.
+            # A kernel dispatched by `eval` at a kernel stop (on the agent's evaluation
+            # thread) runs to completion, undebugged; as the debug build, so that an index
+            # out of range is the evaluation's error, not a crash of the program.
+            if self.active is not None and dispatch.space in (spaces.OpenMP, spaces.Serial):
+                dispatch.build = self._build_modes.DEBUG
             return False
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
         if dispatch.space is spaces.Cuda:
@@ -365,6 +379,18 @@ class KernelObserver:
     # -- requests while the kernel is held (reader thread) -----------------------------
 
     def _on_request(self, request: KernelRequest) -> None:
+        from ..kernel_protocol import USER_CODE_ACTIONS
+
+        if request.action in USER_CODE_ACTIONS:
+            self._evaluations.put(request)
+        else:
+            self._answer(request)
+
+    def _evaluate_loop(self) -> None:
+        while True:
+            self._answer(self._evaluations.get())
+
+    def _answer(self, request: KernelRequest) -> None:
         from ..kernel_protocol import KernelReply
 
         try:
