@@ -402,3 +402,33 @@ def test_the_debug_space_does_not_count_negative_indices_from_the_end():
         pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 5), write_shifted, x=x, k=1)
     assert x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]  # nothing written at x[-1]
     assert pk.parallel_reduce(pk.RangePolicy(pk.Debug, 2, 5), read_shifted, x=x, k=2) == 6.0
+
+
+@pk.workunit
+def reduce_shaped(i, acc, x):
+    acc += x[i]
+
+
+@pk.workunit
+def for_shaped(i, x):
+    x[i] = i
+
+
+@pk.workunit
+def team_shaped(tm: pk.TeamMember, x):
+    x[tm.league_rank()] = 1
+
+
+def test_a_body_dispatched_as_another_operation_or_policy_is_named_as_such():
+    x = np.ones(5)
+    with pytest.raises(pk.DispatchError) as info:
+        pk.parallel_scan(5, reduce_shaped, x=x)
+    assert "are those of a parallel_reduce body; a parallel_scan body takes (i, acc, " in str(
+        info.value
+    )
+    with pytest.raises(pk.DispatchError, match=r"a parallel_reduce body takes \(i, acc, \.\.\.\)"):
+        pk.parallel_reduce(5, for_shaped, x=x)
+    with pytest.raises(pk.TranslationError, match="'tm' is a team member, but this dispatch"):
+        pk.parallel_for(5, team_shaped, x=x)
+    with pytest.raises(pk.TranslationError, match="a workunit written for an index runs over"):
+        pk.parallel_for(pk.TeamPolicy(pk.OpenMP, 5, 1), for_shaped, x=x)

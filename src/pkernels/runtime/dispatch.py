@@ -379,7 +379,27 @@ def _check_arguments(
         raise DispatchError(
             f"parallel_{operation} of {workunit.__name__}: {'; '.join(parts)} "
             f"(the workunit takes {', '.join(names) or 'no keyword arguments'}{note})"
+            + _operation_hint(workunit, operation, kwargs, rank)
         )
+
+
+def _operation_hint(
+    workunit: Callable[..., Any], operation: str, kwargs: dict[str, Any], rank: int
+) -> str:
+    """When the arguments fit the workunit as the body of another operation (a reduce
+    body, with its accumulator, dispatched by parallel_scan, say): what each expects."""
+    for other in ("for", "reduce", "scan"):
+        if other != operation and set(_argument_names(workunit, other, rank)) == set(kwargs):
+            leading = workunit.__code__.co_varnames[: _leading(other, rank)]
+            wanted = _LEADING_SHAPES[operation]
+            return (
+                f". Its parameters ({', '.join(leading)}, ...) are those of a parallel_{other} "
+                f"body; a parallel_{operation} body takes ({wanted}, ...)"
+            )
+    return ""
+
+
+_LEADING_SHAPES = {"for": "i", "reduce": "i, acc", "scan": "i, acc, last_pass"}
 
 
 def specialization_key(

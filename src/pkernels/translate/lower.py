@@ -421,6 +421,13 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             return t.bool_
         if ann is None:
             return t.int64
+        if is_team_annotation(ann):
+            self.src.error(
+                arg,
+                f"{arg.arg!r} is a team member, but this dispatch is not over a TeamPolicy",
+                hint="Dispatch a workunit that takes a pk.TeamMember over "
+                "pk.TeamPolicy(space, league_size, team_size).",
+            )
         if not isinstance(ann, DataType) or not ann.is_integer:
             rank = self.rank
             self.src.error(
@@ -1022,7 +1029,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 self.src.error(
                     node,
                     f"the team member {name!r} is only used through its methods",
-                    hint=f"e.g. {name}.league_rank(), {name}.team_rank(), {name}.team_barrier().",
+                    hint=f"e.g. {name}.league_rank(), {name}.team_rank(), {name}.team_barrier(). "
+                    "(A TeamPolicy passes the team member first: a workunit written for an "
+                    "index runs over a RangePolicy.)",
                 )
             assert isinstance(ptype, DataType | StructType)
             return ir.Var(ptype, name)
