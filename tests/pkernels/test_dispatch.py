@@ -432,3 +432,30 @@ def test_a_body_dispatched_as_another_operation_or_policy_is_named_as_such():
         pk.parallel_for(5, team_shaped, x=x)
     with pytest.raises(pk.TranslationError, match="a workunit written for an index runs over"):
         pk.parallel_for(pk.TeamPolicy(pk.OpenMP, 5, 1), for_shaped, x=x)
+
+
+@pk.workunit
+def fill_with(i, x, n: int):
+    x[i] = n
+
+
+@pk.workunit
+def set_index(i, x):
+    x[i] = i
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Debug], ids=["OpenMP", "Debug"])
+def test_the_debug_space_refuses_the_arguments_compiled_spaces_refuse(space):
+    # A program checked on Debug must not fail on OpenMP for its arguments.
+    policy = pk.RangePolicy(space, 0, 3)
+    with pytest.raises(pk.ArgumentTypeError, match="'n' is annotated int64 but receives a float"):
+        pk.parallel_for(policy, fill_with, x=np.zeros(3), n=2.5)
+    with pytest.raises(pk.DispatchError, match="kernels take NumPy arrays and numbers, not list"):
+        pk.parallel_for(policy, set_index, x=[0.0, 0.0, 0.0])
+    with pytest.raises(pk.DispatchError, match="float16 cannot be kernel views"):
+        pk.parallel_for(policy, set_index, x=np.zeros(3, np.float16))
+    with pytest.raises(pk.DispatchError, match="does not fit in int64"):
+        pk.parallel_for(policy, fill_with, x=np.zeros(3), n=2**70)
+    x = np.zeros(3)
+    pk.parallel_for(policy, fill_with, x=x, n=7)
+    assert x.tolist() == [7.0, 7.0, 7.0]

@@ -39,6 +39,7 @@ from . import hooks
 from .hooks import BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
 from .marshal import argument_type, signature_key
+from .python_arguments import check_python_arguments
 from .python_teams import run_nested_in_python, run_team_in_python
 
 
@@ -534,6 +535,7 @@ def run_in_python(
     if isinstance(policy, MDRangePolicy):
         rank = policy.rank
         _check_arguments(workunit, operation, kwargs, rank)
+        check_python_arguments(workunit, kwargs)
         kwargs = {name: _as_view(value) for name, value in kwargs.items()}
         boxes = itertools.product(*map(range, policy.begins, policy.ends))
         if operation == "for":
@@ -550,6 +552,7 @@ def run_in_python(
             body(*index, acc, **kwargs)
         return reducer.value_of(acc[0], kind)
     _check_arguments(workunit, operation, kwargs)
+    check_python_arguments(workunit, kwargs)
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     indices = range(policy.begin, policy.end)
     if operation == "for":

@@ -53,12 +53,14 @@ def run_team_in_python(
     (each member starting from its identity)."""
     from ..api.reducers import Sum
     from .dispatch import _as_view, _check_arguments, _start_and_type
+    from .python_arguments import check_python_arguments
 
     reducer = reducer or Sum
 
     assert operation in ("for", "reduce"), operation
     assert isinstance(policy, TeamPolicy)
     _check_arguments(workunit, operation, kwargs, rank=0)
+    check_python_arguments(workunit, kwargs)
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     form = _team_form(workunit, operation)
     team_size = policy.resolved_team_size()
