@@ -263,3 +263,44 @@ def test_team_next_stopped_by_a_teammate_on_its_way(team_session) -> None:
     assert f"thread {mate} ran to the barrier at prog.py:{LINE_BARRIER} too" in step, step
     assert RESULT in _run_to_end(s)
     assert s.quit() == 0
+
+
+SCRATCH_PROGRAM = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def reverse_rows(team_member: pk.TeamMember, out, inp, m: int):
+    row: int = team_member.league_rank()
+    s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team_member.team_scratch(0), m)
+
+    def stage(i: int):
+        s[i] = inp[row, i]
+
+    pk.parallel_for(pk.TeamThreadRange(team_member, m), stage)
+    team_member.team_barrier()
+    out[row, 0] = s[m - 1]
+
+
+inp = np.arange(12.0).reshape(3, 4)
+out = np.zeros((3, 4))
+policy = pk.TeamPolicy(pk.OpenMP, 3, 2).set_scratch_size(0, pk.PerTeam(32))
+pk.parallel_for(policy, reverse_rows, out=out, inp=inp, m=4)
+print("first", out[:, 0].tolist())
+"""
+
+
+def test_a_scratch_view_is_the_teams_memory_at_a_stop(tmp_path: Path, kernel_pty) -> None:
+    # A scratch view is no array of the caller: pkdb reads it from the kernel's memory,
+    # so p, slices and eval writes work on it as on any view.
+    s = kernel_pty(write(tmp_path, "scratch.py", SCRATCH_PROGRAM))
+    s.cmd("break 15 if team_member.league_rank() == 1")  # out[row, 0] = s[m - 1]
+    s.cmd("continue", KERNEL_PROMPT)
+    assert s.cmd("p s", KERNEL_PROMPT).strip() == "array([4., 5., 6., 7.])"
+    assert s.cmd("p s[1:3] * 2", KERNEL_PROMPT).strip() == "array([10., 12.])"
+    assert "s = view(shape=(4,), dtype=float64)" in s.cmd("locals", KERNEL_PROMPT)
+    s.cmd("eval s[3] = -1.0", KERNEL_PROMPT)  # the kernel reads it next
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "first [3.0, -1.0, 11.0]" in s.cmd("continue")
+    s.quit()

@@ -22,6 +22,7 @@ import pdb
 import shlex
 import signal
 import sys
+import sysconfig
 import threading
 import types
 from typing import Any
@@ -39,6 +40,14 @@ from .live_commands import LiveKernelCommands
 
 _BDB_RUN_CODE = bdb.Bdb.run.__code__
 _OWN_MODULES = ("pkernels", "pkernels.*", "pkdb", "pkdb.*")
+# The standard library only: a program's own packages may be installed in site-packages.
+_LIBRARY_DIRS = tuple(
+    {os.path.join(p, "") for k in ("stdlib", "platstdlib") if (p := sysconfig.get_paths().get(k))}
+)
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
 
 
 class RestartRequest:
@@ -236,6 +245,20 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             self._hide_next_stop = False
             return
         super().print_stack_entry(frame_lineno, prompt_prefix)
+
+    def stop_here(self, frame: types.FrameType) -> bool:
+        if not super().stop_here(frame):
+            return False
+        # Standard-library code that pkernels or pkdb call is theirs too: a step goes on
+        # through it to the program's next line.
+        caller = frame
+        while caller is not None and _is_library(caller.f_code.co_filename):
+            caller = caller.f_back
+        return (
+            caller is frame
+            or caller is None
+            or not self.is_skipped_module(caller.f_globals.get("__name__"))
+        )
 
     def setup(self, f: Any, tb: Any) -> Any:
         rc = super().setup(f, tb)

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import Any
 
-from .. import subviews
+from .. import memviews, subviews
 
 _MISSING = object()
 
@@ -32,6 +32,9 @@ def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict
         namespace.setdefault(workunit.__func__.__code__.co_varnames[0], workunit.__self__)
         arrays.update(method_form(workunit)[1])  # its fields, as the kernel names them
     for name, value in kernel_locals.items():
+        if memviews.is_encoded(value):  # a scratch view: the team's memory itself
+            namespace[name] = memviews.resolve(value)
+            continue
         if not subviews.is_encoded(value):
             namespace[name] = value
             continue

@@ -6,7 +6,7 @@ import ast
 import linecache
 from typing import Any, Protocol
 
-from .. import float32, subviews
+from .. import float32, memviews, subviews
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import KernelReply
 from ..kernel_session import KernelSession
@@ -56,6 +56,7 @@ def kernel_values(
     level = kernel.frame_level(thread, frame)
     controller = kernel.require_controller()
     raw = {**controller.args(thread, level), **controller.locals(thread, level)}
+    types: dict[str, str] | None = None  # read when a variable may be a view
     launch = kernel.launch
     views = launch.views if launch else {}
     kinds = launch.variable_kinds if launch else {}
@@ -70,6 +71,13 @@ def kernel_values(
             if position is not None:
                 values[py_name] = position.encode()
             continue
+        if "extent = {" in text:  # a view of the kernel's own (scratch), or of a field
+            if types is None:
+                types = controller.variable_types(thread, level)
+            view = memviews.encode(text, types.get(name, ""))
+            if view is not None:
+                values[py_name] = view
+                continue
         fields = parse_struct(text)  # a @pk.classtype local
         if fields is not None:
             values[py_name] = encode_struct(fields)
@@ -101,6 +109,8 @@ def format_value(value: Any) -> str:
         return repr(float32.decode(value))
     if subviews.is_encoded(value):
         return subviews.describe(value)
+    if memviews.is_encoded(value):
+        return memviews.describe(value)
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)

@@ -1,0 +1,88 @@
+"""Views that live only in the kernel (scratch views) at a kernel stop.
+
+A TeamPolicy kernel's ``pk.ScratchView1D(team_member.team_scratch(0), n)`` is memory of
+the team, not an array of the caller. The front end reads the view's C++ struct in the
+stopped thread (data pointer, extents, strides in elements, and the element type from
+its C++ type) and sends the agent a marked description (:func:`encode`); the agent, in
+the same process as the kernel, sees a NumPy array over that memory (:func:`resolve`):
+``p s``, ``p s[2:4]`` and ``eval s[0] = 1.0`` work on the team's own data while the
+kernel is held.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from typing import Any
+
+import numpy as np
+
+_MARKER = "__pkdb_memview__"
+_FIELD_DATA = re.compile(r"\bdata = (?:\([^)]*\) )?0x([0-9a-fA-F]+)")
+_FIELD_EXTENT = re.compile(r"\bextent = \{([-\d, ]+)\}")
+_FIELD_STRIDE = re.compile(r"\bstride = \{([-\d, ]+)\}")
+_VIEW_TYPE = re.compile(r"pk_rt::R?View<\s*([^,]+?)\s*,\s*(\d+)\s*,")
+# The C++ element types of views (as gdb names them) -> NumPy dtypes.
+_DTYPES = {
+    "double": "float64",
+    "float": "float32",
+    "long": "int64",
+    "long long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "signed char": "int8",
+    "char": "int8",
+    "unsigned long": "uint64",
+    "unsigned long long": "uint64",
+    "unsigned int": "uint32",
+    "unsigned short": "uint16",
+    "unsigned char": "uint8",
+    "bool": "bool",
+}
+
+
+def encode(text: str, ctype: str) -> dict[str, Any] | None:
+    """The view whose gdb rendering is ``text`` and C++ type ``ctype`` as a marked
+    description; None when it is not a view of known elements, or not set up yet."""
+    match = _VIEW_TYPE.search(ctype)
+    if match is None or match.group(1) not in _DTYPES:
+        return None
+    data = _FIELD_DATA.search(text)
+    extent = _FIELD_EXTENT.search(text)
+    stride = _FIELD_STRIDE.search(text)
+    if data is None or extent is None or stride is None:
+        return None
+    try:
+        address = int(data.group(1), 16)
+        shape = [int(e) for e in extent.group(1).split(",")]
+        strides = [int(s) for s in stride.group(1).split(",")]
+    except ValueError:
+        return None
+    if address == 0 or len(shape) != int(match.group(2)) or len(strides) != len(shape):
+        return None
+    dtype = _DTYPES[match.group(1)]
+    return {_MARKER: {"address": address, "dtype": dtype, "shape": shape, "strides": strides}}
+
+
+def is_encoded(value: object) -> bool:
+    return isinstance(value, dict) and _MARKER in value
+
+
+def resolve(value: dict[str, Any]) -> np.ndarray:
+    """The NumPy array over the view's memory (valid while the kernel is held)."""
+    spec = value[_MARKER]
+    dtype = np.dtype(spec["dtype"])
+    shape = tuple(spec["shape"])
+    strides = tuple(s * dtype.itemsize for s in spec["strides"])
+    if not shape or 0 in shape:
+        return np.zeros(shape, dtype)
+    span = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
+    memory = (ctypes.c_char * span).from_address(spec["address"])
+    return np.ndarray(shape, dtype, buffer=memory, strides=strides)
+
+
+def describe(value: dict[str, Any]) -> str:
+    """How ``locals`` and ``args`` show it, as views of the caller's arrays are shown:
+    ``view(shape=(8,), dtype=float64)`` (``p`` shows the elements)."""
+    spec = value[_MARKER]
+    return f"view(shape={tuple(spec['shape'])}, dtype={spec['dtype']})"
