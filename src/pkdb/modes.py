@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import io
+import pdb
 import re
 from typing import Any
 
@@ -126,6 +127,14 @@ class HostMode(Mode):
         return sorted(pdb_names.union(self.router.names()) - {"EOF"})
 
 
+def _is_python(source: str) -> bool:
+    try:
+        compile(source, "<pkdb>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 class KernelMode(Mode):
     """The program is stopped inside a kernel: kernel commands, answered by gdb and by
     the agent's reader thread. The prompt names the space: ``(pkdb-openmp)``."""
@@ -164,7 +173,15 @@ class KernelMode(Mode):
         )
 
     def default(self, console: Console, line: str) -> None:
+        """As pdb: a line that is no command runs as Python (``i``, ``!x = 3``) over the
+        kernel's variables, as ``eval`` does; a host-only pdb command is named as such."""
         word, _ = split_command(line)
+        source = line[1:] if line.startswith("!") else line
+        if line.startswith("!") or (not hasattr(pdb.Pdb, f"do_{word}") and _is_python(source)):
+            from .commands.kernel_eval import do_eval
+
+            do_eval(console, source)  # type: ignore[arg-type]
+            return
         console.error(
             f"{word or line!r} is not a kernel-mode command (type 'help' for the list; "
             "'finish' returns to the host code)"

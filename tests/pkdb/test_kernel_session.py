@@ -211,7 +211,11 @@ def test_conditional_breakpoint_and_helper_step(session) -> None:
     assert "Deleted breakpoint 1" in s.cmd("clear 1", KERNEL_PROMPT)
     stop = s.cmd("continue", KERNEL_PROMPT)
     assert re.search(rf"breakpoint 2 hit at \S*prog.py:{LINE_INNER} \(thread \d+, j=11\)", stop)
-    assert "not a kernel-mode command" in s.cmd("bogus", KERNEL_PROMPT)
+    assert "not a kernel-mode command" in s.cmd("restart", KERNEL_PROMPT)  # pdb's, host only
+    # As in pdb, a line that is no command is Python over the kernel's variables.
+    assert s.cmd("i + j * 2", KERNEL_PROMPT).strip() == "22"
+    assert s.cmd("!j", KERNEL_PROMPT).strip() == "11"  # `j` alone is pdb's jump
+    assert "NameError: name 'bogus' is not defined" in s.cmd("bogus", KERNEL_PROMPT)
     assert "Thread" in s.cmd("send info threads", KERNEL_PROMPT)
     assert "finish" in s.cmd("help", KERNEL_PROMPT)
     assert "Python expression" in s.cmd("help p", KERNEL_PROMPT)
@@ -628,4 +632,19 @@ def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
     assert s.cmd("p i", KERNEL_PROMPT).strip() in ("0", "4")
     assert s.cmd("eval pk.parallel_for(n, fill, a=a, value=3.0)", KERNEL_PROMPT).strip() == "None"
     assert s.cmd("p a[5]", KERNEL_PROMPT).strip() == "np.float64(3.0)"
+    s.quit()
+
+
+def test_gdb_habits_counts_info_locals_and_clear_by_location(session) -> None:
+    s = session()
+    s.cmd(f"break {LINE_INNER} if j == 5")
+    s.cmd("continue", KERNEL_PROMPT)
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "0"
+    s.cmd("next 2", KERNEL_PROMPT)  # the loop header, then its body again
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "1"
+    assert "temp2 = 1.0" in s.cmd("info locals", KERNEL_PROMPT)
+    assert "cols = 8" in s.cmd("info args", KERNEL_PROMPT)
+    assert "Deleted breakpoint 1" in s.cmd(f"clear prog.py:{LINE_INNER}", KERNEL_PROMPT)
+    assert "no breakpoint at prog.py:3" in s.cmd("clear prog.py:3", KERNEL_PROMPT)
+    assert "a number of steps expected" in s.cmd("next x", KERNEL_PROMPT)
     s.quit()

@@ -85,15 +85,34 @@ def do_tbreak(console: KernelConsole, arg: str) -> None:
 
 
 def _numbers(console: KernelConsole, arg: str) -> list[int] | None:
+    """Breakpoint numbers, or those of the breakpoints at a ``[FILE:]LINE``."""
+    location = re.fullmatch(r"(?:(?P<file>\S+):)?(?P<line>\d+)", arg.strip())
+    if location is not None and (location["file"] or not arg.strip().isdigit()):
+        return _at(console, location["file"], int(location["line"]))
     try:
         numbers = [int(word) for word in arg.split()]
     except ValueError:
-        console.error(f"breakpoint numbers expected, got {arg!r}")
+        console.error(f"breakpoint numbers expected, or FILE:LINE, got {arg!r}")
         return None
     if not numbers:
         console.error("which breakpoint? give its number (see 'break')")
         return None
     return numbers
+
+
+def _at(console: KernelConsole, file: str, line: int) -> list[int] | None:
+    """The numbers of the breakpoints at ``file:line`` (a name relative to the kernel's
+    directory, or a base name, will do)."""
+    found = [
+        bp["number"]
+        for bp in console.state.get("breakpoints", [])  # type: ignore[attr-defined]
+        if bp["line"] == line
+        and (bp["file"] == file or os.path.basename(bp["file"]) == os.path.basename(file))
+    ]
+    if not found:
+        console.error(f"no breakpoint at {file}:{line}")
+        return None
+    return found
 
 
 def _each(console: KernelConsole, arg: str, action: str, verb: str) -> None:
@@ -232,8 +251,12 @@ def do_info(console: KernelConsole, arg: str) -> None:
         from .kernel_threads import do_threads
 
         do_threads(console, "")
+    elif subject in ("locals", "args"):  # gdb's names for pdb's locals / args
+        from . import kernel_inspect
+
+        (kernel_inspect.do_locals if subject == "locals" else kernel_inspect.do_args)(console, "")
     else:
-        console.error("Try: info breakpoints, info threads")
+        console.error("Try: info breakpoints, info threads, info locals, info args")
 
 
 COMMANDS = [

@@ -267,9 +267,9 @@ def do_step(console: KernelConsole, arg: str) -> None:
     Run the current kernel thread to the next Python line, entering
     @pk.function helpers. Other threads stay where they are, except, in a
     TeamPolicy kernel, the thread's teammates when the step reaches a team
-    barrier: they run until they reach it too.
+    barrier: they run until they reach it too. 'step N' steps N times.
     """
-    _step(console, into=True)
+    _repeat(console, arg, into=True)
 
 
 @guarded
@@ -281,8 +281,26 @@ def do_next(console: KernelConsole, arg: str) -> None:
     team barrier (team_barrier(), a nested TeamThreadRange reduce or scan,
     the end of a league rank): they run until they reach it too. Past the
     workunit's last line it goes on to the thread's next league rank.
+    'next N' steps N times.
     """
-    _step(console, into=False)
+    _repeat(console, arg, into=False)
+
+
+def _repeat(console: KernelConsole, arg: str, into: bool) -> None:
+    """``step N`` / ``next N`` (as gdb counts them): N steps of the current thread, fewer
+    when it runs out of iterations or the stop moves to another thread."""
+    try:
+        count = int(arg.strip() or "1")
+    except ValueError:
+        console.error(f"a number of steps expected, got {arg.strip()!r}")
+        return
+    stop = console.kernel.require_stop()
+    thread = stop.thread
+    for _ in range(max(1, count)):
+        _step(console, into=into)
+        stop = console.kernel.stop
+        if stop is None or stop.thread != thread or thread in stop.finished:
+            break
 
 
 @guarded
