@@ -488,7 +488,11 @@ class Frontend(cmd.Cmd):
         if others or stop.held:
             parts = []
             if others:
-                parts.append(f"also at a breakpoint: thread{'s' * (len(others) > 1)} "
+                # After Ctrl-C or a signal the others were stopped where they ran.
+                also = (
+                    "also at a breakpoint" if stop.event.breakpoint is not None else "also stopped"
+                )
+                parts.append(f"{also}: thread{'s' * (len(others) > 1)} "
                              + ", ".join(map(str, others)))  # fmt: skip
             if stop.held:
                 parts.append(f"{len(stop.held)} other thread{'s' * (len(stop.held) > 1)} held")
