@@ -418,7 +418,7 @@ class Frontend(cmd.Cmd):
         """A debug build is about to run: attach gdb, set breakpoints, then let it go."""
         try:
             for problem in self.kernel.begin(message):
-                self.error(problem)
+                (self.message if problem.startswith("note: ") else self.error)(problem)
         except TargetError as exc:
             self.error(f"cannot debug kernel {message.kernel}: {exc}; it runs undebugged")
             self._close_kernel()

@@ -102,6 +102,7 @@ class KernelSession:
         self.next_index_breakpoint: int | None = None
         # `finish` took the breakpoints out of gdb for the rest of this launch.
         self.finishing = False
+        self._told_slow_conditions: set[int] = set()  # see _slow_condition_notes
         self._attached_pid: int | None = None
         self._release_ranges: list[tuple[int, int]] = []  # code of the launch's fast_library
 
@@ -148,11 +149,29 @@ class KernelSession:
         self.launch = launch
         self.stop = None
         problems = self.sync_breakpoints(launch.breakpoints)
+        problems += self._slow_condition_notes(launch)
         if launch.stop_at_next_index:
             self.run_to_next_index()
         else:
             self.controller.continue_()
         return problems
+
+    def _slow_condition_notes(self, launch: KernelLaunch) -> list[str]:
+        """Once per breakpoint: a condition pkdb could not evaluate before the launch (it
+        reads more than the index and the scalar arguments) is tested by gdb each time a
+        thread reaches the line, which inside a long loop takes a while."""
+        if launch.partial_debug:
+            return []
+        notes = []
+        for bp in launch.breakpoints:
+            if bp.get("condition") and bp["number"] not in self._told_slow_conditions:
+                self._told_slow_conditions.add(bp["number"])
+                notes.append(
+                    f"note: breakpoint {bp['number']}'s condition is tested by gdb each time a "
+                    "thread reaches its line (slow inside a long loop); a condition on the "
+                    "index and scalar arguments alone is evaluated before the launch"
+                )
+        return notes
 
     def run_to_next_index(self) -> None:
         """Let every thread run; the first to begin an index in the debug build stops."""

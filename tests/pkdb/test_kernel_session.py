@@ -505,6 +505,7 @@ def test_ignore_counts_and_commands_apply_to_kernel_breakpoints(run_program) -> 
     s.cmd("end")
     stop = s.cmd("continue", serial_prompt)
     assert "(thread 1, i=3)" in stop and "('at', 3, 6.0)" in stop, stop
+    assert "condition is tested by gdb" not in stop  # none here
     listing = s.cmd("info breakpoints", serial_prompt)
     assert "breakpoint already hit 1 time" in listing and "ignore next" not in listing
     frames = re.findall(r"#\d+ (\S+):\d+", s.cmd("where", serial_prompt))
@@ -637,8 +638,10 @@ def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
 
 def test_gdb_habits_counts_info_locals_and_clear_by_location(session) -> None:
     s = session()
-    s.cmd(f"break {LINE_INNER} if j == 5")
-    s.cmd("continue", KERNEL_PROMPT)
+    s.cmd(f"break {LINE_INNER} if j == 5 and temp2 == 0")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    # A condition on a loop's variable is gdb's to test at every pass: the user is told.
+    assert "note: breakpoint 1's condition is tested by gdb each time" in stop, stop
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "0"
     s.cmd("next 2", KERNEL_PROMPT)  # the loop header, then its body again
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "1"
