@@ -15,7 +15,7 @@ import sys
 import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -581,25 +581,53 @@ class _PythonView(View):
     read as Python ints and bools. Their arithmetic is what compiled kernels implement
     (``True + True == 2``, ``n ** -1 == 1 / n``); NumPy's scalars differ there."""
 
+    # A negative index is out of range, as in the compiled spaces (NumPy would count it
+    # from the end); a slice keeps Python's rules, as a kernel's subview does. The checks
+    # are inline and cheap first (min() of an index tuple): every view access runs them.
     def __getitem__(self, key: Any) -> Any:
-        _check_not_negative(self, key)
+        if key.__class__ is tuple:
+            try:
+                if min(key) < 0:
+                    _negative_index(self, key)
+            except TypeError:  # slices in it
+                _check_each(self, key)
+        elif key.__class__ is int:
+            if key < 0:
+                _negative_index(self, key)
+        else:
+            _check_each(self, (key,))
         value = super().__getitem__(key)
         return value.item() if type(value) in _AS_PYTHON else value
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        _check_not_negative(self, key)
+        if key.__class__ is tuple:
+            try:
+                if min(key) < 0:
+                    _negative_index(self, key)
+            except TypeError:
+                _check_each(self, key)
+        elif key.__class__ is int:
+            if key < 0:
+                _negative_index(self, key)
+        else:
+            _check_each(self, (key,))
         super().__setitem__(key, value)
 
 
-def _check_not_negative(view: np.ndarray, key: Any) -> None:
-    """A negative index is out of range, as in the compiled spaces (NumPy would count it
-    from the end); a slice keeps Python's rules, as a kernel's subview does."""
+def _check_each(view: np.ndarray, key: tuple[Any, ...]) -> None:
+    for k in key:
+        if isinstance(k, int | np.integer) and k < 0:
+            _negative_index(view, key)
+
+
+def _negative_index(view: np.ndarray, key: Any) -> NoReturn:
     for axis, k in enumerate(key if type(key) is tuple else (key,)):
-        if k.__class__ is not slice and k < 0:
+        if isinstance(k, int | np.integer) and k < 0:
             raise KernelIndexError(
                 f"index {k} is out of range for axis {axis} of a view of extent "
                 f"{view.shape[axis]}: kernel views do not count from the end"
             )
+    raise AssertionError(key)
 
 
 _AS_PYTHON = (np.int64, np.bool_)
