@@ -444,9 +444,17 @@ class Frontend(cmd.Cmd):
 
     def _on_kernel_finished(self, message: KernelFinished) -> bool:
         self._interrupt_at = None
+        moved = self._used_ignore_counts()
         if message.error:
             self.message(f"Kernel {message.kernel} failed: {message.error}")
         self._leave_kernel(close=False)
+        # Told to pdb only now: the program runs on, and its next launch (handled while
+        # this request waits) must find this one ended.
+        try:
+            for number, left in moved.items():
+                self.kernel_request("ignore", number=number, count=left)
+        except TargetError:
+            pass  # the program went away
         return False
 
     def _leave_kernel(self, *, close: bool) -> None:
@@ -502,6 +510,17 @@ class Frontend(cmd.Cmd):
             # pdb's `commands N`: run before the user has the word (a resuming one last).
             self.cmdqueue[:0] = list(hit["commands"])
         return True
+
+    def _used_ignore_counts(self) -> dict[int, int]:
+        """The launch is over: what gdb left of the ignore counts it used, by pdb
+        breakpoint number (the next launch goes on from them)."""
+        kernel = self._kernel
+        if kernel is None or kernel.launch is None or kernel.controller is None:
+            return {}
+        try:
+            return kernel.note_ignore_counts()
+        except TargetError:
+            return {}  # gdb went away: nothing to carry
 
     def _cancel_finish(self) -> None:
         """A stop (Ctrl-C) during `finish`: the kernel is debugged again, its breakpoints

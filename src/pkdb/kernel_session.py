@@ -103,6 +103,10 @@ class KernelSession:
         # `finish` took the breakpoints out of gdb for the rest of this launch.
         self.finishing = False
         self._told_slow_conditions: set[int] = set()  # see _slow_condition_notes
+        # Ignore counts: pdb's and the one given to gdb, per breakpoint of this launch;
+        # pdb's then and what gdb left of it, per breakpoint of an earlier launch.
+        self._ignore_set: dict[int, tuple[int, int]] = {}
+        self._ignore_left: dict[int, tuple[int, int]] = {}
         self._attached_pid: int | None = None
         self._release_ranges: list[tuple[int, int]] = []  # code of the launch's fast_library
 
@@ -164,7 +168,7 @@ class KernelSession:
             return []
         notes = []
         for bp in launch.breakpoints:
-            if bp.get("condition") and bp["number"] not in self._told_slow_conditions:
+            if bp["number"] not in self._told_slow_conditions and self._gdb_tests(bp):
                 self._told_slow_conditions.add(bp["number"])
                 notes.append(
                     f"note: breakpoint {bp['number']}'s condition is tested by gdb each time a "
@@ -172,6 +176,13 @@ class KernelSession:
                     "index and scalar arguments alone is evaluated before the launch"
                 )
         return notes
+
+    def _gdb_tests(self, bp: dict) -> bool:
+        """Whether gdb tests ``bp``'s condition (one pkdb could translate)."""
+        try:
+            return bool(bp.get("condition")) and self.c_condition(bp["condition"]) is not None
+        except ConditionError:
+            return False
 
     def run_to_next_index(self) -> None:
         """Let every thread run; the first to begin an index in the debug build stops."""
@@ -241,11 +252,12 @@ class KernelSession:
     def insert(self, bp: dict) -> str | None:
         """Set pdb breakpoint ``bp`` in gdb; a problem to report, or None."""
         controller = self.require_controller()
+        problem = None
         try:
             condition = self.c_condition(bp.get("condition"))
-        except ConditionError as exc:
-            return f"breakpoint {bp['number']}: {exc}; it stops unconditionally"
-        problem = None
+        except ConditionError as exc:  # as pdb does: stop there, and say why
+            condition = None
+            problem = f"breakpoint {bp['number']}: {exc}; it stops unconditionally"
         temporary = bp.get("temporary", False)
         try:
             inserted = controller.insert_breakpoint(
@@ -264,8 +276,10 @@ class KernelSession:
         for location, address in inserted.addresses:
             if any(start <= address < stop for start, stop in self._release_ranges):
                 controller.disable_location(location)
-        if bp.get("ignore"):
-            controller.set_ignore_count(inserted.number, int(bp["ignore"]))
+        ignore = self._ignore_count(bp)
+        if ignore:
+            controller.set_ignore_count(inserted.number, ignore)
+        self._ignore_set[bp["number"]] = (int(bp.get("ignore", 0)), ignore)
         if not bp.get("enabled", True):
             controller.disable_breakpoint(inserted.number)
         return problem
@@ -277,6 +291,35 @@ class KernelSession:
             name: info["rank"] for name, info in (self.launch.views if self.launch else {}).items()
         }
         return python_to_c(condition, views, self.team_member or None)
+
+    def _ignore_count(self, bp: dict) -> int:
+        """``bp``'s ignore count for this launch: what an earlier launch left of it (pdb
+        may not have heard yet: the program runs on when a kernel ends), unless the
+        user set another since."""
+        asked = int(bp.get("ignore", 0))
+        earlier = self._ignore_left.get(bp["number"])
+        if earlier is not None and asked in earlier:
+            return earlier[1]
+        return asked
+
+    def note_ignore_counts(self) -> dict[int, int]:
+        """At a launch's end: what is left of each ignore count set in it (also kept for
+        the next launch); the counts that moved."""
+        left = self.ignore_counts()
+        moved = {}
+        for number, (asked, set_to) in self._ignore_set.items():
+            if number in left and set_to:
+                self._ignore_left[number] = (asked, left[number])
+                if left[number] != asked:
+                    moved[number] = left[number]
+        self._ignore_set.clear()
+        return moved
+
+    def ignore_counts(self) -> dict[int, int]:
+        """What is left of each pdb breakpoint's ignore count in gdb, which uses it up
+        as threads pass (pdb's own count does not move in a kernel)."""
+        left = {b.number: b.ignore for b in self.require_controller().breakpoints()}
+        return {n: left.get(g, 0) for n, g in self.gdb_numbers.items()}
 
     def remove(self, number: int) -> None:
         gdb_number = self.gdb_numbers.pop(number, None)

@@ -236,6 +236,13 @@ def test_a_condition_gdb_cannot_evaluate_stops_there_and_leaves_the_others(sessi
     assert re.search(rf"breakpoint 2 hit at \S*prog.py:{LINE_ACC} \(thread \d+, j=\d+\)", stop)
     assert "Deleted breakpoint 2" in s.cmd("clear 2", KERNEL_PROMPT)
     assert "j=10" in s.cmd("continue", KERNEL_PROMPT)  # breakpoint 1 still holds
+    # A condition pkdb cannot even parse stops there too (the breakpoint is still set).
+    broken = s.cmd(f"break {LINE_ACC} if j ==", KERNEL_PROMPT)
+    assert "it stops unconditionally" in broken, broken
+    s.cmd("disable 1", KERNEL_PROMPT)
+    assert "breakpoint 3 hit" in s.cmd("continue", KERNEL_PROMPT)
+    s.cmd("clear 3", KERNEL_PROMPT)
+    s.cmd("enable 1", KERNEL_PROMPT)
     changed = s.cmd("condition 1 nosuch == 3", KERNEL_PROMPT)
     assert "breakpoint 1: the condition 'nosuch == 3' cannot be evaluated" in changed
     assert "stop only if nosuch == 3" in s.cmd("info breakpoints", KERNEL_PROMPT)
@@ -650,4 +657,18 @@ def test_gdb_habits_counts_info_locals_and_clear_by_location(session) -> None:
     assert "Deleted breakpoint 1" in s.cmd(f"clear prog.py:{LINE_INNER}", KERNEL_PROMPT)
     assert "no breakpoint at prog.py:3" in s.cmd("clear prog.py:3", KERNEL_PROMPT)
     assert "a number of steps expected" in s.cmd("next x", KERNEL_PROMPT)
+    s.quit()
+
+
+def test_an_ignore_count_goes_on_from_one_launch_to_the_next(session) -> None:
+    # 32 crossings of the line per launch: ignoring 40 stops in the second launch, and
+    # what gdb used up of the count is what pdb shows (and carries) afterwards.
+    s = session()
+    s.cmd(f"break {LINE_ACC}")
+    s.cmd("ignore 1 40")
+    assert "breakpoint 1 hit at" in s.cmd("continue", KERNEL_PROMPT)
+    assert f"prog.py:{LINE_SECOND} (run)" in s.cmd("where", KERNEL_PROMPT)
+    assert "ignore next" not in s.cmd("info breakpoints", KERNEL_PROMPT)
+    s.cmd("ignore 1 5", KERNEL_PROMPT)
+    s.cmd("clear 1", KERNEL_PROMPT)
     s.quit()

@@ -52,7 +52,12 @@ def _list(console: KernelConsole) -> None:
         console.message("No breakpoints.")
         return
     console.message("Num Type         Disp Enb   Where")
+    try:  # gdb uses ignore counts up as threads pass: its count is the current one
+        left = console.kernel.ignore_counts()
+    except TargetError:
+        left = {}
     for bp in breakpoints:
+        bp = {**bp, "ignore": left.get(bp["number"], bp.get("ignore", 0))}
         disp = "del " if bp.get("temporary") else "keep"
         enabled = "yes" if bp.get("enabled", True) else "no "
         console.message(

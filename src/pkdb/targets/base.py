@@ -114,6 +114,7 @@ class Breakpoint:
     condition: str | None = None
     enabled: bool = True
     hit_count: int = 0
+    ignore: int = 0  # hits still to pass before it stops
     temporary: bool = False
     pending: bool = False
     locations: int = 1

@@ -107,6 +107,7 @@ def _breakpoint(b: dict) -> Breakpoint:
         condition=cond if cond else None,
         enabled=b.get("enabled", "y") == "y",
         hit_count=_int(b.get("times"), 0) or 0,
+        ignore=_int(b.get("ignore"), 0) or 0,
         temporary=b.get("disp") == "del",
         pending=pending,
         locations=len(locations) if locations else (0 if pending else 1),
