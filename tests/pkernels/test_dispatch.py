@@ -444,6 +444,16 @@ def set_index(i, x):
     x[i] = i
 
 
+@pk.workunit
+def fill_small(i, x, n: pk.uint8):
+    x[i] = n
+
+
+@pk.workunit
+def fill_float(i, x, v: float):
+    x[i] = v
+
+
 @pytest.mark.parametrize("space", [pk.OpenMP, pk.Debug], ids=["OpenMP", "Debug"])
 def test_the_debug_space_refuses_the_arguments_compiled_spaces_refuse(space):
     # A program checked on Debug must not fail on OpenMP for its arguments.
@@ -456,6 +466,12 @@ def test_the_debug_space_refuses_the_arguments_compiled_spaces_refuse(space):
         pk.parallel_for(policy, set_index, x=np.zeros(3, np.float16))
     with pytest.raises(pk.DispatchError, match="does not fit in int64"):
         pk.parallel_for(policy, fill_with, x=np.zeros(3), n=2**70)
+    with pytest.raises(pk.DispatchError, match="300 does not fit in uint8"):
+        pk.parallel_for(policy, fill_small, x=np.zeros(3), n=300)
+    with pytest.raises(pk.DispatchError, match="18446744073709551615 does not fit in int64"):
+        pk.parallel_for(policy, fill_with, x=np.zeros(3), n=np.uint64(2**64 - 1))
     x = np.zeros(3)
     pk.parallel_for(policy, fill_with, x=x, n=7)
     assert x.tolist() == [7.0, 7.0, 7.0]
+    pk.parallel_for(policy, fill_float, x=x, v=10**20)  # an int for a float: converted
+    assert x.tolist() == [1e20, 1e20, 1e20]

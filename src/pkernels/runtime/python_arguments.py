@@ -14,13 +14,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError, DispatchError
 from ..translate.ir import ViewType
 from ..translate.source import KernelSource
 from .marshal import argument_type
-
-_INT64 = range(-(2**63), 2**63)
 
 
 def check_python_arguments(workunit: Callable[..., Any], kwargs: dict[str, Any]) -> None:
@@ -28,11 +28,20 @@ def check_python_arguments(workunit: Callable[..., Any], kwargs: dict[str, Any])
     annotations = _annotations(workunit)
     for name, value in kwargs.items():
         actual = argument_type(name, value)
-        if type(value) is int and value not in _INT64:
-            raise DispatchError(f"{name}: {value} does not fit in int64")
         wanted = annotations.get(name)
         if wanted is not None:
             _check(workunit, name, wanted, actual)
+        if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+            # The integer type the kernel holds it in: its annotation's, else its own.
+            held = wanted if isinstance(wanted, DataType) else actual
+            if held.is_integer and int(value) not in _range(held):
+                raise DispatchError(f"{name}: {int(value)} does not fit in {held.name}")
+
+
+def _range(dtype: DataType) -> range:
+    if dtype.kind == "uint":
+        return range(0, 2**dtype.bits)
+    return range(-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1))
 
 
 @functools.lru_cache(maxsize=256)
