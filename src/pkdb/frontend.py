@@ -493,7 +493,8 @@ class Frontend(cmd.Cmd):
         if hit is not None:
             self._count_hit(hit)
         others = [t for t in stop.stopped if t != stop.thread]
-        if others or stop.held:
+        silent = hit is not None and hit.get("silent")
+        if (others or stop.held) and not silent:
             parts = []
             if others:
                 # After Ctrl-C or a signal the others were stopped where they ran.

@@ -331,6 +331,9 @@ def test_eval_and_parallel_print_at_a_kernel_stop(run_program) -> None:
     # a kernel variable is stored into the held thread; an array write lands in the
     # program's array; a call-site local survives continue; a second kernel runs
     assert "y = 100.0 (stored in thread" in s.cmd("eval y = 100.0", KERNEL_PROMPT)
+    # The index is an integer in the kernel: a float is refused, not cut to 0.
+    assert "i is an integer in the kernel: 0.5 is not stored" in s.cmd("i = 0.5", KERNEL_PROMPT)
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "0"
     s.cmd("eval x[3] = -1.0", KERNEL_PROMPT)  # thread 0's chunk (static schedule): 0..3
     s.cmd("eval limit = 42", KERNEL_PROMPT)
     assert s.cmd("eval pk.parallel_reduce(8, total, x=x)", KERNEL_PROMPT).strip() == "24.0"
@@ -671,4 +674,20 @@ def test_an_ignore_count_goes_on_from_one_launch_to_the_next(session) -> None:
     assert "ignore next" not in s.cmd("info breakpoints", KERNEL_PROMPT)
     s.cmd("ignore 1 5", KERNEL_PROMPT)
     s.cmd("clear 1", KERNEL_PROMPT)
+    s.quit()
+
+
+def test_silent_commands_show_only_their_own_output(run_program) -> None:
+    program = EVAL_PROGRAM.replace(
+        "pk.parallel_for(8,", "pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 8),"
+    )
+    s = run_program("silent.py", program)
+    s.cmd("break 8")
+    s.cmd("commands 1", r"\(com\) ")
+    s.cmd("silent", r"\(com\) ")
+    s.cmd('p "at", i', r"\(com\) ")
+    s.cmd("end")
+    stop = s.cmd("continue", r"\(pkdb-serial\) ")
+    assert "('at', 0)" in stop, stop
+    assert "breakpoint 1 hit" not in stop and "held" not in stop, stop
     s.quit()

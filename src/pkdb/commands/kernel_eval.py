@@ -45,6 +45,14 @@ def do_eval(console: KernelConsole, arg: str) -> None:
             if not isinstance(value, bool | int | float):
                 console.error(f"{name}: only numbers can be stored into a kernel variable")
                 continue
+            kinds = kernel.launch.variable_kinds if kernel.launch else {}
+            if kinds.get(name) == "int" and isinstance(value, float):
+                # As in the kernel itself: a float is not silently cut to an integer.
+                console.error(
+                    f"{name} is an integer in the kernel: {value!r} is not stored "
+                    f"(write {name} = int(...) to store its integer part)"
+                )
+                continue
             literal = str(int(value)) if isinstance(value, bool) else repr(value)
             controller.evaluate(f"{cpp_name(name)} = {literal}", stop.thread, level)
             console.message(f"{name} = {format_value(value)} (stored in thread {stop.thread})")
