@@ -111,6 +111,7 @@ class Frontend(cmd.Cmd):
             "kernel-finished": self._on_kernel_finished,
             "kernel-reply": self._on_stray_reply,
         }
+        self._partial: PartialContinue | None = None  # see watch_partial_continue
         # User-code requests (eval at a kernel stop) the user stopped waiting for with
         # Ctrl-C: the program runs them to their end; their replies are dropped.
         self._abandoned_requests: set[int] = set()
@@ -335,6 +336,9 @@ class Frontend(cmd.Cmd):
         while True:
             if self.kernel_active and self._check_kernel_stop():
                 self._interrupt_at = None
+                self._partial = None
+                return False
+            if self.kernel_active and self._check_partial_continue():
                 return False
             if self._interrupt_at is not None and time.monotonic() > self._interrupt_at:
                 self._interrupt_kernel()
@@ -671,6 +675,40 @@ class Frontend(cmd.Cmd):
                 self.kernel.gdb_numbers.pop(number, None)
                 self.kernel_request("clear", number=number)
 
+    def watch_partial_continue(self, threads: list[int]) -> None:
+        self._partial = PartialContinue(self.kernel.require_stop(), list(threads))
+
+    def _check_partial_continue(self) -> bool:
+        """True when the threads a ``continue threads`` resumed have all ended their
+        iterations: they are held again, and the user has the word."""
+        partial = self._partial
+        if partial is None or not partial.due():
+            return False
+        kernel = self.kernel
+        controller = kernel.require_controller()
+        pid = kernel.launch.pid if kernel.launch else None
+        if pid is None or not all(_sleeping(pid, t) for t in partial.os_tids(controller)):
+            return False  # running kernel code (or not yet known): look again later
+        controller.interrupt(partial.threads)
+        for _ in partial.threads:
+            controller.wait_for_stop_among(partial.threads, timeout=2.0)
+        if any(kernel.python_frames(t) for t in partial.threads):
+            controller.continue_(partial.threads)  # asleep in the kernel's own code: on
+            return False
+        self._partial = None
+        stop = partial.stop
+        stop.finished.update(partial.threads)
+        kernel.stop = stop
+        self.mode = KernelMode(kernel.launch.space)
+        names = ", ".join(map(str, partial.threads))
+        several = len(partial.threads) > 1
+        self.message(
+            f"Thread{'s' * several} {names} ran all {'their' if several else 'its'} iterations "
+            f"and wait{'' if several else 's'} at the end of the kernel for the held threads "
+            "('threads' lists them, 'continue' lets them all finish)."
+        )
+        return True
+
     def resume_kernel(self) -> None:
         """Let the kernel run until the next stop, its end, or the next host prompt."""
         self.kernel.stop = None
@@ -750,6 +788,41 @@ class Frontend(cmd.Cmd):
     def _write(self, text: str) -> None:
         self.stdout.write(text)
         self.stdout.flush()
+
+
+class PartialContinue:
+    """The threads a ``continue threads`` resumed, and the stop the others stay held at."""
+
+    #: How often to look whether they all ended their iterations.
+    INTERVAL = 0.5
+
+    def __init__(self, stop: Any, threads: list[int]) -> None:
+        self.stop = stop
+        self.threads = threads
+        self._next = time.monotonic() + self.INTERVAL
+        self._tids: dict[int, int] | None = None
+
+    def due(self) -> bool:
+        if time.monotonic() < self._next:
+            return False
+        self._next = time.monotonic() + self.INTERVAL
+        return True
+
+    def os_tids(self, controller: Any) -> list[int]:
+        if self._tids is None:
+            self._tids = {t.id: t.os_tid for t in controller.threads() if t.os_tid}
+        return [self._tids[t] for t in self.threads if t in self._tids]
+
+
+def _sleeping(pid: int, tid: int) -> bool:
+    """Whether the thread sleeps (an OpenMP thread done with its indices waits for the
+    others in a futex; one running kernel code is runnable)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as stat:
+            text = stat.read()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] in "SD"
 
 
 def _busy_note(abandoned: int) -> str:

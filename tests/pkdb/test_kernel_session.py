@@ -691,3 +691,20 @@ def test_silent_commands_show_only_their_own_output(run_program) -> None:
     assert "('at', 0)" in stop, stop
     assert "breakpoint 1 hit" not in stop and "held" not in stop, stop
     s.quit()
+
+
+def test_continue_threads_comes_back_when_they_run_out_of_iterations(run_program) -> None:
+    # Thread 0's chunk is 0..3 (static schedule, 2 threads): resumed alone from its last
+    # index it waits at the kernel's end for the held thread; the prompt comes back.
+    s = run_program("ct.py", EVAL_PROGRAM)
+    s.cmd("break 8 if i == 3 or i == 5")  # both threads stop: the other one at i=5
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "also at a breakpoint" in stop, stop
+    table = s.cmd("parallel_print i", KERNEL_PROMPT)
+    thread = next(t for t, i in re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M) if i == "3")
+    out = s.cmd(f"continue threads {thread}", KERNEL_PROMPT)
+    assert f"Thread {thread} ran all its iterations and waits at the end" in out, out
+    assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)",
+                     s.cmd("threads", KERNEL_PROMPT), re.M)  # fmt: skip
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "out [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in s.cmd("continue")

@@ -61,6 +61,7 @@ def do_continue(console: KernelConsole, arg: str) -> None:
         )
         return
     console.message(f"Resuming thread{'s' * (len(chosen) > 1)} {', '.join(map(str, chosen))}")
+    console.watch_partial_continue(chosen)
     controller.continue_(chosen)
     console.resume_kernel()
 

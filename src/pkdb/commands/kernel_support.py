@@ -35,6 +35,11 @@ class KernelConsole(Console, Protocol):
     def kernel_request(self, action: str, **args: Any) -> KernelReply:
         """Ask the agent (its reader thread) to do ``action`` and wait for the reply."""
 
+    def watch_partial_continue(self, threads: list[int]) -> None:
+        """``continue threads``: the chosen threads run, the others are held; should the
+        chosen ones all end their iterations (and wait for the held ones at the kernel's
+        end), give the prompt back instead of waiting for ever."""
+
     def debug_rest_of_launch(self) -> None:
         """Have a launch that runs only some indices in the debug build run the rest
         there too."""
