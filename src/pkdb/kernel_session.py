@@ -358,6 +358,14 @@ class KernelSession:
         agent = self.release_agent_threads()
         arrived = [e for e in arrived if e.thread_id not in agent]
         interrupt = is_interrupt(event)
+        if interrupt and self._release_ranges:
+            # A partly-debug launch: a thread in its release code has no variables to
+            # show; one that runs the debug build (at an index it stopped at) has.
+            debug = self._debug_code_thread(
+                [event.thread_id, *held, *(e.thread_id for e in arrived)]
+            )
+            if debug is not None and debug != event.thread_id:
+                event = StopEvent(reason="interrupted", thread_id=debug, frame=self.location(debug))
         if event.thread_id in agent or (interrupt and not self.python_frames(event.thread_id)):
             # Ctrl-C lands on whichever thread the kernel picks, often the agent's:
             # report an interrupt in a kernel thread that shows Python lines instead.
@@ -371,6 +379,21 @@ class KernelSession:
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
         self.stop.held = [t for t in held if t != event.thread_id]
         return self.stop
+
+    def _debug_code_thread(self, threads: list[int | None]) -> int | None:
+        """The first of ``threads`` (stopped ones) whose innermost Python frame is in a
+        HYBRID launch's debug build, not its release code."""
+        for thread in threads:
+            if not thread:
+                continue
+            try:
+                frames = self.python_frames(thread)
+            except TargetError:
+                continue  # not stopped after all
+            address = frames[0].address if frames else None
+            if address is not None and not any(a <= address < b for a, b in self._release_ranges):
+                return thread
+        return None
 
     def release_agent_threads(self) -> set[int]:
         """Let the agent's threads run again (a signal may have stopped them): they

@@ -708,3 +708,21 @@ def test_continue_threads_comes_back_when_they_run_out_of_iterations(run_program
                      s.cmd("threads", KERNEL_PROMPT), re.M)  # fmt: skip
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "out [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in s.cmd("continue")
+
+
+def test_ctrl_c_in_a_partly_debug_launch_stops_where_variables_are(run_program) -> None:
+    # `break 7 if i == 2` runs index 2 in the debug build and the others as release code.
+    # Ctrl-C while both threads are deep in long indices reports the thread in the debug
+    # build (its variables are there), not one in release code (none).
+    import time
+
+    s = run_program("part.py", LONG_KERNEL.replace("10**11", "10**12"))
+    s.cmd("break 7 if i == 2")
+    assert "i=2" in s.cmd("continue", KERNEL_PROMPT)
+    s.child.sendline("finish")
+    time.sleep(1.5)
+    s.child.sendintr()
+    stop = s.wait_prompt(KERNEL_PROMPT)
+    assert re.search(r"kernel interrupted at \S*part.py:\d+ \(thread \d+, i=2\)", stop), stop
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "2"
+    s.quit()
