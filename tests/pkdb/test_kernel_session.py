@@ -538,6 +538,7 @@ def test_list_goes_on_and_takes_pdbs_arguments(session) -> None:
     assert re.findall(r"^\s*(\d+) ", s.cmd("list 1, 3", KERNEL_PROMPT), re.M) == ["1", "2", "3"]
     assert re.findall(r"^\s*(\d+) ", s.cmd("list 5, 1", KERNEL_PROMPT), re.M) == ["5", "6"]
     assert "usage: list" in s.cmd("list x", KERNEL_PROMPT)
+    assert s.cmd("list 900", KERNEL_PROMPT).strip() == "[EOF]"
     s.quit()
 
 

@@ -226,6 +226,7 @@ def _show_lines(console: KernelConsole, frame: FrameInfo, first: int, last: int)
     for line in range(first, last + 1):
         text = linecache.getline(frame.file, line)
         if not text:
+            console.message("[EOF]")  # as pdb says past the end of the file
             break
         mark = "B" if line in breakpoint_lines else " "
         arrow = "->" if line == frame.line else "  "
