@@ -173,6 +173,20 @@ def modf_as_value(i, x, out):
     out[i] = math.modf(x[i])
 
 
+@pk.classtype
+class Pair:
+    def __init__(self, x: float):
+        self.x: float = x
+
+
+@pk.workunit
+def unpack_classtypes(i, out):
+    p: Pair = Pair(1.0)
+    q: Pair = Pair(2.0)
+    p, q = q, p
+    out[i] = p.x
+
+
 @pk.workunit
 def chained_with_tuple(i, out):
     a, b = c = 1, 2
@@ -314,6 +328,7 @@ CASES = [
     ("unpack_starred", "", "*rest", "*rest", r"starred unpacking is not supported"),
     ("modf_as_value", "x", "math.modf(x[i])", "math.modf", r"math.modf\(\) returns two values"),
     ("chained_with_tuple", "", "a, b = c", "a, b", r"chained assignment with a tuple target"),
+    ("unpack_classtypes", "", "p, q = q, p", "q, p", r"a Pair value cannot be unpacked"),
     ("in_operator", "", "if i in out", "i in out", r"the comparison `in` is not supported"),
     ("loop_over_view", "x", "for v in x", "x:", r"only loop over range"),
     ("unknown_math", "", "math.factorial", "math.factorial", r"math\.factorial"),

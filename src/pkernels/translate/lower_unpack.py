@@ -43,6 +43,7 @@ class UnpackLowering:
             self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: Any
         ) -> ir.Stmt | list[ir.Stmt]: ...
         def _expr(self, node: ast.expr, statement: bool = False) -> ir.Expr: ...
+        def _any_expr(self, node: ast.expr, statement: bool = False) -> ir.Expr: ...
         def _math_module_function(self, func: ast.expr) -> str | None: ...
 
     def _chained_assign(
@@ -132,7 +133,15 @@ class UnpackLowering:
 
     def _hold(self, node: ast.stmt, value: ast.expr, stmts: list[ir.Stmt]) -> ast.Name:
         """``value`` evaluated into a new hidden local; a name that reads it."""
-        return self._hold_value(node, self._expr(value), stmts, value)
+        lowered = self._any_expr(value)
+        if isinstance(lowered.type, ir.StructType):
+            self.src.error(
+                value,
+                f"a {lowered.type.name} value cannot be unpacked or chained in a kernel",
+                hint="Assign it on a line of its own; to exchange two classtype values, "
+                "exchange their fields (`p.x, q.x = q.x, p.x`).",
+            )
+        return self._hold_value(node, lowered, stmts, value)
 
     def _hold_value(
         self, node: ast.stmt, value: ir.Expr, stmts: list[ir.Stmt], where: ast.expr
