@@ -116,3 +116,8 @@ class KernelFinished(Message):
 #: Kernel-mode requests that run the user's code (and may take long, or fail as the
 #: program does): the agent answers them from a thread of their own.
 USER_CODE_ACTIONS = frozenset({"eval", "exec", "eval_many", "parallel_launch"})
+
+#: In the kernel locals the front end sends with an evaluation: the host frame selected
+#: (`up` past the kernel's frames; 0 is the dispatch's call site). There are no kernel
+#: locals then: the evaluation sees that frame's names.
+HOST_FRAME = "__pkdb_host_frame__"

@@ -491,11 +491,28 @@ class KernelSession:
         return found.group(2), int(found.group(1))
 
     def location(self, thread: int, frame: int = 0) -> FrameInfo | None:
+        """The ``frame``-th Python frame of ``thread``: its kernel frames, innermost
+        first, then the host frames of the dispatch (level -1: no gdb frame)."""
         frames = self.python_frames(thread)
-        return frames[frame] if frame < len(frames) else None
+        if frame < len(frames):
+            return frames[frame]
+        host = self.host_frames()
+        index = frame - len(frames)
+        return host[index] if index < len(host) else None
+
+    def host_frames(self) -> list[FrameInfo]:
+        """The dispatch's host frames, from its call site outwards."""
+        stack = reversed(self.launch.call_stack) if self.launch else []
+        return [FrameInfo(-1, function, file, file, line, None) for file, line, function in stack]
+
+    def host_frame_index(self, thread: int, frame: int) -> int | None:
+        """Which host frame the ``frame``-th Python frame of ``thread`` is (0: the call
+        site), or None for a kernel frame."""
+        kernel_frames = len(self.python_frames(thread))
+        return frame - kernel_frames if frame >= kernel_frames else None
 
     def frame_level(self, thread: int, frame: int) -> int:
-        """gdb's level of the ``frame``-th Python frame of ``thread``."""
+        """gdb's level of the ``frame``-th Python frame of ``thread`` (a kernel frame)."""
         frames = self.python_frames(thread)
         return frames[frame].level if frame < len(frames) else 0
 

@@ -15,8 +15,6 @@ import ctypes
 import re
 from typing import Any
 
-import numpy as np
-
 _MARKER = "__pkdb_memview__"
 _FIELD_DATA = re.compile(r"\bdata = (?:\([^)]*\) )?0x([0-9a-fA-F]+)")
 _FIELD_EXTENT = re.compile(r"\bextent = \{([-\d, ]+)\}")
@@ -68,8 +66,11 @@ def is_encoded(value: object) -> bool:
     return isinstance(value, dict) and _MARKER in value
 
 
-def resolve(value: dict[str, Any]) -> np.ndarray:
-    """The NumPy array over the view's memory (valid while the kernel is held)."""
+def resolve(value: dict[str, Any]) -> Any:
+    """The NumPy array over the view's memory (valid while the kernel is held; in the
+    agent: the front end, which only encodes, never imports NumPy for it)."""
+    import numpy as np
+
     spec = value[_MARKER]
     dtype = np.dtype(spec["dtype"])
     shape = tuple(spec["shape"])

@@ -202,7 +202,18 @@ def test_conditional_breakpoint_and_helper_step(session) -> None:
     up = s.cmd("up", KERNEL_PROMPT)
     assert f"prog.py:{LINE_ACC} (yAx)" in up and "-> acc += weight(y_view[j]) * temp2" in up
     assert s.cmd("p j, temp2", KERNEL_PROMPT).strip() == "(10, 8.0)"
-    assert "Oldest kernel frame" in s.cmd("up", KERNEL_PROMPT)
+    # On up, past the kernel: the host frames of the dispatch, with their own names.
+    host = s.cmd("up", KERNEL_PROMPT)
+    assert f"prog.py:{LINE_SECOND - 1} (run)" in host and "first = pk.parallel_reduce" in host
+    assert s.cmd("p N, M", KERNEL_PROMPT).strip() == "(32, 8)"
+    assert "N = 32" in s.cmd("locals", KERNEL_PROMPT)
+    assert re.search(
+        rf"^> #2 \S*prog.py:{LINE_SECOND - 1} \(run\)$", s.cmd("where", KERNEL_PROMPT), re.M
+    )
+    assert f"{LINE_SECOND - 1:4d}  ->" in s.cmd("list", KERNEL_PROMPT)
+    s.cmd("up", KERNEL_PROMPT)  # the module level
+    assert "Oldest frame" in s.cmd("up", KERNEL_PROMPT)
+    s.cmd("down 2", KERNEL_PROMPT)
     assert f"prog.py:{LINE_W} (weight)" in s.cmd("down", KERNEL_PROMPT)
     # a kernel-mode breakpoint shares pdb's numbering and lists with host ones
     assert "Breakpoint 2 at" in s.cmd(f"tbreak {LINE_INNER} if j == 11", KERNEL_PROMPT)

@@ -434,6 +434,9 @@ class KernelObserver:
         if action == "exec":
             text, writes = _live_eval().execute(self.active, args["source"], args.get("locals", {}))
             return True, text, {"kernel_writes": writes}
+        if action == "frame_names":  # locals / args of a host frame
+            pairs = _live_eval().frame_names(self.active, args["which"], args.get("locals", {}))
+            return True, "", {"pairs": pairs}
         if action == "eval_many":
             values = _live_eval().evaluate_many(self.active, args["expr"], args["per_thread"])
             return True, "", {"values": values}
@@ -572,9 +575,10 @@ def _breakpoint_dict(bp: bdb.Breakpoint) -> dict[str, Any]:
 _DEBUGGER_RUN_CODES = (bdb.Bdb.run.__code__, bdb.Bdb.runcall.__code__)
 
 
-def _call_stack(frame: types.FrameType | None) -> list[list[Any]]:
-    """The program's frames from the outermost to the dispatch call site."""
-    stack = []
+def host_frames(frame: types.FrameType | None) -> list[types.FrameType]:
+    """The program's frames from the dispatch call site outwards (pkdb's, bdb's and
+    frozen ones left out): what a kernel stop's `where` lists after the kernel frames."""
+    frames = []
     while frame is not None:
         if frame.f_code in _DEBUGGER_RUN_CODES:
             break  # below the program: pdb's run(), then pkdb's own start-up
@@ -582,9 +586,17 @@ def _call_stack(frame: types.FrameType | None) -> list[list[Any]]:
         filename = os.path.abspath(raw)
         hidden = raw.startswith("<") or filename.startswith(_AGENT_DIR)
         if not (hidden or filename == os.path.abspath(bdb.__file__)):
-            stack.append([filename, frame.f_lineno, frame.f_code.co_name])
+            frames.append(frame)
         frame = frame.f_back
-    return stack[::-1]
+    return frames
+
+
+def _call_stack(frame: types.FrameType | None) -> list[list[Any]]:
+    """The program's frames from the outermost to the dispatch call site."""
+    return [
+        [os.path.abspath(f.f_code.co_filename), f.f_lineno, f.f_code.co_name]
+        for f in reversed(host_frames(frame))
+    ]
 
 
 def _main_thread() -> threading.Thread:

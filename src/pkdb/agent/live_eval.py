@@ -16,11 +16,27 @@ import types
 from typing import Any
 
 from .. import memviews, subviews
+from ..kernel_protocol import HOST_FRAME
 
 _MISSING = object()
 
 
+def _selected_frame(dispatch: Any, kernel_locals: dict[str, Any]) -> types.FrameType | None:
+    if HOST_FRAME not in kernel_locals:
+        return dispatch.frame
+    from .kernel_observer import host_frames
+
+    frames = host_frames(dispatch.frame)
+    index = kernel_locals[HOST_FRAME]
+    return frames[index] if 0 <= index < len(frames) else None
+
+
 def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict]:
+    if HOST_FRAME in kernel_locals:  # a frame of the host code: its names only
+        frame = _selected_frame(dispatch, kernel_locals)
+        if frame is None:
+            return {}, {}
+        return frame.f_globals, dict(frame.f_locals)
     frame = dispatch.frame
     namespace: dict[str, Any] = dict(frame.f_locals) if frame is not None else {}
     namespace.update(dispatch.kwargs)
@@ -44,6 +60,27 @@ def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict
         except (KeyError, IndexError, TypeError):
             pass  # not shown rather than failing every expression
     return (frame.f_globals if frame is not None else {}), namespace
+
+
+def frame_names(dispatch: Any, which: str, kernel_locals: dict[str, Any]) -> list[list[str]]:
+    """``[name, repr]`` of the selected host frame's locals, or of its arguments."""
+    frame = _selected_frame(dispatch, kernel_locals)
+    if frame is None:
+        return []
+    names = list(frame.f_locals)
+    if which == "args":
+        code = frame.f_code
+        count = code.co_argcount + code.co_kwonlyargcount
+        count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
+        names = [n for n in code.co_varnames[:count] if n in frame.f_locals]
+    return [
+        [name, _short_repr(frame.f_locals[name])] for name in names if not name.startswith("__")
+    ]
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def evaluate(dispatch: Any, expr: str, kernel_locals: dict[str, Any]) -> Any:
@@ -83,10 +120,12 @@ def execute(dispatch: Any, source: str, kernel_locals: dict[str, Any]) -> tuple[
         name: value for name, value in namespace.items() if before.get(name, _MISSING) is not value
     }
     kernel_writes = {n: _number(v) for n, v in changed.items() if n in kernel_locals}
-    frame = dispatch.frame
+    frame = _selected_frame(dispatch, kernel_locals)
     host_writes = {
         n: v for n, v in changed.items() if n not in kernel_locals and n not in dispatch.kwargs
     }
+    if HOST_FRAME in kernel_locals:
+        kernel_writes, host_writes = {}, changed
     if frame is not None and host_writes:
         _store_in_frame(frame, host_writes)
     return "", kernel_writes

@@ -97,6 +97,9 @@ def do_locals(console: KernelConsole, arg: str) -> None:
     """
     kernel = console.kernel
     stop = kernel.require_stop()
+    if kernel.host_frame_index(stop.thread, stop.frame) is not None:
+        _host_names(console, "locals")
+        return
     level = kernel.frame_level(stop.thread, stop.frame)
     names = kernel.require_controller().locals(stop.thread, level)
     values = kernel_values(console)
@@ -118,6 +121,9 @@ def do_args(console: KernelConsole, arg: str) -> None:
     """
     kernel = console.kernel
     stop = kernel.require_stop()
+    if kernel.host_frame_index(stop.thread, stop.frame) is not None:
+        _host_names(console, "args")
+        return
     level = kernel.frame_level(stop.thread, stop.frame)
     raw = kernel.require_controller().args(stop.thread, level)
     values = kernel_values(console)
@@ -128,6 +134,19 @@ def do_args(console: KernelConsole, arg: str) -> None:
             console.message(f"{name} = view(shape={tuple(info['shape'])}, dtype={info['dtype']})")
         else:
             console.message(f"{name} = {format_value(values.get(name, text))}")
+
+
+def _host_names(console: KernelConsole, which: str) -> None:
+    """``locals`` / ``args`` of a host frame (``up`` past the kernel), as pdb shows them."""
+    reply = console.kernel_request("frame_names", which=which, locals=kernel_values(console))
+    if not reply.ok:
+        console.error(reply.text)
+        return
+    pairs = reply.data.get("pairs", [])
+    for name, text in pairs:
+        console.message(f"{name} = {text}")
+    if not pairs:
+        console.message(f"(no {which})")
 
 
 @guarded
@@ -146,8 +165,9 @@ def do_where(console: KernelConsole, arg: str) -> None:
             f"{marker} #{number} {frame.file}:{frame.line} ({python_name(frame.function)})"
         )
         number += 1
-    for file, line, function in reversed(kernel.launch.call_stack if kernel.launch else []):
-        console.message(f"  #{number} {file}:{line} ({function})")
+    for frame in kernel.host_frames():
+        marker = ">" if number == stop.frame else " "
+        console.message(f"{marker} #{number} {frame.file}:{frame.line} ({frame.function})")
         number += 1
 
 
@@ -241,10 +261,10 @@ def _move(console: KernelConsole, arg: str, direction: int) -> None:
     except ValueError:
         console.error(f"a number of frames expected, got {arg.strip()!r}")
         return
-    frames = kernel.python_frames(stop.thread)
+    frames = [*kernel.python_frames(stop.thread), *kernel.host_frames()]
     target = stop.frame + direction * count
     if not 0 <= target < len(frames):
-        console.error("Oldest kernel frame" if direction > 0 else "Newest frame")
+        console.error("Oldest frame" if direction > 0 else "Newest frame")
         return
     stop.frame = target
     frame = frames[target]
@@ -257,8 +277,9 @@ def _move(console: KernelConsole, arg: str, direction: int) -> None:
 @guarded
 def do_up(console: KernelConsole, arg: str) -> None:
     """u(p) [count]
-    Move to an older kernel frame (from a @pk.function helper to its
-    caller); p, locals and args then look at that frame.
+    Move to an older frame: from a @pk.function helper to the kernel that
+    called it, then past the kernel to the host frames of the dispatch (its
+    call site first). p, locals, args and list then look at that frame.
     """
     _move(console, arg, +1)
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from .. import float32, memviews, subviews
 from ..gdbexpr import parse_gdb_value
-from ..kernel_protocol import KernelReply
+from ..kernel_protocol import HOST_FRAME, KernelReply
 from ..kernel_session import KernelSession
 from ..structs import decode as decode_struct
 from ..structs import encode as encode_struct
@@ -58,6 +58,9 @@ def kernel_values(
     stop = kernel.require_stop()
     thread = stop.thread if thread is None else thread
     frame = stop.frame if frame is None else frame
+    host = kernel.host_frame_index(thread, frame)
+    if host is not None:  # `up` past the kernel: the agent evaluates in that host frame
+        return {HOST_FRAME: host}
     level = kernel.frame_level(thread, frame)
     controller = kernel.require_controller()
     raw = {**controller.args(thread, level), **controller.locals(thread, level)}
