@@ -211,3 +211,57 @@ def test_hotswap_at_a_kernel_stop_and_breakpoints_in_the_new_kernel(session) -> 
     assert step_line(out, 1)[:2] == (2.0, 3.0)
     assert "exited with code 0" in out
     s.quit()
+
+
+TEAMS_AND_REDUCERS = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def mark(team_member: pk.TeamMember, x):
+    x[team_member.league_rank()] = 1.0
+
+
+@pk.workunit
+def mark_minus(team_member: pk.TeamMember, x):
+    x[team_member.league_rank()] = -1.0
+
+
+@pk.workunit
+def largest(i, acc, x):
+    if x[i] > acc.val:
+        acc.val = x[i]
+        acc.loc = i
+
+
+@pk.workunit
+def smallest_as_largest(i, acc, x):
+    if -x[i] > acc.val:
+        acc.val = -x[i]
+        acc.loc = i
+
+
+x = np.zeros(4)
+pk.parallel_for(pk.TeamPolicy(4, 1), mark, x=x)
+print("team", x.tolist())
+print("where", pk.parallel_reduce(4, largest, reducer=pk.MaxLoc, x=np.array([3.0, 9.0, 1.0, 5.0])))
+"""
+
+
+def test_team_kernels_and_reducers_to_several_values_can_be_swapped(
+    tmp_path: Path, kernel_pty
+) -> None:
+    # NEW is checked as the dispatch translates OLD: a TeamPolicy's team member first,
+    # a reducer's accumulator fields (both were refused as translation errors).
+    program = write(tmp_path, "tr.py", TEAMS_AND_REDUCERS)
+    s = kernel_pty(program)
+    first = program.read_text().splitlines().index("x = np.zeros(4)") + 1
+    s.cmd(f"break {first}")
+    s.cmd("continue")  # the kernels are defined now
+    s.cmd("hotswap mark mark_minus")
+    s.cmd("hotswap largest smallest_as_largest")
+    out = s.cmd("continue")
+    assert "mark_minus runs instead of mark" in out and "team [-1.0, -1.0, -1.0, -1.0]" in out
+    assert "where ValLocScalar(val=-1.0, loc=2)" in out, out
+    assert "cannot run here" not in out

@@ -182,3 +182,55 @@ def test_parallel_launch_at_a_kernel_stop(session) -> None:
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "end 9.0 3.0 1240.0" in s.cmd("continue")
     s.quit()
+
+
+TEAM_AND_BOX = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def rows(team_member: pk.TeamMember, x):
+    x[team_member.league_rank()] += 1.0
+
+
+@pk.workunit
+def box(i, j, acc, A):
+    acc += A[i, j]
+
+
+@pk.workunit
+def box_max(i, j, acc: pk.Acc[pk.double], A):
+    if A[i, j] > acc:
+        acc = A[i, j]
+
+
+def run():
+    x = np.zeros(4)
+    A = np.arange(12.0).reshape(3, 4)
+    print("x", x.tolist())
+    print("end", pk.parallel_reduce(pk.MDRangePolicy([0, 0], [3, 4]), box, A=A))
+
+
+run()
+"""
+
+
+def test_team_and_box_clauses_are_launched_and_reported(tmp_path: Path, kernel_pty) -> None:
+    # TeamPolicy and MDRangePolicy clauses: run, and shown by their extent (the report
+    # failed on them, and at the host prompt the failure went into the program).
+    s = kernel_pty(write(tmp_path, "tb.py", TEAM_AND_BOX))
+    s.cmd("break 24")  # print("x", ...): x and A exist
+    s.cmd("continue")
+    table = s.cmd(
+        "parallel_launch rows pk.TeamPolicy(4, 1) mut:x ; reduce box "
+        "pk.MDRangePolicy([0, 0], [3, 4]) A=A"
+    )
+    assert row(table, "operation") == [
+        "for OpenMP league 4 x team 1",
+        "reduce OpenMP [0, 0]..[3, 4]",
+    ]
+    assert row(table, "status") == ["ok", "ok"]
+    assert row(table, "returned")[1] == "66.0"
+    assert s.cmd("p x.tolist()").strip() == "[1.0, 1.0, 1.0, 1.0]"
+    assert "x [1.0, 1.0, 1.0, 1.0]" in s.cmd("continue")

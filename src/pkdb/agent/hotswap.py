@@ -256,24 +256,36 @@ def _translation_problem(rule: HotswapRule, dispatch: Any) -> tuple[str | None, 
     """Why NEW cannot be translated for this dispatch's arguments (None if it can), and
     whether this is the first time that was found out. Cached per argument signature;
     the check is a translation (a few ms, once), never a compile."""
+    from pkernels.api.reducers import Sum
     from pkernels.api.spaces import ExecutionSpace
     from pkernels.errors import TranslationError
     from pkernels.runtime.marshal import argument_type, signature_key
-    from pkernels.translate.kernel import ROLES, translate_workunit
+    from pkernels.translate.kernel import ROLES, TEAM, translate_workunit
 
     if dispatch.space is ExecutionSpace.Debug or dispatch.operation not in ROLES:
         return None, False  # plain Python: nothing to translate
+    # As the dispatch translates OLD: its policy's rank (a TeamPolicy's is TEAM, 0) and
+    # its reducer; the keyword parameters follow the index ones and the accumulator.
+    policy = dispatch.policy
+    rank = TEAM if hasattr(policy, "league_size") else getattr(policy, "rank", 1)
+    reducer = dispatch.reducer if dispatch.reducer is not None else Sum
     code = rule.new.__code__
-    names = code.co_varnames[len(ROLES[dispatch.operation]) : code.co_argcount]
+    leading = len(ROLES[dispatch.operation]) + max(rank, 1) - 1
+    names = code.co_varnames[leading : code.co_argcount]
     try:
-        key = (dispatch.operation, tuple(signature_key(dispatch.kwargs[n]) for n in names))
+        key = (
+            dispatch.operation,
+            rank,
+            getattr(reducer, "name", ""),
+            tuple(signature_key(dispatch.kwargs[n]) for n in names),
+        )
     except Exception:  # noqa: BLE001 - bad arguments: the dispatch itself reports them
         return None, False
     if key in rule.checked:
         return rule.checked[key], False
     try:
         arg_types = {n: argument_type(n, dispatch.kwargs[n]) for n in names}
-        translate_workunit(rule.new, dispatch.operation, arg_types)
+        translate_workunit(rule.new, dispatch.operation, arg_types, rank, reducer)
         problem = None
     except TranslationError as exc:
         problem = f"{type(exc).__name__}: {exc}"

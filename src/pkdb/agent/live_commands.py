@@ -41,13 +41,22 @@ class LiveKernelCommands:
         """Swap a kernel for another; 'help hotswap' says how."""
         from . import hotswap
 
-        self._show(*hotswap.run_command(hotswap.rules_of(self), arg, self._live_scope()))
+        self._guarded(lambda: hotswap.run_command(hotswap.rules_of(self), arg, self._live_scope()))
 
     def do_parallel_launch(self, arg: str) -> None:
         """Run kernels concurrently; 'help parallel_launch' says how."""
         from . import parallel_launch
 
-        self._show(*parallel_launch.run_command(arg, self._live_scope()))
+        self._guarded(lambda: parallel_launch.run_command(arg, self._live_scope()))
+
+    def _guarded(self, command: Any) -> None:
+        """Run a pkdb command in the program: a failure of ours is reported, never raised
+        into the program (pdb would take it for the program's own)."""
+        try:
+            ok, text = command()
+        except Exception as exc:  # noqa: BLE001 - reported; the session goes on
+            ok, text = False, f"pkdb failed: {type(exc).__name__}: {exc}"
+        self._show(ok, text)
 
     def help_hotswap(self) -> None:
         from . import hotswap

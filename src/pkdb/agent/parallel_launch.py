@@ -506,7 +506,17 @@ def _operation_cell(clause: Clause) -> str:
     policy = clause.policy
     if policy is None:
         return clause.text.operation or "?"
-    return f"{clause.operation} {policy.space.name} {policy.begin}..{policy.end}"
+    return f"{clause.operation} {policy.space.name} {_extent(policy)}"
+
+
+def _extent(policy: Any) -> str:
+    """What a clause's policy covers: ``0..8``, ``[0, 0]..[4, 3]``, ``league 2 x team 4``."""
+    if hasattr(policy, "league_size"):
+        team = "AUTO" if policy.team_size is None else policy.team_size
+        return f"league {policy.league_size} x team {team}"
+    if hasattr(policy, "begins"):
+        return f"{list(policy.begins)}..{list(policy.ends)}"
+    return f"{policy.begin}..{policy.end}"
 
 
 def _time_cell(clause: Clause) -> str:

@@ -114,6 +114,8 @@ def _dispatch(
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
         )
+        if operation == "reduce":
+            dispatch.reducer = reducer
         hooks.notify("dispatch_started", dispatch)
         try:
             result = _run(

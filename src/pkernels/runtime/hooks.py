@@ -78,6 +78,7 @@ class Dispatch:
     extra: dict[str, Any] = field(default_factory=dict)
     fast_build: Any = None
     debug_indices: Any = None  # a NumPy array, see above
+    reducer: Any = None  # a reduce's reducer= (pk.Sum when none was given); None otherwise
     # Read by a HYBRID launch's release code at every block of indices (a C int).
     debug_request: ctypes.c_int = field(default_factory=ctypes.c_int, repr=False)
 
