@@ -259,6 +259,10 @@ def test_team_kernels_and_reducers_to_several_values_can_be_swapped(
     first = program.read_text().splitlines().index("x = np.zeros(4)") + 1
     s.cmd(f"break {first}")
     s.cmd("continue")  # the kernels are defined now
+    reduce_line = first + 3  # print("where", pk.parallel_reduce(..., largest, ...))
+    wrong = s.cmd(f"hotswap {reduce_line} mark mark_minus")
+    assert f"the parallel_* call on line {reduce_line} does not name mark" in wrong, wrong
+    s.cmd("hotswap clear")
     s.cmd("hotswap mark mark_minus")
     s.cmd("hotswap largest smallest_as_largest")
     out = s.cmd("continue")

@@ -349,18 +349,28 @@ def _add(table: HotswapTable, words: list[str], scope: LiveScope) -> str:
     old, new = _kernel(old_name, scope), _kernel(new_name, scope)
     rule = table.add(old, new, old_name, new_name, file, line)
     text = f"Hotswap {rule.number}: {rule.describe()}"
-    if file is not None and line not in _dispatch_lines(file):
-        text += f"\n(note: line {line} is not in a parallel_* call; the rule waits for one there)"
+    if file is not None:
+        calls = _dispatch_lines(file)
+        if line not in calls:
+            text += (
+                f"\n(note: line {line} is not in a parallel_* call; the rule waits for one there)"
+            )
+        elif calls[line] is not None and old_name.rsplit(".", 1)[-1] not in calls[line]:
+            text += (
+                f"\n(note: the parallel_* call on line {line} does not name {old_name}: the rule "
+                f"applies only when what it dispatches is {old_name})"
+            )
     return text
 
 
-_dispatch_lines_cache: dict[str, tuple[tuple[int, int], set[int]]] = {}
+_dispatch_lines_cache: dict[str, tuple[tuple[int, int], dict[int, set[str] | None]]] = {}
 
 
-def _dispatch_lines(file: str) -> set[int]:
-    """The lines of ``file`` covered by ``parallel_for/reduce/scan`` calls (every line
-    when the file cannot be parsed: no note is better than a wrong one). Cached per
-    file version: parsing costs more than the rest of the command."""
+def _dispatch_lines(file: str) -> dict[int, set[str] | None]:
+    """The lines of ``file`` covered by ``parallel_for/reduce/scan`` calls, each with the
+    names its call's arguments mention (None for every line when the file cannot be
+    parsed: no note is better than a wrong one). Cached per file version: parsing costs
+    more than the rest of the command."""
     try:
         stat = os.stat(file)
         version = (stat.st_mtime_ns, stat.st_size)
@@ -373,14 +383,21 @@ def _dispatch_lines(file: str) -> set[int]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return set(range(1, source.count("\n") + 2))
-    lines: set[int] = set()
+        return dict.fromkeys(range(1, source.count("\n") + 2))
+    lines: dict[int, set[str] | None] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name.startswith("parallel_"):
-                lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+                named = {
+                    n.id if isinstance(n, ast.Name) else n.attr
+                    for arg in node.args
+                    for n in ast.walk(arg)
+                    if isinstance(n, ast.Name | ast.Attribute)
+                }
+                for k in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                    lines[k] = (lines.get(k) or set()) | named
     _dispatch_lines_cache[file] = (version, lines)
     return lines
 
