@@ -446,7 +446,7 @@ class KernelSession:
         start, end = raw.find('"'), raw.rfind('"')
         text = raw[start + 1 : end] if 0 <= start < end else raw
         # The runtime names the OpenMP thread number; the stop names gdb's thread already.
-        return re.sub(r" \(thread \d+\)$", "", text)
+        return re.sub(r" \(OpenMP thread \d+\)$", "", text)
 
     def python_frames(self, thread: int, stack: list[FrameInfo] | None = None) -> list[FrameInfo]:
         """The kernel frames of ``thread`` that map to Python lines (innermost first);

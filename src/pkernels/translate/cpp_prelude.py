@@ -593,8 +593,9 @@ __attribute__((noinline)) static void fault(int kind, const char* file, int line
     if (__atomic_compare_exchange_n(&fault_set, &expected, 1, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         fault_kind = kind;
-        std::snprintf(fault_text, sizeof fault_text, "%s:%d: %s (thread %d)", file, line, what,
-                      thread_id());
+        // The OpenMP thread number (a debugger numbers the threads its own way).
+        std::snprintf(fault_text, sizeof fault_text, "%s:%d: %s (OpenMP thread %d)", file, line,
+                      what, thread_id());
         pk_fault_hook(fault_text);
     }
 }
