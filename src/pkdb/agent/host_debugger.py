@@ -246,7 +246,21 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             return
         super().print_stack_entry(frame_lineno, prompt_prefix)
 
+    def is_skipped_module(self, module_name: str | None) -> bool:
+        # bdb asks at every line event it traces: answered once per module name.
+        try:
+            return self._skipped[module_name]
+        except KeyError:
+            skipped = self._skipped[module_name] = super().is_skipped_module(module_name)
+            return skipped
+        except AttributeError:  # before __init__ set the cache up
+            self._skipped: dict[str | None, bool] = {}
+            return self.is_skipped_module(module_name)
+
     def stop_here(self, frame: types.FrameType) -> bool:
+        stopframe = self.stopframe
+        if stopframe and frame is not stopframe:
+            return False  # bdb's answer whatever the frame's module (continue, next)
         if not super().stop_here(frame):
             return False
         # Standard-library code that pkernels or pkdb call is theirs too: a step goes on
