@@ -61,7 +61,7 @@ from ..translate.ir import StructType
 from ..translate.kernel import check_reducer, lower_workunit
 from . import hooks
 from .hooks import BuildMode, Dispatch
-from .marshal import argument_type, struct_dtype
+from .marshal import INT_RANGES, argument_type, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -518,12 +518,6 @@ def _static_value(e: ir.Expr, kwargs: dict[str, Any]) -> int | None:
     return None
 
 
-_INT_RANGES = {
-    name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
-    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-}
-
-
 def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
     """The kernel arguments for ``kwargs``: a view as its data pointer, extents and strides
     (in elements), scalars as NumPy scalars of the parameter's type (passed by value)."""
@@ -549,7 +543,7 @@ def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
             out.append(np.bool_(bool(value)))
         else:
             number = int(value)
-            low, high = _INT_RANGES[p.type.name]
+            low, high = INT_RANGES[p.type.name]
             if not low <= number <= high:
                 raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")
             out.append(scalar(number))

@@ -126,7 +126,7 @@ class ArgumentPlan:
                 steps.append((p.name, _BOOL, None))
                 c_steps.append((p.name, _BOOL, 0, 0))
             else:
-                low, high = _INT_RANGES[p.type.name]
+                low, high = INT_RANGES[p.type.name]
                 steps.append((p.name, _INT, (low, high, p.type.name)))
                 beyond_c = beyond_c or high > _INT64_MAX
                 c_steps.append((p.name, _INT, low, min(high, _INT64_MAX)))
@@ -174,7 +174,8 @@ class ArgumentPlan:
 
 
 _INT64_MAX = 2**63 - 1
-_INT_RANGES = {
+# The values of each integer type, as Python ints (low, high).
+INT_RANGES = {
     name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 }

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError, DispatchError
-from ..translate.ir import ViewType
 from ..translate.source import KernelSource
-from .marshal import argument_type
+from ..translate.typing_rules import annotation_mismatch
+from .marshal import INT_RANGES, argument_type
 
 
 def check_python_arguments(workunit: Callable[..., Any], kwargs: dict[str, Any]) -> None:
@@ -29,19 +29,18 @@ def check_python_arguments(workunit: Callable[..., Any], kwargs: dict[str, Any])
     for name, value in kwargs.items():
         actual = argument_type(name, value)
         wanted = annotations.get(name)
-        if wanted is not None:
-            _check(workunit, name, wanted, actual)
+        problem = annotation_mismatch(name, wanted, actual) if wanted is not None else None
+        if problem is not None:
+            source = KernelSource.of(workunit)
+            arg = next((a for a in source.tree.args.args if a.arg == name), None)
+            source.error(arg, problem, kind=ArgumentTypeError)
         if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
             # The integer type the kernel holds it in: its annotation's, else its own.
             held = wanted if isinstance(wanted, DataType) else actual
-            if held.is_integer and int(value) not in _range(held):
-                raise DispatchError(f"{name}: {int(value)} does not fit in {held.name}")
-
-
-def _range(dtype: DataType) -> range:
-    if dtype.kind == "uint":
-        return range(0, 2**dtype.bits)
-    return range(-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1))
+            if held.is_integer:
+                low, high = INT_RANGES[held.name]
+                if not low <= int(value) <= high:
+                    raise DispatchError(f"{name}: {int(value)} does not fit in {held.name}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -61,29 +60,3 @@ def _annotations(workunit: Callable[..., Any]) -> dict[str, Any]:
             except TypeError:
                 pass
     return found
-
-
-def _check(workunit: Callable[..., Any], name: str, wanted: Any, actual: Any) -> None:
-    if isinstance(actual, ViewType):
-        if not isinstance(wanted, ViewAnnotation):
-            _refuse(workunit, name, f"{name!r} is annotated {wanted!r} but receives an array")
-        elif wanted.rank != actual.rank or not wanted.accepts(actual.dtype):
-            _refuse(
-                workunit,
-                name,
-                f"{name!r} is annotated {wanted.name} but the array passed is {actual}",
-            )
-    elif isinstance(wanted, ViewAnnotation):
-        _refuse(workunit, name, f"{name!r} is annotated as a view but receives a scalar")
-    elif isinstance(wanted, DataType) and actual.is_float and not wanted.is_float:
-        _refuse(
-            workunit,
-            name,
-            f"{name!r} is annotated {wanted.name} but receives a float ({actual.name})",
-        )
-
-
-def _refuse(workunit: Callable[..., Any], name: str, message: str) -> None:
-    source = KernelSource.of(workunit)
-    arg = next((a for a in source.tree.args.args if a.arg == name), None)
-    source.error(arg, message, kind=ArgumentTypeError)

@@ -255,7 +255,7 @@ class _Team:
         shape = tuple(max(0, operator.index(n)) for n in extents)  # as compiled: <0 is 0
         np_dtype = (float64 if dtype is None else to_datatype(dtype)).np_dtype
         nbytes = _align(np_dtype.itemsize * math.prod(shape))  # as shmem_size counts it
-        pool = self._policy.team_scratch[level] + self.size * self._policy.thread_scratch[level]
+        pool = self._policy.scratch_bytes(level, self.size)  # PerTeam + size x PerThread
         copies = self.size if per_thread else 1  # a thread piece for each member, side by side
         used = self._next[level]
         start = used[rank]  # a multiple of 8: every piece takes a multiple of 8 bytes

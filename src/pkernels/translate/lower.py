@@ -32,6 +32,7 @@ from .typing_rules import (
     MATH_FUNCTIONS,
     PY_INT_ROUNDING,
     RANDOM_FUNCTIONS,
+    annotation_mismatch,
     float_of,
     is_weak,
     promote,
@@ -453,30 +454,10 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 hint="Pass its fields (numbers, arrays) as keyword arguments and build the "
                 f"value in the kernel, e.g. `{arg.arg} = {ann.name}(...)`.",
             )
-        mismatch = ArgumentTypeError
-        if isinstance(actual, ViewType):
-            if not isinstance(ann, ViewAnnotation):
-                self.src.error(
-                    arg, f"{arg.arg!r} is annotated {ann!r} but receives an array", kind=mismatch
-                )
-            if ann.rank != actual.rank or not ann.accepts(actual.dtype):
-                self.src.error(
-                    arg,
-                    f"{arg.arg!r} is annotated {ann.name} but the array passed is {actual}",
-                    kind=mismatch,
-                )
-            return actual
-        if not isinstance(ann, DataType):
-            self.src.error(
-                arg, f"{arg.arg!r} is annotated as a view but receives a scalar", kind=mismatch
-            )
-        if actual.is_float and not ann.is_float:
-            self.src.error(
-                arg,
-                f"{arg.arg!r} is annotated {ann.name} but receives a float ({actual.name})",
-                kind=mismatch,
-            )
-        return ann
+        problem = annotation_mismatch(arg.arg, ann, actual)
+        if problem is not None:
+            self.src.error(arg, problem, kind=ArgumentTypeError)
+        return actual if isinstance(actual, ViewType) else ann
 
     def _register_params(self, params: list[ir.Param]) -> None:
         for p in params:

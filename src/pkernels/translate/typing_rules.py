@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..api import types as t
-from ..api.types import DataType
-from .ir import Const, Expr
+from ..api.types import DataType, ViewAnnotation
+from .ir import Const, Expr, ViewType
 
 _INT_RANK = {t.bool_: 0, t.int8: 1, t.uint8: 1, t.int16: 2, t.uint16: 2, t.int32: 3}
 _INT_RANK |= {t.uint32: 3, t.int64: 4, t.uint64: 4}
+
+
+def annotation_mismatch(name: str, ann: Any, actual: Any) -> str | None:
+    """Why a dispatch argument of kernel type ``actual`` (a ViewType or a DataType) does
+    not fit parameter ``name`` annotated ``ann`` (a ViewAnnotation or a DataType); None
+    when it does. The compiled spaces and the Debug space refuse the same arguments."""
+    if isinstance(actual, ViewType):
+        if not isinstance(ann, ViewAnnotation):
+            return f"{name!r} is annotated {ann!r} but receives an array"
+        if ann.rank != actual.rank or not ann.accepts(actual.dtype):
+            return f"{name!r} is annotated {ann.name} but the array passed is {actual}"
+        return None
+    if not isinstance(ann, DataType):
+        return f"{name!r} is annotated as a view but receives a scalar"
+    if actual.is_float and not ann.is_float:
+        return f"{name!r} is annotated {ann.name} but receives a float ({actual.name})"
+    return None
 
 
 def is_weak(expr: Expr) -> bool:
