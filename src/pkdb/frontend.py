@@ -24,6 +24,7 @@ from .modes import HostMode, KernelMode, Mode
 from .protocol import (
     ENTRY_QUIET,
     ENTRY_STOP,
+    EVALUATION_THREADS,
     Command,
     Finished,
     Message,
@@ -490,14 +491,13 @@ class Frontend(cmd.Cmd):
         if self.kernel.finishing:
             self._cancel_finish()
         hit = self._hit_breakpoint(stop.event)
-        if hit is not None and hit.get("silent"):
-            self.kernel_stop_text(stop.event)  # (forgets a temporary breakpoint)
-        else:
-            self.message(self.kernel_stop_text(stop.event))
+        silent = hit is not None and hit.get("silent")
+        text = self.kernel_stop_text(stop.event)  # (also forgets a temporary breakpoint)
+        if not silent:
+            self.message(text)
         if hit is not None:
             self._count_hit(hit)
         others = [t for t in stop.stopped if t != stop.thread]
-        silent = hit is not None and hit.get("silent")
         if (others or stop.held) and not silent:
             parts = []
             if others:
@@ -552,8 +552,7 @@ class Frontend(cmd.Cmd):
         ``event``'s thread, if one did."""
         if event.breakpoint is None:
             return None
-        gdb_numbers = self.kernel.gdb_numbers.items()
-        number = next((n for n, g in gdb_numbers if g == event.breakpoint), None)
+        number = self.kernel.pdb_number(event.breakpoint)
         return next((b for b in self.state.get("breakpoints", []) if b["number"] == number), None)
 
     def _count_hit(self, bp: dict[str, Any]) -> None:
@@ -660,9 +659,7 @@ class Frontend(cmd.Cmd):
                 f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
                 f"{current}{note}"
             )
-        number = next(
-            (n for n, g in self.kernel.gdb_numbers.items() if g == event.breakpoint), None
-        )
+        number = self.kernel.pdb_number(event.breakpoint)
         if number is None:  # a step
             return f"> {where} ({detail}){current}"
         if event.breakpoint is not None:
@@ -827,9 +824,7 @@ def _sleeping(pid: int, tid: int) -> bool:
 
 def _busy_note(abandoned: int) -> str:
     """What the program has left to run evaluations once ``abandoned`` of them run on."""
-    from .agent.kernel_observer import _EVALUATION_THREADS
-
-    left = _EVALUATION_THREADS - abandoned
+    left = EVALUATION_THREADS - abandoned
     if left > 0:
         return ""
     return "; the next evaluation waits for one of those to end"

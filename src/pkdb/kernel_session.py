@@ -315,6 +315,10 @@ class KernelSession:
         self._ignore_set.clear()
         return moved
 
+    def pdb_number(self, gdb_number: int | None) -> int | None:
+        """The pdb breakpoint that gdb breakpoint ``gdb_number`` stands for, if any."""
+        return next((n for n, g in self.gdb_numbers.items() if g == gdb_number), None)
+
     def ignore_counts(self) -> dict[int, int]:
         """What is left of each pdb breakpoint's ignore count in gdb, which uses it up
         as threads pass (pdb's own count does not move in a kernel)."""

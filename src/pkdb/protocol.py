@@ -227,3 +227,8 @@ class Finished(Message):
     reason: str
     argv: list[str] | None = None
     entry: str = ENTRY_STOP
+
+
+#: How many evaluations at a kernel stop (eval, parallel_launch) the agent can run at
+#: once: one the user stopped waiting for runs on while the next ones are answered.
+EVALUATION_THREADS = 3

@@ -112,6 +112,7 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         # `step` never stops inside pkernels or pkdb themselves: at a dispatch on the Debug
         # space it enters the kernel's body (and a view access is one step), elsewhere it
         # goes on to the program's next line.
+        self._skipped: dict[str | None, bool] = {}  # see is_skipped_module
         super().__init__(stdin=stdin, stdout=stdout, readrc=readrc, skip=list(_OWN_MODULES))
         self.prompt = HOST_PROMPT
         self.settings: dict[str, Any] = dict(settings or {})
@@ -248,14 +249,10 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
 
     def is_skipped_module(self, module_name: str | None) -> bool:
         # bdb asks at every line event it traces: answered once per module name.
-        try:
-            return self._skipped[module_name]
-        except KeyError:
+        skipped = self._skipped.get(module_name)
+        if skipped is None:
             skipped = self._skipped[module_name] = super().is_skipped_module(module_name)
-            return skipped
-        except AttributeError:  # before __init__ set the cache up
-            self._skipped: dict[str | None, bool] = {}
-            return self.is_skipped_module(module_name)
+        return skipped
 
     def stop_here(self, frame: types.FrameType) -> bool:
         stopframe = self.stopframe

@@ -26,6 +26,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import EVALUATION_THREADS
 from .clause_thread import in_clause
 from .link import AgentLink
 
@@ -39,7 +40,6 @@ _KERNEL_REQUEST = "kernel-request"
 
 _AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MAIN_THREAD_ID = threading.main_thread().ident  # compared with at every dispatch
-_EVALUATION_THREADS = 3  # evaluations at a kernel stop that can run at once
 
 
 def function_span(func: Callable[..., Any]) -> tuple[str, int, int]:
@@ -138,7 +138,7 @@ class KernelObserver:
         # running: a long evaluation (one the user stopped waiting for, say) must not
         # keep the reader thread, or the next evaluation, waiting.
         self._evaluations: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        for k in range(_EVALUATION_THREADS):
+        for k in range(EVALUATION_THREADS):
             threading.Thread(
                 target=self._evaluate_loop, name=f"pkdb-agent-eval-{k}", daemon=True
             ).start()

@@ -109,10 +109,11 @@ class UnpackLowering:
         if len(call.args) != 1:
             self.src.error(call, f"math.{name}() takes exactly one argument")
         self._check_count(target, 2)
-        argument = self._hold(node, call.args[0], stmts)
-        held = self._expr(argument)
-        if not held.type.is_float and not held.type.is_integer:
-            self.src.error(call.args[0], f"math.{name}() takes a number, not {held.type}")
+        value = self._expr(call.args[0])
+        if not value.type.is_float and not value.type.is_integer:
+            self.src.error(call.args[0], f"math.{name}() takes a number, not {value.type}")
+        argument = self._hold_value(node, value, stmts, call.args[0])
+        held = ir.Var(value.type, argument.id)
         ftype = float_of(held.type)
         fraction, second = TUPLE_MATH[name]
         parts = [
