@@ -103,6 +103,7 @@ class KernelSession:
         # `finish` took the breakpoints out of gdb for the rest of this launch.
         self.finishing = False
         self._told_slow_conditions: set[int] = set()  # see _slow_condition_notes
+        self._gdb_conditions: set[int] = set()  # pdb breakpoints gdb tests a condition of
         # Ignore counts: pdb's and the one given to gdb, per breakpoint of this launch;
         # pdb's then and what gdb left of it, per breakpoint of an earlier launch.
         self._ignore_set: dict[int, tuple[int, int]] = {}
@@ -168,21 +169,15 @@ class KernelSession:
             return []
         notes = []
         for bp in launch.breakpoints:
-            if bp["number"] not in self._told_slow_conditions and self._gdb_tests(bp):
-                self._told_slow_conditions.add(bp["number"])
+            number = bp["number"]
+            if number in self._gdb_conditions and number not in self._told_slow_conditions:
+                self._told_slow_conditions.add(number)
                 notes.append(
-                    f"note: breakpoint {bp['number']}'s condition is tested by gdb each time a "
+                    f"note: breakpoint {number}'s condition is tested by gdb each time a "
                     "thread reaches its line (slow inside a long loop); a condition on the "
                     "index and scalar arguments alone is evaluated before the launch"
                 )
         return notes
-
-    def _gdb_tests(self, bp: dict) -> bool:
-        """Whether gdb tests ``bp``'s condition (one pkdb could translate)."""
-        try:
-            return bool(bp.get("condition")) and self.c_condition(bp["condition"]) is not None
-        except ConditionError:
-            return False
 
     def run_to_next_index(self) -> None:
         """Let every thread run; the first to begin an index in the debug build stops."""
@@ -273,6 +268,9 @@ class KernelSession:
             )
             inserted = controller.insert_breakpoint(bp["file"], bp["line"], temporary=temporary)
         self.gdb_numbers[bp["number"]] = inserted.number
+        self._gdb_conditions.discard(bp["number"])
+        if inserted.condition:
+            self._gdb_conditions.add(bp["number"])
         for location, address in inserted.addresses:
             if any(start <= address < stop for start, stop in self._release_ranges):
                 controller.disable_location(location)
