@@ -91,8 +91,8 @@ def do_tbreak(console: KernelConsole, arg: str) -> None:
 
 def _numbers(console: KernelConsole, arg: str) -> list[int] | None:
     """Breakpoint numbers, or those of the breakpoints at a ``[FILE:]LINE``."""
-    location = re.fullmatch(r"(?:(?P<file>\S+):)?(?P<line>\d+)", arg.strip())
-    if location is not None and (location["file"] or not arg.strip().isdigit()):
+    location = _LOCATION.match(arg.strip())
+    if location is not None and location["file"] and location["cond"] is None:
         return _at(console, location["file"], int(location["line"]))
     try:
         numbers = [int(word) for word in arg.split()]
