@@ -6,8 +6,10 @@ math functions. The oracle is the kernel body run as plain Python on Python numb
 from __future__ import annotations
 
 import math
+from math import inf, pi
 
 import numpy as np
+from numpy import e as numpy_e
 from pkt_support import run_python
 
 import pkernels as pk
@@ -326,6 +328,22 @@ def test_math_log_with_a_base_and_angle_conversions_as_python(space):
     pk.parallel_for(pk.RangePolicy(space, 0, len(x)), math_formulas, x=x, n=n, out=out)
     np.testing.assert_array_equal(out, expected)
     assert out[3, 0] == 10.0 and out[6, 2] == 180.0
+
+
+@pk.workunit
+def imported_constants(i, x, out):
+    out[i, 0] = pi * x[i] + numpy_e
+    out[i, 1] = 1.0 if x[i] < inf else -inf
+
+
+def test_math_constants_imported_by_name(space):
+    # `from math import pi` binds math's own float: the kernel reads it as math.pi.
+    x = np.array([0.5, 2.0, np.inf])
+    out = np.zeros((3, 2))
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), imported_constants, x=x, out=out)
+    expected = run_python(imported_constants, 3, x=x, out=np.zeros((3, 2)))["out"]
+    np.testing.assert_array_equal(out, expected)
+    assert out[1, 0] == math.pi * 2.0 + math.e and out[2, 1] == -math.inf
 
 
 def test_pk_math_functions(space):

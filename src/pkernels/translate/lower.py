@@ -10,6 +10,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..api import types as t
 from ..api.classtypes import is_classtype
 from ..api.decorators import function as mark_helper
@@ -1017,6 +1019,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             assert isinstance(ptype, DataType | StructType)
             return ir.Var(ptype, name)
         value = self.src.globals.get(name, getattr(__builtins__, name, None))
+        constant = _imported_math_constant(value) if name in self.src.globals else None
+        if constant is not None:
+            return ir.Const(t.float64, MATH_CONSTANTS[constant])
         if name in self.src.globals and isinstance(value, bool | int | float):
             self.src.error(
                 node,
@@ -1617,6 +1622,20 @@ def _is_name(node: ast.expr, name: str) -> bool:
 
 def _is_module(obj: object, name: str) -> bool:
     return getattr(obj, "__name__", None) == name and type(obj).__name__ == "module"
+
+
+def _imported_math_constant(value: object) -> str | None:
+    """Which of math's constants ``value`` is, when a global is one imported by name
+    (``from math import pi``, ``from numpy import inf``), else None.
+
+    Identity, not equality: ``pi = 3.141592653589793`` typed in is a global variable like
+    any other, which the kernel is told to take as an argument."""
+    if not isinstance(value, float):
+        return None
+    for name in MATH_CONSTANTS:
+        if any(value is getattr(module, name, None) for module in (math, np)):
+            return name
+    return None
 
 
 def _is_pkernels(obj: object) -> bool:
