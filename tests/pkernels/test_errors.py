@@ -279,6 +279,16 @@ def sin(i, out):
     out[i] = sin(out[i])
 
 
+@pk.workunit
+def literal_past_narrow_type(i, u, out):
+    out[i] = u[i] + 300
+
+
+@pk.workunit
+def bits_of_uint64_and_int64(i, w, out):
+    out[i] = w[i] & i
+
+
 def make_indented():
     @pk.workunit
     def indented(i, out):
@@ -347,6 +357,9 @@ CASES = [
     # Python's integers do not overflow; a kernel's int64 would wrap without a word.
     ("huge_literal", "", "2**70", "2**70", r"2 \*\* 70 is 1180591620717411303424, which"),
     ("literal_zero_division", "", "7 % 0", "7 % 0", r"7 % 0 divides by zero"),
+    # NumPy raises OverflowError (the literal takes uint8); C++ would wrap 300 to 44.
+    ("literal_past_narrow_type", "u", "u[i] + 300", "u[i] + 300", r"300 does not fit in uint8"),
+    ("bits_of_uint64_and_int64", "w", "w[i] & i", "w[i] & i", r"no integer type holds"),
     # Python's pk.atomic_add returns None; C++ would give a number.
     ("atomic_value", "", "old = pk.atomic_add", "pk.atomic_add", r"atomic_add returns nothing"),
     # PyKokkos' gh-192: a workunit named as the math function it calls (Python: itself).
@@ -359,6 +372,8 @@ ARGS = {
     "": lambda: {},
     "x": lambda: {"x": np.zeros(4)},
     "m": lambda: {"m": np.zeros((4, 4))},
+    "u": lambda: {"u": np.zeros(4, np.uint8)},
+    "w": lambda: {"w": np.zeros(4, np.uint64)},
 }
 
 

@@ -9,6 +9,7 @@ import math
 from math import inf, pi
 
 import numpy as np
+import pytest
 from numpy import e as numpy_e
 from pkt_support import run_python
 
@@ -344,6 +345,114 @@ def test_math_constants_imported_by_name(space):
     expected = run_python(imported_constants, 3, x=x, out=np.zeros((3, 2)))["out"]
     np.testing.assert_array_equal(out, expected)
     assert out[1, 0] == math.pi * 2.0 + math.e and out[2, 1] == -math.inf
+
+
+@pk.workunit
+def division_edges(i, a, b, f, g, out, fout):
+    out[i, 0] = a[i] // b[i]
+    out[i, 1] = a[i] % b[i]
+    fout[i, 0] = f[i] // g[i]
+    fout[i, 1] = f[i] % g[i]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8])
+def test_division_edges_give_numpys_answers_in_release_builds(native_space, dtype):
+    # Python raises where NumPy warns; a release build goes on with NumPy's values (a
+    # debug build stops), and MIN // -1 (a trap in C++: SIGFPE) wraps to MIN.
+    low = np.iinfo(dtype).min
+    a = np.array([low, low, 7, -7, 5, low + 1], dtype)
+    b = np.array([-1, -1, 0, 0, -1, -1], dtype)
+    f = np.array([7.5, -7.5, 0.0, 1.0, -2.0, 3.0])
+    g = np.array([0.0, 0.0, 0.0, np.inf, -0.0, np.nan])
+    out, fout = np.zeros((6, 2), dtype), np.zeros((6, 2))
+    policy = pk.RangePolicy(native_space, 0, 6)
+    pk.parallel_for(policy, division_edges, a=a, b=b, f=f, g=g, out=out, fout=fout)
+    with np.errstate(all="ignore"):
+        expected = np.stack([a // b, a % b], axis=1)
+        fexpected = np.stack([f // g, f % g], axis=1)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(fout, fexpected)
+    assert out[0, 0] == low and out[2, 0] == 0 and fout[0, 0] == np.inf
+
+
+@pk.workunit
+def exact_comparisons(i, u8, i8, u32, u64, i64, out):
+    out[i, 0] = u8[i] < 256
+    out[i, 1] = i8[i] == 300
+    out[i, 2] = u32[i] == -1
+    out[i, 3] = u64[i] > i64[i]
+    out[i, 4] = i64[i] < u64[i]
+    out[i, 5] = u8[i] > -129
+    out[i, 6] = u64[i] >= i
+    out[i, 7] = i8[i] < u8[i]
+
+
+def test_comparisons_are_of_values_as_in_python(space):
+    # C++ would convert 256 to uint8 (0) and -1 to 2**32 - 1, and compare int64 with
+    # uint64 as uint64: Python and NumPy 2 compare the values.
+    u8 = np.array([255, 0], np.uint8)
+    i8 = np.array([44, -128], np.int8)
+    u32 = np.array([2**32 - 1, 1], np.uint32)
+    u64 = np.array([2**64 - 1, 0], np.uint64)
+    i64 = np.array([-1, 0], np.int64)
+    out = np.zeros((2, 8), np.bool_)
+    arrays = dict(u8=u8, i8=i8, u32=u32, u64=u64, i64=i64)
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), exact_comparisons, **arrays, out=out)
+    expected = np.array(  # the kernel's expressions on NumPy's scalars
+        [
+            [u8[i] < 256, i8[i] == 300, u32[i] == -1, u64[i] > i64[i], i64[i] < u64[i],
+             u8[i] > -129, u64[i] >= i, i8[i] < u8[i]]
+            for i in range(2)
+        ]
+    )  # fmt: skip
+    np.testing.assert_array_equal(out, expected)
+    assert out[0].tolist() == [True, False, False, True, True, True, True, True]
+
+
+@pk.workunit
+def mixed_signedness(i, u64, i64, u32, i32, out):
+    out[i, 0] = u64[i] + i64[i]
+    out[i, 1] = u32[i] + i32[i]
+    out[i, 2] = u64[i] // i64[i]
+    out[i, 3] = u64[i] - 1
+
+
+def test_uint64_with_a_signed_integer_computes_in_float64_as_numpy(native_space):
+    # (The Debug space reads int64 elements as Python ints, which NumPy then converts to
+    # uint64: -2 raises there. The README says so.)
+    u64 = np.array([2**63 + 10, 7], np.uint64)
+    i64 = np.array([3, -2], np.int64)
+    u32 = np.array([2**32 - 1, 0], np.uint32)
+    i32 = np.array([-(2**31), 5], np.int32)
+    out = np.zeros((2, 4))
+    args = dict(u64=u64, i64=i64, u32=u32, i32=i32)
+    pk.parallel_for(pk.RangePolicy(native_space, 0, 2), mixed_signedness, **args, out=out)
+    assert (u64 + i64).dtype == np.float64 and (u32 + i32).dtype == np.int64
+    expected = np.stack([u64 + i64, u32 + i32, u64 // i64, u64 - 1], axis=1)
+    np.testing.assert_array_equal(out, expected)
+    assert out[0, 0] > 9e18  # not wrapped to a negative int64
+
+
+@pk.workunit
+def math_of_narrow_types(i, f32, i8, out):
+    out[i, 0] = math.sin(f32[i])
+    out[i, 1] = math.sqrt(f32[i]) * 3
+    out[i, 2] = math.ceil(i8[i]) + 1
+    out[i, 3] = pk.sin(f32[i])
+
+
+def test_math_functions_compute_in_double_as_python(space):
+    # math.sin(np.float32(0.1)) widens to double; pk.sin keeps float32 (Kokkos).
+    f32 = np.array([0.1, 2.0], np.float32)
+    i8 = np.array([127, -128], np.int8)
+    out = np.zeros((2, 4))
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), math_of_narrow_types, f32=f32, i8=i8, out=out)
+    for i in range(2):
+        x = float(f32[i])
+        assert out[i, 0] == math.sin(x) and out[i, 1] == math.sqrt(x) * 3
+        if space is not pk.Debug:  # (Debug's pk.sin is Python's: double)
+            assert out[i, 3] == np.sin(f32[i])
+    assert out[:, 2].tolist() == [128.0, -127.0]
 
 
 def test_pk_math_functions(space):

@@ -329,10 +329,13 @@ _SHARED_PRINTER_METHODS = r"""
 
 
 _SHARED_ARITHMETIC = r"""
-// ---- Python's integer // and % (floor division), on the runtime's check_divisor
+// ---- Python's integer // and % (floor division), on the runtime's check_divisor.
+// Where Python raises and NumPy warns, release builds give NumPy's answers: x // 0 and
+// x % 0 are 0, MIN // -1 wraps to MIN and MIN % -1 is 0 (C++'s MIN / -1 traps: SIGFPE).
 template <typename T>
 PK_FN T floordiv(T a, T b, const char* file, int line) {
-    b = check_divisor(b, file, line);
+    if (!check_divisor(b, file, line)) return T(0);
+    if (T(-1) < T(0) && b == T(-1)) return T(0ULL - (unsigned long long)(long long)a);
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -340,10 +343,28 @@ PK_FN T floordiv(T a, T b, const char* file, int line) {
 
 template <typename T>
 PK_FN T mod(T a, T b, const char* file, int line) {
-    b = check_divisor(b, file, line);
+    if (!check_divisor(b, file, line)) return T(0);
+    if (T(-1) < T(0) && b == T(-1)) return T(0);
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
+}
+
+// ---- Python compares integers by value: a signed and an unsigned 64-bit integer, whose
+// C++ comparison converts the signed one (-1 > 0u), compared exactly: -1, 0 or 1
+template <typename A, typename B>
+PK_FN int int_cmp(A a, B b) {
+    if (A(-1) < A(0) && !(B(-1) < B(0))) {
+        if (a < 0) return -1;
+        unsigned long long x = (unsigned long long)a;
+        return x < b ? -1 : (x > b ? 1 : 0);
+    }
+    if (!(A(-1) < A(0)) && B(-1) < B(0)) {
+        if (b < 0) return 1;
+        unsigned long long y = (unsigned long long)b;
+        return a < y ? -1 : (a > y ? 1 : 0);
+    }
+    return a < b ? -1 : (a > b ? 1 : 0);
 }
 
 // ---- Python arithmetic on floats (CPython's float_divmod; NumPy's for float32).
@@ -361,6 +382,7 @@ PK_FN T fmod_py(T a, T b) {
 
 template <typename T>
 PK_FN T floordiv_py(T a, T b) {
+    if (b == 0) return a / b;  // NumPy's +-inf or nan (Python raises)
     T r = PK_MATH::fmod(a, b);
     T div = (a - r) / b;
     if (r != 0 && ((r < 0) != (b < 0))) div -= T(1);
@@ -699,15 +721,16 @@ PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* f
 """
     + shared_search("PK_ACCESS")
     + r"""
-// ---- Python arithmetic on integers: a zero divisor is an error in debug builds
+// ---- Python arithmetic on integers: a zero divisor is an error in debug builds (release
+// builds go on with NumPy's 0); false for a zero divisor
 template <typename T>
-static inline T check_divisor(T b, const char* file, int line) {
+static inline bool check_divisor(T b, const char* file, int line) {
 #if PK_DEBUG
     if (b == 0) fault(2, file, line, "integer division or modulo by zero");
 #else
     (void)file; (void)line;
 #endif
-    return b == 0 ? T(1) : b;
+    return b != 0;
 }
 
 // ---- an integer ** a negative integer is a float in Python, and the kernel's result an

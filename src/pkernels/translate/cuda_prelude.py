@@ -6,7 +6,7 @@ nvcc, whose host headers declare them too), math goes through the overloads of
 ``pk_math`` (``sqrt(float)`` calls ``sqrtf``), and nothing uses ``std::``. The Python
 arithmetic helpers are ports of :data:`pkernels.translate.cpp_prelude.PRELUDE`'s, so a
 kernel computes the same values on the GPU as on the CPU (release builds: an integer
-division by zero divides by one instead of faulting, as there).
+division by zero gives NumPy's 0 instead of faulting, as there).
 
 Three parts, added as a module needs them: :data:`CUDA_PRELUDE` (always),
 :data:`CUDA_PRINT_PRELUDE` (kernels that ``print``), :data:`CUDA_TEAM_PRELUDE`
@@ -138,9 +138,9 @@ __device__ __forceinline__ float inf_value<float>() { return __int_as_float(0x7f
 
 // ---- Python arithmetic on integers (release builds: a zero divisor divides by one)
 template <typename T>
-__device__ __forceinline__ T check_divisor(T b, const char* file, int line) {
+__device__ __forceinline__ bool check_divisor(T b, const char* file, int line) {
     (void)file; (void)line;
-    return b == 0 ? T(1) : b;
+    return b != 0;
 }
 
 // An integer exponent (release builds: a negative one is passed on, ipow gives 1)

@@ -30,7 +30,6 @@ from .cpp_prelude import PRELUDE, TEAM_PRELUDE
 from .ir import ViewType
 from .lower_unpack import TUPLE_MATH
 from .printf import PrintSpec, printf_format
-from .typing_rules import float_of
 
 _TUPLE_MATH_PARTS = {part for parts in TUPLE_MATH.values() for part in parts}
 
@@ -545,9 +544,10 @@ class CppEmitter:
         if to.is_float:
             v = float(value)
             if v != v:
-                return '__builtin_nan("")'
+                return '__builtin_nanf("")' if to == t.float32 else '__builtin_nan("")'
             if v in (float("inf"), float("-inf")):
-                return "__builtin_inf()" if v > 0 else "(-__builtin_inf())"
+                inf = "__builtin_inff()" if to == t.float32 else "__builtin_inf()"
+                return inf if v > 0 else f"(-{inf})"
             text = repr(v)
             return f"{text}f" if to == t.float32 else text
         v = int(value)
@@ -593,6 +593,9 @@ class CppEmitter:
                 return _wrap_small(f"({op}{self.cast(operand, rtype)})", rtype)
             case ir.Compare(op=op, left=left, right=right):
                 common = _compare_type(left, right)
+                if common is None:  # a signed and an unsigned 64-bit value
+                    a, b = (self.cast(x, _exact_int_type(x)) for x in (left, right))
+                    return f"(pk_rt::int_cmp({a}, {b}) {op} 0)"
                 return f"({self.cast(left, common)} {op} {self.cast(right, common)})"
             case ir.BoolOp(op=op, values=values, type=t.bool_):
                 return "(" + f" {op} ".join(self.truth(v) for v in values) + ")"
@@ -674,9 +677,8 @@ class CppEmitter:
             exponent = f"(int)pk_rt::min({self.cast(i, t.int64)}, (int64_t)100000)"
             exponent = f"pk_rt::max({exponent}, -100000)"
             return f"{self.MATH}ldexp({self.cast(x, e.type)}, {exponent})"
-        if name in _TUPLE_MATH_PARTS:  # one part of math.modf / math.frexp
-            arg = e.args[0]
-            return f"pk_rt::{name}({self.cast(arg, float_of(arg.type))})"
+        if name in _TUPLE_MATH_PARTS:  # one part of math.modf / math.frexp: in double
+            return f"pk_rt::{name}({self.cast(e.args[0], t.float64)})"
         if e.type == t.bool_:  # isnan, isinf, isfinite
             return f"{self.MATH}{name}({self.cast(e.args[0], t.float64)})"
         args = ", ".join(self.cast(a, e.type) for a in e.args)
@@ -777,12 +779,35 @@ def _wrap_small(text: str, rtype: DataType) -> str:
     return text
 
 
-def _compare_type(left: ir.Expr, right: ir.Expr) -> DataType:
-    from .typing_rules import promote
+def _compare_type(left: ir.Expr, right: ir.Expr) -> DataType | None:
+    """The type two operands are compared in: one that holds every value of both, as
+    Python compares numbers by value (``u8[i] < 256`` is true, ``u32[i] == -1`` false);
+    None for a signed and an unsigned 64-bit operand, which no C++ type holds both of."""
+    from .typing_rules import int_value_range, is_weak, promote
 
-    if left.type == right.type:
+    if left.type == right.type and not (is_weak(left) or is_weak(right)):
         return left.type
-    return promote(left, right)
+    ranges = [int_value_range(x) for x in (left, right)]
+    if None in ranges:  # a float: compared as arithmetic promotes it
+        return promote(left, right)
+    low = min(r[0] for r in ranges)  # type: ignore[index]
+    high = max(r[1] for r in ranges)  # type: ignore[index]
+    common = promote(left, right)
+    fits = int_value_range(ir.Var(common, "")) if common.is_integer else None
+    if fits is not None and fits[0] <= low and high <= fits[1]:
+        return common
+    if high < 2**63:
+        return t.int64
+    return t.uint64 if low >= 0 else None
+
+
+def _exact_int_type(e: ir.Expr) -> DataType:
+    """int64 or uint64, whichever holds every value of integer operand ``e``."""
+    from .typing_rules import int_value_range
+
+    value_range = int_value_range(e)
+    assert value_range is not None
+    return t.uint64 if value_range[1] >= 2**63 else t.int64
 
 
 def _print_ctype(dtype: DataType) -> str:

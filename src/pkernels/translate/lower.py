@@ -36,6 +36,7 @@ from .typing_rules import (
     RANDOM_FUNCTIONS,
     annotation_mismatch,
     float_of,
+    int_value_range,
     is_weak,
     promote,
     promote_types,
@@ -760,6 +761,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             if isinstance(step, ir.Const) and step.value == 0:
                 self.src.error(it.args[2], "range() step must not be zero")
         loop_type = promote(start, stop)
+        if loop_type.is_float and not (start.type.is_float or stop.type.is_float):
+            loop_type = t.int64  # uint64 with a signed bound (NumPy: float64); Python: an int
         var = self._bind(node.target, ir.Var(loop_type, "_"), None)
         self.counter += 1
         self.loop_depth += 1
@@ -1043,6 +1046,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             if isinstance(operand.type, StructType):
                 self._struct_misuse(node, operand)
         self._check_literal_arithmetic(node, op, left, right)
+        self._check_literal_fits(node, left, right)
         if op == "/":
             rtype = (
                 float_of(*(x.type for x in (left, right) if not is_weak(x)))
@@ -1058,6 +1062,13 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             if left.type.is_float or right.type.is_float:
                 self.src.error(node, f"`{op}` needs integers")
             rtype = promote(left, right)
+            if rtype.is_float:
+                self.src.error(
+                    node,
+                    f"`{op}` of {left.type.name} and {right.type.name}: no integer type holds "
+                    "the values of both",
+                    hint="Convert one operand first: int(...) for int64.",
+                )
             if left.type == right.type == t.bool_ and op in ("&", "|", "^"):
                 rtype = t.bool_
             return ir.BinOp(rtype, op, left, right)
@@ -1066,6 +1077,27 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         if op == "**" and rtype.is_integer and exponent is not None and exponent < 0:
             rtype = t.float64  # Python: 2 ** -1 == 0.5
         return ir.BinOp(rtype, op, left, right)
+
+    def _check_literal_fits(self, node: ast.AST, left: Expr, right: Expr) -> None:
+        """An int literal next to a narrower integer (``u8[i] + 300``) takes that type, as
+        in NumPy, which raises OverflowError when the literal does not fit; C++ would wrap
+        it into another number without a word."""
+        for literal, typed in ((left, right), (right, left)):
+            if not (is_weak(literal) and not is_weak(typed)):
+                continue
+            if literal.type.is_float or not typed.type.is_integer:
+                continue
+            value = int(literal.value)  # type: ignore[attr-defined]
+            low, high = int_value_range(typed) or (value, value)
+            if not low <= value <= high:
+                shown = ast.unparse(node) if isinstance(node, ast.expr) else str(value)
+                self.src.error(
+                    node,
+                    f"{value} does not fit in {typed.type.name}, the type of the other operand "
+                    f"of {shown}",
+                    hint=f"NumPy raises OverflowError here (C++ would wrap the literal). To "
+                    f"compute in int64, convert the {typed.type.name} value first: int(...).",
+                )
 
     def _check_literal_arithmetic(self, node: ast.AST, op: str, left: Expr, right: Expr) -> None:
         """Integer arithmetic of literals (``2**70``, ``10**20 // 3``) whose Python value
@@ -1369,9 +1401,12 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         if name in PY_INT_ROUNDING and not pk:
             if len(args) != 1:
                 self.src.error(node, f"math.{name}() takes exactly one argument")
-            # math.floor/ceil/trunc return Python ints
-            inner = ir.Call(float_of(args[0].type), name, args)
-            return ir.Cast(t.int64, inner) if not args[0].type.is_integer else args[0]
+            # math.floor/ceil/trunc return Python ints (int64 here, whatever the argument)
+            if args[0].type == t.int64:
+                return args[0]
+            if args[0].type.is_integer or args[0].type == t.bool_:
+                return ir.Cast(t.int64, args[0])
+            return ir.Cast(t.int64, ir.Call(float_of(args[0].type), name, args))
         if name in ("floor", "ceil") and pk:
             return ir.Call(float_of(args[0].type), name, args)
         if name in ("abs", "min", "max") and pk:
@@ -1392,11 +1427,14 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         if kind == "bool":
             return ir.Call(t.bool_, name, args)
         cname = "tgamma" if name == "gamma" else name
+        # math.* compute in double as Python does (a float32 argument is widened);
+        # pk.* keep single precision for float32 arguments, as Kokkos' overloads do.
+        rtype = float_of(*(a.type for a in args)) if pk else t.float64
         if name == "ldexp":
             if not args[1].type.is_integer:
                 self.src.error(node.args[1], "ldexp() takes an integer exponent")
-            return ir.Call(float_of(args[0].type), cname, args)
-        return ir.Call(float_of(*(a.type for a in args)), cname, args)
+            rtype = float_of(args[0].type) if pk else t.float64
+        return ir.Call(rtype, cname, args)
 
     def _math_formula(self, node: ast.Call, name: str) -> Expr:
         """``math.log(x, base)``, ``math.degrees(x)``, ``math.radians(x)``: the formulas
@@ -1404,7 +1442,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         args = [self._expr(a) for a in node.args]
         if name == "log":
             x, base = args
-            rtype = float_of(x.type, base.type)
+            rtype = t.float64  # math's, so double as in Python
             return ir.BinOp(rtype, "/", ir.Call(rtype, "log", [x]), ir.Call(rtype, "log", [base]))
         if len(args) != 1:
             self.src.error(node, f"math.{name}() takes exactly one argument")

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from ..api import types as t
 from ..api.types import DataType
 from . import ir
-from .typing_rules import float_of
 
 if TYPE_CHECKING:
     from .source import KernelSource
@@ -114,7 +113,7 @@ class UnpackLowering:
             self.src.error(call.args[0], f"math.{name}() takes a number, not {value.type}")
         argument = self._hold_value(node, value, stmts, call.args[0])
         held = ir.Var(value.type, argument.id)
-        ftype = float_of(held.type)
+        ftype = t.float64  # math's functions compute in double, as in Python
         fraction, second = TUPLE_MATH[name]
         parts = [
             ir.Call(ftype, fraction, [held]),

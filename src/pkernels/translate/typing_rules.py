@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..api import types as t
 from ..api.types import DataType, ViewAnnotation
 from .ir import Const, Expr, ViewType
@@ -32,6 +34,20 @@ def annotation_mismatch(name: str, ann: Any, actual: Any) -> str | None:
 def is_weak(expr: Expr) -> bool:
     """A Python literal, which takes the type of the other operand (NumPy 2 rules)."""
     return isinstance(expr, Const) and expr.weak
+
+
+def int_value_range(expr: Expr) -> tuple[int, int] | None:
+    """The values an integer (or bool) operand can hold: a literal its own value, a typed
+    value its type's range; None for a float."""
+    if expr.type.is_float:
+        return None
+    if is_weak(expr):
+        value = int(expr.value)  # type: ignore[attr-defined]
+        return value, value
+    if expr.type == t.bool_:
+        return 0, 1
+    info = np.iinfo(expr.type.np_dtype)
+    return int(info.min), int(info.max)
 
 
 def promote(a: Expr, b: Expr) -> DataType:
@@ -66,11 +82,12 @@ def promote_types(ta: DataType, tb: DataType) -> DataType:
     if ta.kind == tb.kind or t.bool_ in (ta, tb):
         non_bool = [x for x in (ta, tb) if x != t.bool_]
         return max(non_bool, key=lambda x: _INT_RANK[x])
-    # signed with unsigned: a signed type wide enough, as NumPy does (int64 at most)
+    # signed with unsigned: a signed type wide enough, as NumPy does; none holds uint64
+    # and a signed type's values, and NumPy computes those in float64
     signed, unsigned = (ta, tb) if ta.kind == "int" else (tb, ta)
     if signed.bits > unsigned.bits:
         return signed
-    return {8: t.int16, 16: t.int32}.get(unsigned.bits, t.int64)
+    return {8: t.int16, 16: t.int32, 32: t.int64}.get(unsigned.bits, t.float64)
 
 
 def float_of(*types: DataType) -> DataType:
