@@ -439,3 +439,32 @@ def k(i, out):
     out = np.zeros(2)
     pk.parallel_for(pk.RangePolicy(space, 0, 2), module.k, out=out)
     np.testing.assert_array_equal(out, [11.0, 11.0])
+
+
+class _Params(pk.View):
+    """As PyKokkos programs subclass View (ExaMiniMD's t_fparams, binsort's MyView)."""
+
+    def __init__(self, rows: int = 0, cols: int = 0, data_type=pk.double):
+        super().__init__([rows, cols], data_type)
+        self.note = "mine"
+
+
+def test_a_view_subclass_with_its_own_init_is_a_view():
+    p = _Params(3, 4, data_type=pk.int32)
+    assert isinstance(p, pk.View) and type(p) is _Params and p.note == "mine"
+    assert p.shape == (3, 4) and p.dtype == np.int32 and not p.any()
+    assert p.flags["C_CONTIGUOUS"] and p.flags["OWNDATA"] and p.extent(1) == 4
+    p[1, 2] = 7
+    assert p.sum() == 7 and type(p[1:]) is _Params
+    assert _Params().shape == (0, 0) and _Params().dtype == np.float64
+    src, dst = _Params(3, 2), np.zeros((3, 2))
+    src[:, 1] = [1.0, 2.0, 3.0]
+    pk.parallel_for(3, copy2_tuple_index, src=src, dst=dst)  # kernels take it as an array
+    assert dst[:, 1].tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(TypeError, match="row-major"):
+        _ColumnMajor(2)
+
+
+class _ColumnMajor(pk.View):
+    def __init__(self, n: int):
+        super().__init__([n, n], pk.double, layout=pk.LayoutLeft)

@@ -80,30 +80,47 @@ class View(np.ndarray):
     ``layout=pk.LayoutLeft`` allocates column-major (Fortran) order.
     """
 
-    def __new__(
-        cls,
-        shape: int | Sequence[int],
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.__init__ is not View.__init__:
+            # A subclass with its own __init__ (PyKokkos programs write `class
+            # Params(pk.View)` whose __init__ calls `super().__init__([n], pk.double)`):
+            # its arguments are its own, so the array is made in View.__init__.
+            placeholder = np.ndarray.__new__(cls, (0,), np.uint8)
+            placeholder._pk_unbuilt = True
+            return placeholder
+        return _allocate(cls, *args, **kwargs)
+
+    def __init__(
+        self,
+        shape: int | Sequence[int] = (),
         dtype: DataType | type | np.dtype = float64,
         space: MemorySpace = MemorySpace.MemorySpaceDefault,
         layout: Layout = Layout.LayoutDefault,
         trait: Trait = Trait.TraitDefault,
         array: Any = None,
-    ) -> Any:
-        shape_tuple = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
-        np_dtype = view_dtype(dtype).np_dtype
-        order = "F" if _checked(layout, Layout, "layout") is Layout.LayoutLeft else "C"
-        if _checked(trait, Trait, "trait") is Trait.Unmanaged:
-            if array is None:
-                raise TypeError("an Unmanaged View wraps an existing array: pass array=...")
-            return _wrap(array, shape_tuple, np_dtype)
-        if on_device(_checked(space, MemorySpace, "space")):
-            from ..runtime.cuda_launch import cupy_module
-
-            return cupy_module().zeros(shape_tuple, dtype=np_dtype, order=order)
-        view = np.zeros(shape_tuple, dtype=np_dtype, order=order).view(cls)
-        if layout is not Layout.LayoutDefault:
-            view._layout = layout  # rank 1 is both: it says what was asked
-        return view
+    ) -> None:
+        if not getattr(self, "_pk_unbuilt", False):
+            return  # __new__ made the array from these arguments
+        del self._pk_unbuilt
+        built = View(shape, dtype, space, layout, trait, array)
+        if not isinstance(built, View) or trait is Trait.Unmanaged:
+            raise TypeError(
+                f"{type(self).__name__}, a subclass of pk.View, holds a host array of its own: "
+                "the memory space and Unmanaged trait are for pk.View itself"
+            )
+        # The placeholder owns its (empty) buffer and nothing else refers to it yet, so it
+        # can be grown in place and given the built array's type, shape and contents.
+        if not built.flags["C_CONTIGUOUS"]:
+            raise TypeError(
+                f"{type(self).__name__}, a subclass of pk.View, is allocated row-major "
+                "(LayoutRight)"
+            )
+        np.ndarray.resize(self, (built.nbytes,), refcheck=False)
+        self.dtype = built.dtype
+        self.shape = built.shape
+        self[...] = built
+        if getattr(built, "_layout", None) is not None:
+            self._layout = built._layout
 
     def extent(self, axis: int) -> int:
         """Length of ``axis`` (the Kokkos spelling of ``shape[axis]``)."""
@@ -134,6 +151,33 @@ class View(np.ndarray):
     def trait(self) -> Trait:
         """``TraitDefault``: a view's memory traits do not change the code kernels run."""
         return Trait.TraitDefault
+
+
+def _allocate(
+    cls: type,
+    shape: int | Sequence[int],
+    dtype: DataType | type | np.dtype = float64,
+    space: MemorySpace = MemorySpace.MemorySpaceDefault,
+    layout: Layout = Layout.LayoutDefault,
+    trait: Trait = Trait.TraitDefault,
+    array: Any = None,
+) -> Any:
+    """The array ``pk.View(shape, dtype, space, layout, trait, array)`` stands for."""
+    shape_tuple = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    np_dtype = view_dtype(dtype).np_dtype
+    order = "F" if _checked(layout, Layout, "layout") is Layout.LayoutLeft else "C"
+    if _checked(trait, Trait, "trait") is Trait.Unmanaged:
+        if array is None:
+            raise TypeError("an Unmanaged View wraps an existing array: pass array=...")
+        return _wrap(array, shape_tuple, np_dtype)
+    if on_device(_checked(space, MemorySpace, "space")):
+        from ..runtime.cuda_launch import cupy_module
+
+        return cupy_module().zeros(shape_tuple, dtype=np_dtype, order=order)
+    view = np.zeros(shape_tuple, dtype=np_dtype, order=order).view(cls)
+    if layout is not Layout.LayoutDefault:
+        view._layout = layout  # rank 1 is both: it says what was asked
+    return view
 
 
 def view_dtype(dtype: object) -> DataType:
