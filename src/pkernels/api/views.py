@@ -102,25 +102,25 @@ class View(np.ndarray):
         if not getattr(self, "_pk_unbuilt", False):
             return  # __new__ made the array from these arguments
         del self._pk_unbuilt
-        built = View(shape, dtype, space, layout, trait, array)
-        if not isinstance(built, View) or trait is Trait.Unmanaged:
+        shape_tuple, np_dtype = _shape_of(shape), view_dtype(dtype).np_dtype
+        name = type(self).__name__
+        if _checked(trait, Trait, "trait") is Trait.Unmanaged or on_device(
+            _checked(space, MemorySpace, "space")
+        ):
             raise TypeError(
-                f"{type(self).__name__}, a subclass of pk.View, holds a host array of its own: "
-                "the memory space and Unmanaged trait are for pk.View itself"
+                f"{name}, a subclass of pk.View, holds a host array of its own: the memory "
+                "space and Unmanaged trait are for pk.View itself"
             )
+        if _checked(layout, Layout, "layout") is Layout.LayoutLeft and len(shape_tuple) > 1:
+            raise TypeError(f"{name}, a subclass of pk.View, is allocated row-major (LayoutRight)")
         # The placeholder owns its (empty) buffer and nothing else refers to it yet, so it
-        # can be grown in place and given the built array's type, shape and contents.
-        if not built.flags["C_CONTIGUOUS"]:
-            raise TypeError(
-                f"{type(self).__name__}, a subclass of pk.View, is allocated row-major "
-                "(LayoutRight)"
-            )
-        np.ndarray.resize(self, (built.nbytes,), refcheck=False)
-        self.dtype = built.dtype
-        self.shape = built.shape
-        self[...] = built
-        if getattr(built, "_layout", None) is not None:
-            self._layout = built._layout
+        # can be grown in place (new bytes are zeros) and given its type and shape.
+        size = int(np.prod(shape_tuple, dtype=np.int64))
+        np.ndarray.resize(self, (size * np_dtype.itemsize,), refcheck=False)
+        self.dtype = np_dtype
+        self.shape = shape_tuple
+        if layout is not Layout.LayoutDefault:
+            self._layout = layout
 
     def extent(self, axis: int) -> int:
         """Length of ``axis`` (the Kokkos spelling of ``shape[axis]``)."""
@@ -163,8 +163,7 @@ def _allocate(
     array: Any = None,
 ) -> Any:
     """The array ``pk.View(shape, dtype, space, layout, trait, array)`` stands for."""
-    shape_tuple = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
-    np_dtype = view_dtype(dtype).np_dtype
+    shape_tuple, np_dtype = _shape_of(shape), view_dtype(dtype).np_dtype
     order = "F" if _checked(layout, Layout, "layout") is Layout.LayoutLeft else "C"
     if _checked(trait, Trait, "trait") is Trait.Unmanaged:
         if array is None:
@@ -178,6 +177,10 @@ def _allocate(
     if layout is not Layout.LayoutDefault:
         view._layout = layout  # rank 1 is both: it says what was asked
     return view
+
+
+def _shape_of(shape: int | Sequence[int]) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
 
 
 def view_dtype(dtype: object) -> DataType:

@@ -10,6 +10,7 @@ import numpy as np
 from ..api import types as t
 from ..errors import DispatchError
 from ..translate.ir import Param, StructType, Type, ViewType
+from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
 
 _CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
@@ -174,11 +175,8 @@ class ArgumentPlan:
 
 
 _INT64_MAX = 2**63 - 1
-# The values of each integer type, as Python ints (low, high).
-INT_RANGES = {
-    name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
-    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-}
+# The values of each integer type by name, as Python ints (low, high).
+INT_RANGES = {dt.name: values for dt, values in TYPE_INT_RANGES.items() if dt.is_integer}
 
 
 def result_buffer(acc: t.DataType | StructType) -> Any:

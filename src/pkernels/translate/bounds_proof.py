@@ -22,17 +22,12 @@ import numpy as np
 from ..api import types as t
 from ..api.types import DataType
 from . import ir
-from .typing_rules import promote
+from .typing_rules import INT_RANGES, promote
 
 Interval = tuple[int, int] | None  # the values an integer expression may take; None: unknown
 Env = dict[str, Interval]  # a name absent from an Env is unknown
 
-_RANGES = {
-    dt: (int(np.iinfo(dt.np_dtype).min), int(np.iinfo(dt.np_dtype).max))
-    for dt in t.ALL_TYPES
-    if dt.is_integer
-}
-_INT64 = _RANGES[t.int64]
+_INT64 = INT_RANGES[t.int64]
 _BOOL = (0, 1)
 # Statements of team kernels: no proof (their own checks and a different launch shape).
 _REFUSED = (ir.NestedParallel, ir.Single, ir.ScratchAlloc, ir.TeamBarrier, ir.JumpTo)
@@ -320,7 +315,7 @@ class _Analysis:
             return env
         mine = env.get(var.name)
         if mine is None and isinstance(var.type, DataType) and var.type.is_integer:
-            mine = _RANGES[var.type]  # unknown, but a value of its type
+            mine = INT_RANGES[var.type]  # unknown, but a value of its type
         theirs = _fit(self.ev(other, env), common)
         # Only where C++ compares the exact values (no wrap converting to the common type).
         if _fit(mine, common) is None or theirs is None:
@@ -457,7 +452,7 @@ def _fit(value: Interval, dtype: Any) -> Interval:
         return value if value is not None and 0 <= value[0] and value[1] <= 1 else _BOOL
     if value is None or not isinstance(dtype, DataType) or not dtype.is_integer:
         return None
-    lo, hi = _RANGES[dtype]
+    lo, hi = INT_RANGES[dtype]
     return value if lo <= value[0] and value[1] <= hi else None
 
 
@@ -467,7 +462,7 @@ def _divisor(dividend: Interval, divisor: Interval, dtype: DataType) -> None:
     if divisor is None or divisor[0] <= 0 <= divisor[1]:
         raise _Unproven
     if dtype.kind == "int" and divisor[0] <= -1 <= divisor[1]:
-        if dividend is None or dividend[0] == _RANGES[dtype][0]:
+        if dividend is None or dividend[0] == INT_RANGES[dtype][0]:
             raise _Unproven
 
 

@@ -783,7 +783,7 @@ def _compare_type(left: ir.Expr, right: ir.Expr) -> DataType | None:
     """The type two operands are compared in: one that holds every value of both, as
     Python compares numbers by value (``u8[i] < 256`` is true, ``u32[i] == -1`` false);
     None for a signed and an unsigned 64-bit operand, which no C++ type holds both of."""
-    from .typing_rules import int_value_range, is_weak, promote
+    from .typing_rules import INT_RANGES, int_value_range, is_weak, promote
 
     if left.type == right.type and not (is_weak(left) or is_weak(right)):
         return left.type
@@ -793,7 +793,7 @@ def _compare_type(left: ir.Expr, right: ir.Expr) -> DataType | None:
     low = min(r[0] for r in ranges)  # type: ignore[index]
     high = max(r[1] for r in ranges)  # type: ignore[index]
     common = promote(left, right)
-    fits = int_value_range(ir.Var(common, "")) if common.is_integer else None
+    fits = INT_RANGES.get(common)
     if fits is not None and fits[0] <= low and high <= fits[1]:
         return common
     if high < 2**63:

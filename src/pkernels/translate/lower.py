@@ -30,13 +30,13 @@ from .printf import SPEC_HINT, PrintSpec, printf_format, python_spec
 from .source import KernelSource
 from .typing_rules import (
     ATOMIC_FUNCTIONS,
+    INT_RANGES,
     MATH_CONSTANTS,
     MATH_FUNCTIONS,
     PY_INT_ROUNDING,
     RANDOM_FUNCTIONS,
     annotation_mismatch,
     float_of,
-    int_value_range,
     is_weak,
     promote,
     promote_types,
@@ -1088,13 +1088,12 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             if literal.type.is_float or not typed.type.is_integer:
                 continue
             value = int(literal.value)  # type: ignore[attr-defined]
-            low, high = int_value_range(typed) or (value, value)
+            low, high = INT_RANGES[typed.type]
             if not low <= value <= high:
-                shown = ast.unparse(node) if isinstance(node, ast.expr) else str(value)
                 self.src.error(
                     node,
                     f"{value} does not fit in {typed.type.name}, the type of the other operand "
-                    f"of {shown}",
+                    f"of {ast.unparse(node)}",
                     hint=f"NumPy raises OverflowError here (C++ would wrap the literal). To "
                     f"compute in int64, convert the {typed.type.name} value first: int(...).",
                 )
@@ -1427,13 +1426,12 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         if kind == "bool":
             return ir.Call(t.bool_, name, args)
         cname = "tgamma" if name == "gamma" else name
+        if name == "ldexp" and not args[1].type.is_integer:
+            self.src.error(node.args[1], "ldexp() takes an integer exponent")
         # math.* compute in double as Python does (a float32 argument is widened);
         # pk.* keep single precision for float32 arguments, as Kokkos' overloads do.
-        rtype = float_of(*(a.type for a in args)) if pk else t.float64
-        if name == "ldexp":
-            if not args[1].type.is_integer:
-                self.src.error(node.args[1], "ldexp() takes an integer exponent")
-            rtype = float_of(args[0].type) if pk else t.float64
+        floats = args[:1] if name == "ldexp" else args  # ldexp's exponent is an int
+        rtype = float_of(*(a.type for a in floats)) if pk else t.float64
         return ir.Call(rtype, cname, args)
 
     def _math_formula(self, node: ast.Call, name: str) -> Expr:

@@ -36,6 +36,15 @@ def is_weak(expr: Expr) -> bool:
     return isinstance(expr, Const) and expr.weak
 
 
+# The values of each integer type (bool: 0 and 1), as Python ints (low, high).
+INT_RANGES: dict[DataType, tuple[int, int]] = {
+    dt: (int(np.iinfo(dt.np_dtype).min), int(np.iinfo(dt.np_dtype).max))
+    for dt in t.ALL_TYPES
+    if dt.is_integer
+}
+INT_RANGES[t.bool_] = (0, 1)
+
+
 def int_value_range(expr: Expr) -> tuple[int, int] | None:
     """The values an integer (or bool) operand can hold: a literal its own value, a typed
     value its type's range; None for a float."""
@@ -44,10 +53,7 @@ def int_value_range(expr: Expr) -> tuple[int, int] | None:
     if is_weak(expr):
         value = int(expr.value)  # type: ignore[attr-defined]
         return value, value
-    if expr.type == t.bool_:
-        return 0, 1
-    info = np.iinfo(expr.type.np_dtype)
-    return int(info.min), int(info.max)
+    return INT_RANGES[expr.type]
 
 
 def promote(a: Expr, b: Expr) -> DataType:
