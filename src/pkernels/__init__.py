@@ -7,6 +7,7 @@ cached on disk, and launched on NumPy arrays.
 
 __version__ = "0.1.0"
 
+from .api.bin_sort import BinOp, BinOp1D, BinOp3D, BinSort  # noqa: E402
 from .api.classtypes import classtype  # noqa: E402
 from .api.decorators import function, workunit  # noqa: E402
 from .api.host_arrays import (  # noqa: E402

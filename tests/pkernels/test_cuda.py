@@ -350,6 +350,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         ),
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "unpacking": _cuda_source(unpacking_math, "for", out=np.zeros((8, 5)), x=v),
+        "bessel": _cuda_source(bessel_calls, "for", out=m.T, x=v, x32=v.astype(np.float32)),
         "atomics": _cuda_source(
             small_atomics,
             "for",
@@ -1083,3 +1084,41 @@ def test_a_cuda_compile_error_names_the_python_line(cp, tmp_path, monkeypatch):
         build_cuda(dataclasses.replace(entry, source=broken), "workunit negate")
     message = str(info.value)
     assert f"at {__file__}:7:" in message and "kernel.cu" in message
+
+
+@pk.workunit
+def bessel_calls(i, out, x, x32):
+    out[i, 0] = pk.cyl_bessel_j0(x[i])
+    out[i, 1] = pk.cyl_bessel_j1(x[i])
+    x32[i] = pk.cyl_bessel_j0(x32[i])
+
+
+@gpu
+def test_bessel_functions_on_the_gpu_agree_with_the_cpu(cp):
+    x = np.linspace(-30.0, 30.0, 97)
+    x32 = x.astype(np.float32)
+    out, out32 = cp.zeros((97, 2)), cp.asarray(x32)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 97), bessel_calls, out=out, x=cp.asarray(x),
+                    x32=out32)  # fmt: skip
+    cpu, cpu32 = np.zeros((97, 2)), x32.copy()
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 97), bessel_calls, out=cpu, x=x, x32=cpu32)
+    np.testing.assert_allclose(out.get(), cpu, rtol=1e-12, atol=1e-15)  # CUDA's j0 vs glibc's
+    np.testing.assert_allclose(out32.get(), cpu32, rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_bin_sort_of_gpu_arrays_stays_on_the_gpu(cp):
+    rng = np.random.default_rng(2)
+    x = rng.random((500, 3)) * 3.0
+    host = pk.BinSort(x, pk.BinOp3D(x, [3, 3, 3], [0.0] * 3, [3.0001] * 3), True)
+    host.create_permute_vector()
+    xd = cp.asarray(x)
+    device = pk.BinSort(xd, pk.BinOp3D(xd, [3, 3, 3], [0.0] * 3, [3.0001] * 3), True)
+    device.create_permute_vector()
+    for name in ("get_permute_vector", "get_bin_offsets", "get_bin_count"):
+        on_gpu = getattr(device, name)()
+        assert isinstance(on_gpu, cp.ndarray), name
+        np.testing.assert_array_equal(on_gpu.get(), getattr(host, name)(), err_msg=name)
+    device.sort(xd)
+    host.sort(x)
+    np.testing.assert_array_equal(xd.get(), x)

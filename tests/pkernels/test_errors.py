@@ -211,6 +211,11 @@ def unknown_math(i, out):
 
 
 @pk.workunit
+def math_lacks_fmin(i, out):
+    out[i] = math.fmin(out[i], 1.0)
+
+
+@pk.workunit
 def undefined_name(i, out):
     out[i] = nothing_here
 
@@ -342,6 +347,7 @@ CASES = [
     ("in_operator", "", "if i in out", "i in out", r"the comparison `in` is not supported"),
     ("loop_over_view", "x", "for v in x", "x:", r"only loop over range"),
     ("unknown_math", "", "math.factorial", "math.factorial", r"math\.factorial"),
+    ("math_lacks_fmin", "", "math.fmin", "math.fmin", r"math module has no fmin\(\)"),
     ("undefined_name", "", "nothing_here", "nothing_here", r"'nothing_here' is not defined"),
     ("view_in_arithmetic", "x", "out[i] = x + 1", "x + 1", r"index"),
     ("bool_local_gets_int", "", "flag = 5", "flag = 5", r"'flag' is a bool"),

@@ -151,3 +151,11 @@ def test_star_import_leaves_pythons_own_sum_all_any_round(make_module):
         " sqrt(4.0))\n"
     )
     assert module.checks == (False, True, 3, 2, False, 2.0)
+
+
+def test_bessel_functions_run_element_wise_over_a_view():
+    view = pk.View([3], pk.double)
+    view[:] = [0.0, 1.0, 2.404825557695773]  # J0(1) = 0.76519768655796655...; a zero of J0
+    np.testing.assert_allclose(pk.cyl_bessel_j0(view), [1.0, 0.7651976865579666, 0.0], atol=1e-15)
+    np.testing.assert_allclose(pk.cyl_bessel_j1(view[:2]), [0.0, 0.44005058574493355], rtol=1e-15)
+    assert pk.cyl_bessel_j0(1.0) == pytest.approx(0.7651976865579666, rel=1e-15)

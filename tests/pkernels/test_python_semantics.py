@@ -6,6 +6,7 @@ math functions. The oracle is the kernel body run as plain Python on Python numb
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from math import inf, pi
 
 import numpy as np
@@ -170,6 +171,7 @@ def pk_math_funcs(i, x, out):
     out[i, 14] = pk.trunc(v * 2) + pk.fmod(v, 0.3)
     out[i, 15] = pk.isnan(v) + pk.isinf(v) * 2 + pk.isfinite(v) * 4
     out[i, 16] = pk.abs(-v) + pk.min(v, 1.0) + pk.max(v, 2.0)
+    out[i, 17] = pk.cyl_bessel_j0(v * 7) + 3 * pk.cyl_bessel_j1(-v * 5)
 
 
 @pk.workunit
@@ -455,9 +457,29 @@ def test_math_functions_compute_in_double_as_python(space):
     assert out[:, 2].tolist() == [128.0, -127.0]
 
 
+def bessel_series(order: int, x: float) -> float:
+    """J0 / J1 by their power series, summed exactly in rationals (a reference that
+    shares nothing with C's j0 / j1)."""
+    half = Fraction(x) / 2
+    term = half**order  # k = 0: (x/2)^n / n!, n = 0 or 1
+    total = Fraction(0)
+    for k in range(90):
+        total += term
+        term *= -(half * half) / ((k + 1) * (k + 1 + order))
+    return float(total)
+
+
+def bessel_j0(x: float) -> float:
+    return bessel_series(0, x)
+
+
+def bessel_j1(x: float) -> float:
+    return bessel_series(1, x)
+
+
 def test_pk_math_functions(space):
     x = np.linspace(0.05, 3.2, 17)
-    out = np.zeros((len(x), 17))
+    out = np.zeros((len(x), 18))
     pk.parallel_for(pk.RangePolicy(space, 0, len(x)), pk_math_funcs, x=x, out=out)
     expected = np.stack(
         [
@@ -478,6 +500,7 @@ def test_pk_math_functions(space):
             np.trunc(x * 2) + np.fmod(x, 0.3),
             np.full_like(x, 4.0),
             x + np.minimum(x, 1.0) + np.maximum(x, 2.0),
+            [bessel_j0(v * 7) + 3 * bessel_j1(-v * 5) for v in x],
         ],
         axis=1,
     )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import ctypes
+import ctypes.util
 import math
 import sys
 from typing import Any
@@ -50,6 +52,23 @@ copysign, cbrt = _each(math.copysign, "copysign"), _each(math.cbrt, "cbrt")
 erf, erfc = _each(math.erf, special("erf", math.erf)), _each(math.erfc, special("erfc", math.erfc))
 tgamma = _each(math.gamma, special("gamma", math.gamma))
 lgamma = _each(math.lgamma, special("gammaln", math.lgamma))
+_libm = ctypes.CDLL(ctypes.util.find_library("m"))
+_libm.j0.restype = _libm.j1.restype = ctypes.c_double
+_libm.j0.argtypes = _libm.j1.argtypes = [ctypes.c_double]
+
+
+def cyl_bessel_j0(x: float) -> float:
+    """J0(x), the Bessel function of the first kind of order 0 (C's j0, as kernels)."""
+    return _libm.j0(x)
+
+
+def cyl_bessel_j1(x: float) -> float:
+    """J1(x), the Bessel function of the first kind of order 1 (C's j1, as kernels)."""
+    return _libm.j1(x)
+
+
+cyl_bessel_j0 = _each(cyl_bessel_j0, special("j0", cyl_bessel_j0))
+cyl_bessel_j1 = _each(cyl_bessel_j1, special("j1", cyl_bessel_j1))
 isnan, isinf = _each(math.isnan, "isnan"), _each(math.isinf, "isinf")
 isfinite = _each(math.isfinite, "isfinite")
 # Kernels may spell these pk.abs / pk.min / pk.max; they are Python's own.
@@ -370,5 +389,6 @@ __all__ = sorted(
     name
     for name, value in list(globals().items())
     if not name.startswith("_")
-    and name not in ("annotations", "bisect", "builtins", "math", "np", "sys", "Any", "special")
+    and name
+    not in ("annotations", "bisect", "builtins", "ctypes", "math", "np", "sys", "Any", "special")
 )

@@ -329,6 +329,13 @@ _SHARED_PRINTER_METHODS = r"""
 
 
 _SHARED_ARITHMETIC = r"""
+// ---- Bessel functions of the first kind (Kokkos' cyl_bessel_j0/j1 of a real): the C
+// library's j0/j1 (glibc on the CPU, which the Debug space calls too; CUDA's on the GPU).
+PK_FN double cyl_bessel_j0(double x) { return ::j0(x); }
+PK_FN float cyl_bessel_j0(float x) { return ::j0f(x); }
+PK_FN double cyl_bessel_j1(double x) { return ::j1(x); }
+PK_FN float cyl_bessel_j1(float x) { return ::j1f(x); }
+
 // ---- Python's integer // and % (floor division), on the runtime's check_divisor.
 // Where Python raises and NumPy warns, release builds give NumPy's answers: x // 0 and
 // x % 0 are 0, MIN // -1 wraps to MIN and MIN % -1 is 0 (C++'s MIN / -1 traps: SIGFPE).

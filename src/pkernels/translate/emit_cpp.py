@@ -679,6 +679,8 @@ class CppEmitter:
             return f"{self.MATH}ldexp({self.cast(x, e.type)}, {exponent})"
         if name in _TUPLE_MATH_PARTS:  # one part of math.modf / math.frexp: in double
             return f"pk_rt::{name}({self.cast(e.args[0], t.float64)})"
+        if name in ("cyl_bessel_j0", "cyl_bessel_j1"):  # the runtime's, over C's j0 / j1
+            return f"pk_rt::{name}({self.cast(e.args[0], e.type)})"
         if e.type == t.bool_:  # isnan, isinf, isfinite
             return f"{self.MATH}{name}({self.cast(e.args[0], t.float64)})"
         args = ", ".join(self.cast(a, e.type) for a in e.args)

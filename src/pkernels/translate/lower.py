@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..api import kernel_builtins
 from ..api import types as t
 from ..api.classtypes import is_classtype
 from ..api.decorators import function as mark_helper
@@ -1395,6 +1396,13 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 hint="Supported: "
                 + ", ".join(sorted(MATH_FUNCTIONS))
                 + ("" if pk else ", log(x, base), degrees, radians"),
+            )
+        if not pk and not hasattr(math, name):
+            alternative = f"pk.{name}" if hasattr(kernel_builtins, name) else None
+            self.src.error(
+                node,
+                f"Python's math module has no {name}()",
+                hint=f"Use {alternative}(...)." if alternative else "",
             )
         args = [self._expr(a) for a in node.args]
         if name in PY_INT_ROUNDING and not pk:

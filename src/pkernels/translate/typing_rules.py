@@ -117,6 +117,8 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
     "isinf": (1, "bool"),
     "isfinite": (1, "bool"),
     "gamma": (1, "float"),  # math.gamma is C's tgamma
+    "cyl_bessel_j0": (1, "float"),  # pk.* only (Kokkos' names): C's j0 / j1
+    "cyl_bessel_j1": (1, "float"),
     "trunc": (1, "float"),
 }
 
