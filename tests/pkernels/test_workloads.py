@@ -484,6 +484,24 @@ def test_main_reads_the_workloads_fields_without_self_as_pykokkos():
     assert "write self.limit: only the workload's fields are in scope" in info.value.__notes__[0]
 
 
+@pk.workload
+class PrintsFromMain:
+    """PyKokkos' gups.py calls C's printf bare in its main (compiled to C++ there)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    @pk.main
+    def run(self) -> None:
+        printf("Initializing %d views...\n", self.n)  # noqa: F821
+        printf("done\n")  # noqa: F821
+
+
+def test_main_calls_printf_bare_as_pykokkos(capfd):
+    pk.execute(pk.OpenMP, PrintsFromMain(3))
+    assert capfd.readouterr().out == "Initializing 3 views...\ndone\n"
+
+
 def test_dispatching_an_undecorated_function_says_what_to_write():
     def plain(i, out):
         out[i] = 1

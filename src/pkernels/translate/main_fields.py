@@ -5,8 +5,9 @@ PyKokkos compiles a ``@pk.main`` method to C++, where the object's fields are in
 such a name would be a NameError. Only those names are changed: a name the method reads
 that is none of its own (parameters, assignments, imports, ...), no global of its module
 and no builtin, but a field of the object, is read as ``self.<name>`` in a copy of the
-method compiled with its file name and line numbers. Everything Python resolves itself
-(locals, globals, builtins, ``global`` writes) is untouched.
+method compiled with its file name and line numbers. So is a bare call of C's ``printf``,
+which PyKokkos' C++ has in scope: it calls ``pk.printf``. Everything Python resolves
+itself (locals, globals, builtins, ``global`` writes) is untouched.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from typing import Any
 from ..errors import TranslationError
 from .source import KernelSource
 
-_copies: dict[tuple[types.FunctionType, frozenset[str]], types.FunctionType] = {}
+# C functions a PyKokkos main calls bare (its C++ has them in scope; gups.py's
+# `printf("...\n")`): the pkernels function of the same meaning.
+C_FUNCTIONS = {"printf": "printf"}
+
+_copies: dict[tuple[types.FunctionType, frozenset[str], frozenset[str]], types.FunctionType] = {}
 # The lambdas of those copies: id(code) -> (code, the method's self name, names read as
 # fields). A lambda dispatch reads its source again (see translate.lambdas) and needs them.
 _lambda_fields: dict[int, tuple[types.CodeType, str, frozenset[str]]] = {}
@@ -55,20 +60,23 @@ def with_bare_fields(func: types.FunctionType, obj: Any) -> types.FunctionType:
         and node.id not in bound
         and node.id not in func.__globals__
         and not hasattr(builtins, node.id)
-        and node.id in fields
+        and (node.id in fields or node.id in C_FUNCTIONS)
     }
     if not missing:
         return func
-    key = (func, frozenset(missing))
+    fields_read = {name for name in missing if name in fields}
+    key = (func, frozenset(missing), frozenset(fields_read))
     found = _copies.get(key)
     if found is None:
-        found = _copies[key] = _compile(func, source, missing)
+        found = _copies[key] = _compile(func, source, missing, fields_read)
     return found
 
 
 def _compile(
-    func: types.FunctionType, source: KernelSource, missing: set[str]
+    func: types.FunctionType, source: KernelSource, missing: set[str], fields_read: set[str]
 ) -> types.FunctionType:
+    """A copy of ``func`` reading the ``missing`` names: those in ``fields_read`` as
+    fields of its ``self``, the others as the pkernels functions ``C_FUNCTIONS`` names."""
     tree = copy.deepcopy(source.tree)
     me = tree.args.args[0].arg
 
@@ -76,6 +84,12 @@ def _compile(
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id not in missing or not isinstance(node.ctx, ast.Load):
                 return node
+            if node.id not in fields_read:
+                # __import__("pkernels").printf: pkernels under any name the module uses
+                load = ast.Name(id="__import__", ctx=ast.Load())
+                owner = ast.Call(func=load, args=[ast.Constant("pkernels")], keywords=[])
+                owner = ast.copy_location(owner, node)
+                return ast.copy_location(ast.Attribute(owner, C_FUNCTIONS[node.id], node.ctx), node)
             owner = ast.copy_location(ast.Name(id=me, ctx=ast.Load()), node)
             return ast.copy_location(ast.Attribute(value=owner, attr=node.id, ctx=node.ctx), node)
 
@@ -87,7 +101,7 @@ def _compile(
     code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     for inner in _nested_code(code):
         if inner.co_name == "<lambda>":
-            _lambda_fields[id(inner)] = (inner, me, frozenset(missing))
+            _lambda_fields[id(inner)] = (inner, me, frozenset(fields_read))
     copied = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__)
     copied.__kwdefaults__ = func.__kwdefaults__
     copied.__qualname__ = func.__qualname__
