@@ -468,3 +468,18 @@ def test_a_view_subclass_with_its_own_init_is_a_view():
 class _ColumnMajor(pk.View):
     def __init__(self, n: int):
         super().__init__([n, n], pk.double, layout=pk.LayoutLeft)
+
+
+def test_pykokkos_resize_says_how_to_make_the_larger_view():
+    v = pk.View([4, 3], pk.double)
+    v[:] = 1.0
+    with pytest.raises(TypeError, match=r"View.resize\(0, 10\).*new\[:4, :\] = v\[:4, :\]") as info:
+        v.resize(0, 10)
+    assert "pk.View([10, 3], v.dtype)" in str(info.value)
+    assert v.shape == (4, 3) and v.sum() == 12  # nothing lost
+    # the two lines the message gives do what PyKokkos' resize does
+    new = pk.View([10, 3], v.dtype)
+    new[:4, :] = v[:4, :]
+    assert new[:4].sum() == 12 and new[4:].sum() == 0
+    with pytest.raises(ValueError, match="Cannot resize dimension 2 since rank = 2"):
+        v.resize(2, 5)

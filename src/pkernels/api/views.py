@@ -122,6 +122,24 @@ class View(np.ndarray):
         if layout is not Layout.LayoutDefault:
             self._layout = layout
 
+    def resize(self, *args: Any, **kwargs: Any) -> None:
+        """NumPy's ``ndarray.resize``; PyKokkos' ``resize(dimension, size)`` is refused with
+        what to write instead (see the message)."""
+        if len(args) == 2 and not kwargs and all(isinstance(a, int) for a in args):
+            dimension, size = args
+            if not 0 <= dimension < self.ndim:
+                raise ValueError(f"Cannot resize dimension {dimension} since rank = {self.ndim}")
+            kept = min(size, self.shape[dimension])
+            box = ", ".join(f":{kept}" if d == dimension else ":" for d in range(self.ndim))
+            shape = [size if d == dimension else n for d, n in enumerate(self.shape)]
+            raise TypeError(
+                f"View.resize({dimension}, {size}): PyKokkos gives the view a new "
+                "allocation; a pk.View is a NumPy array, which cannot swap its memory while "
+                "other arrays may share it. Make a new view, copy what it keeps and use it: "
+                f"`new = pk.View({shape}, v.dtype); new[{box}] = v[{box}]`"
+            )
+        np.ndarray.resize(self, *args, **kwargs)
+
     def extent(self, axis: int) -> int:
         """Length of ``axis`` (the Kokkos spelling of ``shape[axis]``)."""
         return int(self.shape[axis])
