@@ -676,3 +676,40 @@ def calls_a_library(i: int, acc: pk.Acc[pk.int64]):
     if space is not pk.Debug:
         with pytest.raises(pk.TranslationError, match="'fmean' is not a kernel function"):
             pk.parallel_reduce(pk.RangePolicy(space, 0, 10), module.calls_a_library)
+
+
+@pk.workunit
+def deep_views(i, v: pk.View5D[pk.double], w: pk.View8D[pk.int32], out):
+    for a in range(v.extent(1)):
+        for b in range(v.shape[2]):
+            v[i, a, b, 1, 0] = i * 100 + a * 10 + b + w[i][a][b][0][1][0][0][1]
+            out[i] += v[i, a, b, 1, 0]
+
+
+def test_views_of_rank_five_to_eight_as_kokkos(space):
+    v = np.zeros((3, 2, 4, 2, 1))
+    w = np.arange(3 * 2 * 4 * 2 * 2 * 2, dtype=np.int32).reshape(3, 2, 4, 2, 2, 1, 1, 2)
+    out = np.zeros(3)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), deep_views, v=v, w=w, out=out)
+    i, a, b = np.meshgrid(np.arange(3), np.arange(2), np.arange(4), indexing="ij")
+    expected = i * 100 + a * 10 + b + w[:, :, :, 0, 1, 0, 0, 1]
+    np.testing.assert_array_equal(v[:, :, :, 1, 0], expected)
+    np.testing.assert_array_equal(out, expected.sum(axis=(1, 2)))
+    assert not v[:, :, :, 0, 0].any()
+
+
+def test_rank_nine_is_refused_and_a_debug_build_checks_every_axis(native_space):
+    with pytest.raises(pk.DispatchError, match="views must have rank 1 to 8, this array has 9"):
+        pk.parallel_for(
+            pk.RangePolicy(native_space, 0, 1), deep_views, v=np.zeros((1,) * 5),
+            w=np.zeros((1,) * 9, np.int32), out=np.zeros(1),
+        )  # fmt: skip
+    w = np.zeros((3, 2, 4, 2, 1, 1, 1, 2), dtype=np.int32)  # axis 4 too short: index 1
+    with observing(ForceDebugBuild()):
+        with pytest.raises(
+            pk.KernelIndexError, match=r"index 1 .* axis 4 of view 'w' with extent 1"
+        ):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 3), deep_views, v=np.zeros((3, 2, 4, 2, 1)),
+                w=w, out=np.zeros(3),
+            )  # fmt: skip

@@ -69,8 +69,8 @@ def argument_type(name: str, value: Any, device: bool = False) -> Type:
 
 def _view_type(name: str, value: Any) -> Type:
     """The view type of a NumPy (or CuPy) array argument."""
-    if not 1 <= value.ndim <= 4:
-        raise DispatchError(f"{name}: views must have rank 1 to 4, this array has {value.ndim}")
+    if not 1 <= value.ndim <= 8:
+        raise DispatchError(f"{name}: views must have rank 1 to 8, this array has {value.ndim}")
     try:
         dtype = t.from_numpy(value.dtype)
     except TypeError as exc:
