@@ -76,10 +76,12 @@ from .api.spaces import (  # noqa: E402
     Debug,
     Default,
     DeviceExecutionSpace,
+    ExecutionPolicy,
     ExecutionSpace,
     OpenMP,
     Serial,
     fence,
+    flush,
     get_default_space,
     is_host_execution_space,
     set_default_space,
@@ -123,7 +125,17 @@ from .api.types import (  # noqa: E402
     uint32,
     uint64,
 )
-from .api.views import Layout, MemorySpace, Trait, View, ViewTypeInfo, array, asarray  # noqa: E402
+from .api.views import (  # noqa: E402
+    Layout,
+    MemorySpace,
+    Trait,
+    View,
+    ViewTypeInfo,
+    array,
+    asarray,
+    get_default_layout,
+    get_default_memory_space,
+)
 from .api.workloads import callback, execute, functor, main, workload  # noqa: E402
 from .errors import (  # noqa: E402
     ArgumentTypeError,

@@ -214,3 +214,28 @@ def test_data_type_class_is_the_type_of_the_element_types():
     # PyKokkos code annotates dtype parameters `dtype: pk.DataTypeClass = pk.int32`.
     assert all(isinstance(t, pk.DataTypeClass) for t in (pk.int32, pk.double, pk.bool))
     assert pk.View([3], pk.int32).dtype == pk.int32
+
+
+def run_with(policy: pk.ExecutionPolicy, out) -> None:
+    """A helper annotated with PyKokkos' policy base class, as its programs write them."""
+    pk.parallel_for(policy, add_ten, out=out, a=np.arange(len(out)))
+
+
+def test_policy_base_default_spaces_and_layouts_and_flush(space):
+    for policy in (
+        pk.RangePolicy(space, 0, 4),
+        pk.MDRangePolicy(space, [0, 0], [2, 2]),
+        pk.TeamPolicy(space, 2, 1),
+    ):
+        assert isinstance(policy, pk.ExecutionPolicy)
+    memory = pk.get_default_memory_space(space)
+    assert memory is pk.HostSpace
+    assert pk.get_default_memory_space(pk.Cuda) is pk.CudaSpace
+    out = pk.View([4], pk.int64, space=memory, layout=pk.get_default_layout(memory))
+    run_with(pk.RangePolicy(space, 0, 4), out)
+    pk.flush()  # PyKokkos' fusion flush: kernels here have already run
+    assert out.tolist() == [10, 11, 12, 13] and out.layout is pk.LayoutRight
+    with pytest.raises(TypeError, match="takes an ExecutionSpace"):
+        pk.get_default_memory_space(pk.HostSpace)
+    with pytest.raises(TypeError, match="takes a MemorySpace"):
+        pk.get_default_layout(pk.OpenMP)

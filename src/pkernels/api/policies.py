@@ -7,12 +7,12 @@ import operator
 from dataclasses import dataclass
 
 from ..errors import DispatchError
-from .spaces import ExecutionSpace, resolve_space
+from .spaces import ExecutionPolicy, ExecutionSpace, resolve_space
 from .teams import TeamPolicy
 
 
 @dataclass(frozen=True, init=False)
-class RangePolicy:
+class RangePolicy(ExecutionPolicy):
     """``RangePolicy([space,] begin, end)``: iterations ``begin <= i < end``."""
 
     space: ExecutionSpace
@@ -59,7 +59,7 @@ class Rank:
 
 
 @dataclass(frozen=True, init=False)
-class MDRangePolicy:
+class MDRangePolicy(ExecutionPolicy):
     """``MDRangePolicy([space,] begins, ends[, tiling])``: every index tuple ``(i, j, ...)``
     with ``begins[k] <= index[k] < ends[k]``, for ranks 2 to 4. ``tiling`` (one tile
     extent per dimension, as in PyKokkos) is accepted and checked, but not used. PyKokkos'

@@ -25,6 +25,13 @@ class ExecutionSpace(enum.Enum):
     __hash__ = object.__hash__
 
 
+class ExecutionPolicy:
+    """The base of every policy (``RangePolicy``, ``MDRangePolicy``, ``TeamPolicy``): for
+    annotations and ``isinstance`` checks, as PyKokkos' ``pk.ExecutionPolicy``."""
+
+    __slots__ = ()
+
+
 _default_space = ExecutionSpace.OpenMP
 
 
@@ -70,3 +77,8 @@ def fence(space: ExecutionSpace | None = None) -> None:
     """
     if space is not None and not isinstance(space, ExecutionSpace):
         raise TypeError(f"fence takes an ExecutionSpace, not {space!r}")
+
+
+def flush() -> None:
+    """PyKokkos' ``pk.flush()``, which runs kernels its fusion mode has held back: every
+    dispatch here runs its kernel at once, so there is nothing to run."""

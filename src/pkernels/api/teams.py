@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DispatchError
-from .spaces import ExecutionSpace, resolve_space
+from .spaces import ExecutionPolicy, ExecutionSpace, resolve_space
 from .types import DataType, to_datatype
 
 # The most threads one team may have (a CUDA block's limit; on CPUs a team is real threads).
@@ -59,7 +59,7 @@ class PerThread:
 
 
 @dataclass(eq=False, init=False)
-class TeamPolicy:
+class TeamPolicy(ExecutionPolicy):
     """``TeamPolicy([space,] league_size, team_size | pk.AUTO[, vector_length])``.
 
     Also as keywords (``league_size=``, ``team_size=``, ``vector_length=``, ``space=``),

@@ -214,6 +214,25 @@ def on_device(space: MemorySpace) -> bool:
     return space is MemorySpace.CudaSpace
 
 
+def get_default_memory_space(space: ExecutionSpace) -> MemorySpace:
+    """The memory space of views for kernels in ``space``: ``CudaSpace`` for ``pk.Cuda``
+    (or ``Default`` while the default space is Cuda), else ``HostSpace``."""
+    if not isinstance(space, ExecutionSpace):
+        raise TypeError(f"get_default_memory_space takes an ExecutionSpace, not {space!r}")
+    if space is ExecutionSpace.Default:
+        space = get_default_space()
+    return MemorySpace.CudaSpace if space is ExecutionSpace.Cuda else MemorySpace.HostSpace
+
+
+def get_default_layout(space: MemorySpace) -> Layout:
+    """The layout ``pk.View`` allocates in ``space`` without ``layout=``: ``LayoutRight``
+    (row-major) in every space here, the GPU's CuPy arrays too (PyKokkos' Kokkos views
+    are column-major on GPUs; kernels index both alike)."""
+    if not isinstance(space, MemorySpace):
+        raise TypeError(f"get_default_layout takes a MemorySpace, not {space!r}")
+    return Layout.LayoutRight
+
+
 def array(data: Any, space: MemorySpace | None = None, layout: Layout | None = None) -> Any:
     """A view of ``data`` without copying it, as PyKokkos' ``pk.array``: a NumPy array
     becomes a ``pk.View`` sharing its memory (kernels' writes show in ``data``), a CuPy
