@@ -159,3 +159,15 @@ def test_bessel_functions_run_element_wise_over_a_view():
     np.testing.assert_allclose(pk.cyl_bessel_j0(view), [1.0, 0.7651976865579666, 0.0], atol=1e-15)
     np.testing.assert_allclose(pk.cyl_bessel_j1(view[:2]), [0.0, 0.44005058574493355], rtol=1e-15)
     assert pk.cyl_bessel_j0(1.0) == pytest.approx(0.7651976865579666, rel=1e-15)
+
+
+def test_reducing_a_view_to_one_value_gives_a_scalar_as_numpy():
+    view = pk.View([4], pk.double)
+    view[:] = [1.0, 2.0, 3.0, 4.0]
+    for total in (pk.sum(view), view.sum(), np.sum(view), pk.mean(view) * 4, view.max() + 6):
+        assert type(total) is np.float64 and total == 10.0
+        assert round(total, 1) == 10.0 and {total: 1}[10.0] == 1  # what a 0-d array refuses
+    assert type(pk.all(view)) is np.bool_ and bool(pk.all(view))
+    rows = pk.View([2, 3], pk.int32)
+    assert isinstance(rows.sum(axis=0), pk.View) and rows.sum(axis=0).shape == (3,)
+    assert isinstance(view + 1, pk.View) and isinstance(pk.sqrt(view), pk.View)

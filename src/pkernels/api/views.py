@@ -122,6 +122,15 @@ class View(np.ndarray):
         if layout is not Layout.LayoutDefault:
             self._layout = layout
 
+    def __array_wrap__(
+        self, array: np.ndarray, context: Any = None, return_scalar: bool = False
+    ) -> Any:
+        # A reduction to one value (v.sum(), np.mean(v), pk.sum(v)) is a NumPy scalar, as
+        # for a plain array, not a 0-d View (which round(), dict keys or json refuse).
+        if return_scalar:
+            return array[()]
+        return super().__array_wrap__(array, context)
+
     def resize(self, *args: Any, **kwargs: Any) -> None:
         """NumPy's ``ndarray.resize``; PyKokkos' ``resize(dimension, size)`` is refused with
         what to write instead (see the message)."""
