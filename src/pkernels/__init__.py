@@ -17,27 +17,40 @@ from .api.host_arrays import (  # noqa: E402
     argmax,
     copyto,
     divide,
+    dot,
+    equal,
+    expand_dims,
+    find_max,
     finfo,
     floor_divide,
+    full,
+    full_like,
     greater,
+    hstack,
     iinfo,
     in1d,
     inf,
+    linspace,
     logaddexp,
     logaddexp2,
     logical_and,
     logical_not,
     logical_or,
     logical_xor,
+    logspace,
     matmul,
     mean,
     multiply,
     nan,
     negative,
     np_matmul,
+    ones,
+    ones_like,
     positive,
     power,
+    ravel,
     reciprocal,
+    reshape,
     result_type,
     round,
     searchsorted,
@@ -50,6 +63,7 @@ from .api.host_arrays import (  # noqa: E402
     unique,
     var,
     zeros,
+    zeros_like,
 )
 from .api.kernel_builtins import *  # noqa: E402,F403
 from .api.policies import Iterate, MDRangePolicy, RangePolicy, Rank  # noqa: E402
@@ -157,6 +171,8 @@ double = float64
 real = float64
 float = float32  # noqa: A001 - PyKokkos spells single precision pk.float
 bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
+# PyKokkos' earlier names of pk.array (a view of an existing array, not a copy)
+from_numpy = from_cupy = from_array = array
 DataTypeClass = DataType  # PyKokkos' name of the type of pk.int32 & co (annotations)
 
 # PyKokkos puts the members of these enums in its namespace too: pk.LayoutRight, ...

@@ -171,3 +171,30 @@ def test_reducing_a_view_to_one_value_gives_a_scalar_as_numpy():
     rows = pk.View([2, 3], pk.int32)
     assert isinstance(rows.sum(axis=0), pk.View) and rows.sum(axis=0).shape == (3,)
     assert isinstance(view + 1, pk.View) and isinstance(pk.sqrt(view), pk.View)
+
+
+def test_pykokkos_array_creation_and_manipulation_names():
+    ones = pk.ones((2, 3), pk.int32)
+    assert isinstance(ones, pk.View) and ones.dtype == np.int32 and ones.tolist() == [[1] * 3] * 2
+    assert pk.full(3, 7).tolist() == [7, 7, 7] and pk.full(3, 7).dtype == np.int64  # NumPy's
+    assert pk.full([2], 1.5, pk.float32).dtype == np.float32
+    like = pk.zeros_like(pk.View([4], pk.int8))
+    assert isinstance(like, pk.View) and like.dtype == np.int8 and not like.any()
+    assert pk.ones_like(np.zeros((2, 2)), dtype=pk.int64).tolist() == [[1, 1], [1, 1]]
+    assert pk.full_like(np.zeros(2), 2.5).tolist() == [2.5, 2.5]
+    np.testing.assert_array_equal(pk.linspace(0.0, 1.0, 5), np.linspace(0.0, 1.0, 5))
+    np.testing.assert_array_equal(pk.logspace(0.0, 2.0, 3), [1.0, 10.0, 100.0])
+    grid = pk.reshape(np.arange(6.0), (2, 3))
+    assert isinstance(grid, pk.View) and grid.shape == (2, 3)
+    assert pk.ravel(grid).tolist() == list(range(6))
+    assert pk.ravel(grid, order="F").tolist() == [0, 3, 1, 4, 2, 5]
+    assert pk.expand_dims(np.ones(3), 0).shape == (1, 3)
+    assert pk.expand_dims(np.ones((2, 3)), 1).shape == (2, 1, 3)
+    assert pk.hstack([np.ones(2), np.zeros(1)]).tolist() == [1.0, 1.0, 0.0]
+    assert pk.dot(np.arange(3.0), np.arange(3.0)) == 5.0
+    assert pk.equal(np.array([1, 2]), 2).tolist() == [False, True]
+    assert pk.find_max(np.array([3, 9, 2])) == 9
+    data = np.zeros(3)
+    wrapped = pk.from_numpy(data)  # PyKokkos' earlier name of pk.array: no copy
+    wrapped[0] = 5.0
+    assert data[0] == 5.0 and pk.from_array is pk.array and pk.from_cupy is pk.array

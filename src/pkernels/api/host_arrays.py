@@ -144,6 +144,16 @@ any = _array_function(  # noqa: A001 - PyKokkos' name
     "any", "Whether some element is true (along axis=, if given)."
 )
 unique = _array_function("unique", "The sorted distinct elements.")
+dot = _array_function("dot", "The dot product of a and b (NumPy's dot).")
+equal = _array_function("equal", "a == b, element-wise (booleans).")
+linspace = _array_function("linspace", "num evenly spaced numbers from start to stop.")
+logspace = _array_function("logspace", "num numbers evenly spaced on a log scale.")
+reshape = _array_function(
+    "reshape", "The array with a new shape (sharing its memory when it can, as NumPy's)."
+)
+ravel = _array_function("ravel", "The elements as a rank-1 array (order='C' or 'F').")
+expand_dims = _array_function("expand_dims", "The array with a new axis of length 1 at axis.")
+hstack = _array_function("hstack", "The arrays of a sequence joined along their last axis.")
 searchsorted = _array_function(
     "searchsorted", "Where to insert values into the sorted array a to keep it sorted."
 )
@@ -175,6 +185,40 @@ def in1d(a: Any, b: Any) -> Any:
 def zeros(shape: int | tuple[int, ...] | list[int], dtype: Any = float) -> Any:
     """A zero-filled view: ``pk.zeros((n, m), dtype=pk.int32)``."""
     return View(shape, dtype)
+
+
+def ones(shape: int | tuple[int, ...] | list[int], dtype: Any = float) -> Any:
+    """A view of ones: ``pk.ones((n, m), dtype=pk.int32)``."""
+    return full(shape, 1, dtype)
+
+
+def full(shape: int | tuple[int, ...] | list[int], fill_value: Any, dtype: Any = None) -> Any:
+    """A view of ``fill_value`` (of ``dtype``, else the type NumPy gives the value)."""
+    view = View(shape, np.asarray(fill_value).dtype if dtype is None else dtype)
+    view[...] = fill_value
+    return view
+
+
+def zeros_like(array: Any, dtype: Any = None) -> Any:
+    """Zeros of ``array``'s shape and type (or ``dtype``), where ``array`` lives."""
+    return full_like(array, 0, dtype)
+
+
+def ones_like(array: Any, dtype: Any = None) -> Any:
+    """Ones of ``array``'s shape and type (or ``dtype``), where ``array`` lives."""
+    return full_like(array, 1, dtype)
+
+
+def full_like(array: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """``fill_value`` in an array of ``array``'s shape and type (or ``dtype``), on the host
+    for a host array (a view), on the GPU for a GPU one."""
+    np_dtype = None if dtype is None else to_datatype(dtype).np_dtype
+    return as_view(array_module(array).full_like(array, fill_value, dtype=np_dtype))
+
+
+def find_max(view: Any) -> Any:
+    """The largest element (PyKokkos' ``find_max``)."""
+    return array_module(view).max(view)
 
 
 def iinfo(dtype: Any) -> np.iinfo:

@@ -1,0 +1,1 @@
+"""Linear algebra over views, as PyKokkos' ``pykokkos.linalg``: ``l3_blas.dgemm``."""
