@@ -15,7 +15,7 @@ from ..runtime.dispatch import parallel_for
 
 
 @workunit
-def _dgemm_rows(i, k_a, alpha, view_a, view_b, out):  # noqa: ANN001, ANN202
+def _dgemm_rows(i, k_a, alpha, view_a, view_b, out):
     for j in range(out.extent(1)):
         total: float = 0.0
         for k in range(k_a):
@@ -24,7 +24,7 @@ def _dgemm_rows(i, k_a, alpha, view_a, view_b, out):  # noqa: ANN001, ANN202
 
 
 @workunit
-def _dgemm_rows_plus_c(i, k_a, alpha, beta, view_a, view_b, view_c, out):  # noqa: ANN001, ANN202
+def _dgemm_rows_plus_c(i, k_a, alpha, beta, view_a, view_b, view_c, out):
     for j in range(out.extent(1)):
         total: float = 0.0
         for k in range(k_a):
