@@ -405,6 +405,17 @@ def test_the_debug_space_does_not_count_negative_indices_from_the_end():
 
 
 @pk.workunit
+def show_view(i, x):
+    print(x, repr(x))
+
+
+def test_the_debug_space_shows_a_view_as_its_array(capfd):
+    # NumPy's printing indexes from the end; the view is still shown (print, `p x` at a stop)
+    pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 1), show_view, x=np.arange(12.0))
+    assert capfd.readouterr().out == f"{np.arange(12.0)} {np.arange(12.0)!r}\n"
+
+
+@pk.workunit
 def reduce_shaped(i, acc, x):
     acc += x[i]
 

@@ -615,6 +615,14 @@ class _PythonView(View):
             _check_each(self, (key,))
         super().__setitem__(key, value)
 
+    # NumPy's printing indexes from the end, which __getitem__ refuses: shown as the
+    # array it is (a debugger's `p view`, a traceback's locals, print in a Debug run).
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+    def __str__(self) -> str:
+        return str(self.view(np.ndarray))
+
 
 def _check_each(view: np.ndarray, key: tuple[Any, ...]) -> None:
     for k in key:
