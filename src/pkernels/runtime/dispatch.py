@@ -28,6 +28,7 @@ from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
 from ..build.compiler import build
 from ..errors import DispatchError, KernelIndexError
+from ..translate.closures import captured_values, closure_form
 from ..translate.emit_cpp import has_hybrid_launch
 from ..translate.kernel import ROLES, TEAM, translate_workunit
 from ..translate.lambdas import VIEW as LAMBDA_VIEW
@@ -110,6 +111,12 @@ def _dispatch(
     if is_lambda(workunit):  # PyKokkos' lambdas in @pk.main: see translate.lambdas
         workunit, captured = lambda_form(workunit, operation, LAMBDA_VIEW in kwargs)
         kwargs = {**kwargs, **captured}
+    elif type(workunit) is types.FunctionType and workunit.__closure__:
+        # A workunit made in a function, reading its numbers or arrays: translate.closures
+        captured = captured_values(workunit)
+        if captured:
+            workunit = closure_form(workunit, captured)
+            kwargs = {**kwargs, **captured}
     if hooks.observers():
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit

@@ -19,7 +19,6 @@ tracebacks and pdb breakpoints point at the user's lines.
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
 import copy
@@ -38,7 +37,7 @@ import numpy as np
 from ..api.teams import SCRATCH_ALIGNMENT, NestedRange, TeamMember, TeamPolicy
 from ..api.types import float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
-from ..translate.pyexec import AccumulatorToCell
+from ..translate.pyexec import AccumulatorToCell, bind_like, compile_like
 from ..translate.source import KernelSource
 
 # -- running a TeamPolicy ---------------------------------------------------------------
@@ -436,7 +435,6 @@ _team_forms: dict[tuple[Any, str], Callable[..., Any]] = {}
 # from the form's syntax tree (a workload method's form reads `self_a`, not `self.a`).
 _nested_defs: dict[types.CodeType, ast.FunctionDef] = {}
 _nested_forms: dict[tuple[types.CodeType, int], tuple[types.CodeType, type]] = {}
-_FUTURE_FLAGS = __future__.annotations.compiler_flag
 
 
 def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., Any]:
@@ -505,43 +503,10 @@ def _strip_annotations(tree: ast.FunctionDef) -> None:
 
 
 def _compile_def(tree: ast.FunctionDef, filename: str, original: types.CodeType) -> types.CodeType:
-    """Compile the def ``tree`` (with the file name and line numbers it has) into a
-    code object whose free variables are named as ``original``'s: a nested def is
-    compiled inside a generated function that has them as parameters."""
-    freevars = original.co_freevars
-    node: ast.stmt = tree
-    if freevars:
-        outer = ast.FunctionDef(
-            name="__pkernels_closure__",
-            args=ast.arguments(
-                posonlyargs=[],
-                args=[ast.arg(arg=name) for name in freevars],
-                vararg=None,
-                kwonlyargs=[],
-                kw_defaults=[],
-                kwarg=None,
-                defaults=[],
-            ),
-            body=[tree, ast.Return(value=None)],
-            decorator_list=[],
-            returns=None,
-        )
-        node = ast.copy_location(outer, tree)
-    module = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
-    flags = original.co_flags & _FUTURE_FLAGS
-    module_code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
-    code = _code_named(module_code, "__pkernels_closure__") if freevars else module_code
-    code = _code_named(code, tree.name)
-    code = code.replace(co_qualname=original.co_qualname)
+    """:func:`compile_like`, remembering the defs nested in ``tree`` by code object."""
+    code = compile_like(tree, filename, original)
     _index_nested_defs(tree, code)
     return code
-
-
-def _code_named(code: types.CodeType, name: str) -> types.CodeType:
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType) and const.co_name == name:
-            return const
-    raise AssertionError(f"no code object {name!r} in {code!r}")
 
 
 def _index_nested_defs(tree: ast.FunctionDef, code: types.CodeType) -> None:
@@ -563,17 +528,7 @@ def _index_nested_defs(tree: ast.FunctionDef, code: types.CodeType) -> None:
                 stack.append(const)
 
 
-def _bind(code: types.CodeType, like: Callable[..., Any]) -> Callable[..., Any]:
-    """A function of ``code`` with ``like``'s globals, defaults and closure cells
-    (matched by name)."""
-    cells = dict(zip(like.__code__.co_freevars, like.__closure__ or (), strict=True))
-    closure = tuple(cells[name] if name in cells else types.CellType() for name in code.co_freevars)
-    func = types.FunctionType(
-        code, like.__globals__, like.__name__, like.__defaults__, closure or None
-    )
-    func.__kwdefaults__ = copy.copy(like.__kwdefaults__)
-    func.__qualname__ = like.__qualname__
-    return func
+_bind = bind_like
 
 
 _SCRATCH_VIEW = re.compile(r"ScratchView[1-9]D")

@@ -180,7 +180,7 @@ class _Captures(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         base = node.value
         if isinstance(base, ast.Name) and base.id in self.free and not self._code(base):
-            if not _is_plain(self.values[base.id]):  # an object: its field is the argument
+            if not is_plain_value(self.values[base.id]):  # an object: its field is the argument
                 return ast.copy_location(
                     ast.Name(id=self._capture(base.id, node.attr), ctx=node.ctx), node
                 )
@@ -192,7 +192,7 @@ class _Captures(ast.NodeTransformer):
                 ast.Name(id=self._capture(self.owner, node.id), ctx=node.ctx), node
             )
         if node.id in self.free and not self._code(node):
-            if not _is_plain(self.values[node.id]):
+            if not is_plain_value(self.values[node.id]):
                 self.where.error(
                     node,
                     f"the lambda uses {node.id!r} itself; a kernel reads numbers, arrays "
@@ -210,7 +210,7 @@ def _is_code(value: object) -> bool:
     return isinstance(value, types.ModuleType | type) or callable(value)
 
 
-def _is_plain(value: object) -> bool:
+def is_plain_value(value: object) -> bool:
     """A value a kernel takes as an argument itself (a number, bool or array)."""
     return (
         isinstance(value, int | float | bool)

@@ -474,7 +474,9 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
     def _annotation(self, node: ast.expr) -> Any:
         try:
             value = eval(
-                compile(ast.Expression(node), _ANNOTATION_FILENAME, "eval"), self.src.globals
+                compile(ast.Expression(node), _ANNOTATION_FILENAME, "eval"),
+                self.src.globals,
+                self.src.closure,
             )
         except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
             self.src.error(node, f"cannot evaluate this annotation ({exc})")
@@ -1022,14 +1024,17 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 )
             assert isinstance(ptype, DataType | StructType)
             return ir.Var(ptype, name)
-        value = self.src.globals.get(name, getattr(__builtins__, name, None))
-        constant = _imported_math_constant(value) if name in self.src.globals else None
+        value = self.src.lookup(name, getattr(__builtins__, name, None))
+        constant = _imported_math_constant(value) if self.src.defines(name) else None
         if constant is not None:
             return ir.Const(t.float64, MATH_CONSTANTS[constant])
-        if name in self.src.globals and isinstance(value, bool | int | float):
+        if self.src.defines(name) and isinstance(value, bool | int | float):
+            whose = "a variable of its enclosing function" if name in self.src.closure else None
             self.src.error(
                 node,
-                f"kernel reads the global variable {name!r}",
+                f"kernel reads {name!r}, {whose}"
+                if whose
+                else f"kernel reads the global variable {name!r}",
                 hint=f"Pass it as a keyword argument of the dispatch: `{name}={name}`, and add "
                 f"a `{name}` parameter to the kernel.",
             )
@@ -1199,7 +1204,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         if base is not None:
             return self._field_access(node, base)
         if isinstance(node.value, ast.Name):
-            module = self.src.globals.get(node.value.id)
+            module = self.src.lookup(node.value.id)
             if _is_module(module, "math") or _is_pkernels(module):
                 if node.attr in MATH_CONSTANTS:
                     return ir.Const(t.float64, MATH_CONSTANTS[node.attr])
@@ -1217,11 +1222,11 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
         ``modf`` imported from math), else None."""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             if func.value.id not in self.locals and _is_module(
-                self.src.globals.get(func.value.id), "math"
+                self.src.lookup(func.value.id), "math"
             ):
                 return func.attr
         if isinstance(func, ast.Name) and func.id not in self.locals:
-            target = self.src.globals.get(func.id)
+            target = self.src.lookup(func.id)
             if callable(target) and getattr(target, "__module__", "") == "math":
                 return target.__name__
         return None
@@ -1231,7 +1236,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             isinstance(func, ast.Attribute)
             and func.attr == name
             and isinstance(func.value, ast.Name)
-            and _is_pkernels(self.src.globals.get(func.value.id))
+            and _is_pkernels(self.src.lookup(func.value.id))
         )
 
     def _call(self, node: ast.Call, statement: bool) -> Expr:
@@ -1261,14 +1266,14 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             owner = func.value.id
             if self._is_view_name(owner) and func.attr == "extent":
                 return self._extent(node, owner, node.args)
-            module = self.src.globals.get(owner)
+            module = self.src.lookup(owner)
             if _is_module(module, "math") or _is_pkernels(module):
                 return self._module_call(node, func.attr, pk=_is_pkernels(module), stmt=statement)
         if isinstance(func, ast.Name):
             name = func.id
             if name in self.params or name in self.locals or name in self.views:
                 self.src.error(func, f"{name!r} is not a function")
-            target = self.src.globals.get(name)
+            target = self.src.lookup(name)
             if _is_plain_helper(target, self.src.globals):
                 # As PyKokkos does: a plain function of the kernel's module that a kernel
                 # calls is compiled as a @pk.function (Debug runs it as it is).

@@ -243,10 +243,10 @@ class TeamLowering:
 
         value: Any = None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            module = self.src.globals.get(node.value.id)
+            module = self.src.lookup(node.value.id)
             value = getattr(module, node.attr, None) if module is not None else None
         elif isinstance(node, ast.Name):
-            value = self.src.globals.get(node.id)
+            value = self.src.lookup(node.id)
         scalar = [r for r in REDUCERS if not r.parts]
         names = ", ".join(repr(r) for r in scalar)
         if not isinstance(value, Reducer):

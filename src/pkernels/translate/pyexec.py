@@ -7,9 +7,11 @@ the user's source).
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import copy
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -107,8 +109,61 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
     ast.copy_location(new_tree, tree)
     for arg in tree.args.args:
         arg.annotation = None  # pk.Acc[...] etc. mean nothing to plain Python
-    module = ast.fix_missing_locations(ast.Module(body=[new_tree], type_ignores=[]))
-    code = compile(module, source.filename, "exec")
-    namespace: dict[str, Any] = {}
-    exec(code, func.__globals__, namespace)
-    return namespace[tree.name]
+    # Compiled with the workunit's free variables and bound to its closure cells: a
+    # workunit defined in a function reads what it captured, as the original does.
+    return bind_like(compile_like(new_tree, source.filename, func.__code__), func)
+
+
+_FUTURE_FLAGS = __future__.annotations.compiler_flag
+
+
+def compile_like(tree: ast.FunctionDef, filename: str, original: types.CodeType) -> types.CodeType:
+    """Compile the def ``tree`` (with the file name and line numbers it has) into a code
+    object whose free variables are named as ``original``'s: a nested def is compiled
+    inside a generated function that has them as parameters. Nothing is run (no ``def``
+    executes, so a debugger's breakpoint on the def line does not stop)."""
+    freevars = original.co_freevars
+    node: ast.stmt = tree
+    if freevars:
+        outer = ast.FunctionDef(
+            name="__pkernels_closure__",
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=name) for name in freevars],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            ),
+            body=[tree, ast.Return(value=None)],
+            decorator_list=[],
+            returns=None,
+        )
+        node = ast.copy_location(outer, tree)
+    module = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
+    flags = original.co_flags & _FUTURE_FLAGS
+    module_code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
+    code = _code_named(module_code, "__pkernels_closure__") if freevars else module_code
+    code = _code_named(code, tree.name)
+    return code.replace(co_qualname=original.co_qualname)
+
+
+def _code_named(code: types.CodeType, name: str) -> types.CodeType:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == name:
+            return const
+    raise AssertionError(f"no code object {name!r} in {code!r}")
+
+
+def bind_like(code: types.CodeType, like: Callable[..., Any]) -> Callable[..., Any]:
+    """A function of ``code`` with ``like``'s globals, defaults and closure cells
+    (matched by name)."""
+    cells = dict(zip(like.__code__.co_freevars, like.__closure__ or (), strict=True))
+    closure = tuple(cells[name] if name in cells else types.CellType() for name in code.co_freevars)
+    func = types.FunctionType(
+        code, like.__globals__, like.__name__, like.__defaults__, closure or None
+    )
+    func.__kwdefaults__ = copy.copy(like.__kwdefaults__)
+    func.__qualname__ = like.__qualname__
+    return func

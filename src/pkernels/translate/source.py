@@ -60,6 +60,31 @@ class KernelSource:
     def globals(self) -> dict[str, Any]:
         return self.func.__globals__
 
+    @property
+    def closure(self) -> dict[str, Any]:
+        """What a kernel defined in a function captured from it: name -> value."""
+        code = getattr(self.func, "__code__", None)
+        cells = getattr(self.func, "__closure__", None) or ()
+        found = {}
+        for name, cell in zip(code.co_freevars if code else (), cells, strict=True):
+            try:
+                found[name] = cell.cell_contents
+            except ValueError:  # not bound yet in the enclosing function
+                pass
+        return found
+
+    def lookup(self, name: str, default: Any = None) -> Any:
+        """What ``name`` means where the kernel is defined: a captured variable of its
+        enclosing function, else a global of its module (Python's order)."""
+        closure = self.closure
+        if name in closure:
+            return closure[name]
+        return self.globals.get(name, default)
+
+    def defines(self, name: str) -> bool:
+        """Whether the kernel's enclosing function or module defines ``name``."""
+        return name in self.closure or name in self.globals
+
     def line_text(self, lineno: int) -> str:
         return linecache.getline(self.filename, lineno)
 
