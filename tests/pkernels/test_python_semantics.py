@@ -591,3 +591,35 @@ def test_tuple_and_chained_assignment_and_two_valued_math_as_python(space):
     assert v.tolist() == [4.0, 1.0, 2.0, 3.0, 0.0]
     assert out[1, :3].tolist() == [1.0, -2.0, 6.0]  # a, b = b, a with x[1] = -2.0
     assert out[4, 3:7].tolist() == [0.5, 7.0, 0.9375, 3.0]  # modf(7.5), frexp(7.5)
+
+
+@pk.workunit
+def add_typed_scalars(i, out, i8, i16, i32, i64):
+    out[i] = i64 + i32 + i16 + i8
+
+
+@pk.workunit
+def sum_of_singles(i, acc, x):
+    acc += x[i]
+
+
+@pk.workunit
+def sum_of_int32(i: int, acc: pk.Acc[pk.int64], x: pk.View1D[pk.int32]):
+    acc += x[i]
+
+
+def test_numpy_typed_arguments_and_accumulators_keep_their_types_in_every_space(space):
+    # PyKokkos' test_all_numpyints / test_acc64: an np.int64 argument next to an np.int32
+    # computes in int64, a double accumulator adding float32 values stays double.
+    out = np.zeros(2, np.int64)
+    args = dict(i8=np.int8(127), i16=np.int16(2**15 - 1), i32=np.int32(2**31 - 1))
+    pk.parallel_for(
+        pk.RangePolicy(space, 0, 2), add_typed_scalars, out=out, i64=np.int64(2**31), **args
+    )
+    assert out.tolist() == [2**31 + 127 + 2**15 - 1 + 2**31 - 1] * 2
+    singles = np.full(50, 3.4e38, np.float32)
+    total = pk.parallel_reduce(pk.RangePolicy(space, 0, 50), sum_of_singles, x=singles)
+    assert total == 50 * float(np.float32(3.4e38)) and type(total) is float
+    big = np.full(8, 2**31 - 1, np.int32)
+    total = pk.parallel_reduce(pk.RangePolicy(space, 0, 8), sum_of_int32, x=big)
+    assert total == 8 * (2**31 - 1) and type(total) is int

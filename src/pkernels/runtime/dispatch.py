@@ -651,10 +651,12 @@ _AS_PYTHON = (np.int64, np.bool_)
 
 
 def _as_view(value: Any) -> Any:
-    """A dispatch argument as the Debug space passes it to the kernel body."""
+    """A dispatch argument as the Debug space passes it to the kernel body: arrays as
+    views, a NumPy bool as Python's; a NumPy number keeps its type (an np.int64 next to an
+    np.int32 computes in int64, as compiled; a Python int would take int32)."""
     if type(value) in (np.ndarray, View):
         return value.view(_PythonView)
-    return value.item() if type(value) in _AS_PYTHON else value
+    return value.item() if type(value) is np.bool_ else value
 
 
 def _without_start_value(
@@ -669,8 +671,9 @@ def _without_start_value(
     value = kwargs.get(name) if name is not None else None
     if not isinstance(value, int | float | np.number | np.bool_):
         return kwargs  # not given, or an array: not a start value (a misplaced argument)
-    start = _start(reducer, workunit, position)
+    start, kind = _start_and_type(reducer, workunit, position)
     if reducer.parts or value != start:
+        start = start if reducer.parts else kind(start)
         raise DispatchError(
             f"parallel_reduce of {workunit.__name__}: {name}={value!r} would start the "
             f"reduction; every thread starts from {reducer!r}'s identity ({start!r}), as in "
@@ -693,13 +696,17 @@ def _start_and_type(
     dtype = _acc_type(workunit, position)
     kind = _kind_of(dtype)
     if reducer is Sum:
-        return kind(0), kind
+        return dtype.np_dtype.type(0), kind
     try:
         reducer.check(dtype)
     except TypeError as exc:  # at the parameter, as the compiled spaces report it
         source = KernelSource.of(workunit)
         source.error(source.tree.args.args[position], str(exc))
-    return reducer.value_of(reducer.identity(dtype), kind), kind
+    start = reducer.value_of(reducer.identity(dtype), kind)
+    # A NumPy scalar of the accumulator's type: `acc += f32[i]` then computes in the
+    # type the compiled spaces use (a Python float would take float32: NumPy's weak
+    # scalars). A reducer to several values has its fields assigned whole.
+    return (start if reducer.parts else dtype.np_dtype.type(start)), kind
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:

@@ -86,7 +86,7 @@ def run_team_in_python(
         if accs is not None:
             for acc in accs:
                 total = reducer.combine(total, reducer.value_of(acc[0], kind))
-    return total
+    return total if kind is None else reducer.value_of(total, kind)
 
 
 def _member_call(
