@@ -280,11 +280,6 @@ def atomic_value(i, out):
 
 
 @pk.workunit
-def sin(i, out):
-    out[i] = sin(out[i])
-
-
-@pk.workunit
 def literal_past_narrow_type(i, u, out):
     out[i] = u[i] + 300
 
@@ -368,8 +363,6 @@ CASES = [
     ("bits_of_uint64_and_int64", "w", "w[i] & i", "w[i] & i", r"no integer type holds"),
     # Python's pk.atomic_add returns None; C++ would give a number.
     ("atomic_value", "", "old = pk.atomic_add", "pk.atomic_add", r"atomic_add returns nothing"),
-    # PyKokkos' gh-192: a workunit named as the math function it calls (Python: itself).
-    ("sin", "", "= sin(out[i])", "sin(out[i])", r"'sin' is a workunit; only @pk.function"),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]
@@ -515,18 +508,3 @@ def k(i: int, arr: pk.View1D[pk.int32], scale: int):
         pk.parallel_for(2, module.k, arr=np.zeros(2), scale=1)
     with pytest.raises(pk.ArgumentTypeError, match=r"'scale' is annotated int64 but receives"):
         pk.parallel_for(2, module.k, arr=np.zeros(2, np.int32), scale=1.5)
-
-
-def test_a_math_function_used_without_its_import_says_how_to_import_it(make_module):
-    module = make_module(
-        """
-import pkernels as pk
-
-@pk.workunit
-def k(i: int, out):
-    out[i] = sqrt(4.0)
-"""
-    )
-    with pytest.raises(pk.TranslationError, match="function 'sqrt' is not defined") as info:
-        pk.parallel_for(2, module.k, out=np.zeros(2))
-    assert "Import it (`from math import sqrt`) or write math.sqrt(...)." in str(info.value)

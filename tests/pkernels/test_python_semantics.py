@@ -623,3 +623,43 @@ def test_numpy_typed_arguments_and_accumulators_keep_their_types_in_every_space(
     big = np.full(8, 2**31 - 1, np.int32)
     total = pk.parallel_reduce(pk.RangePolicy(space, 0, 8), sum_of_int32, x=big)
     assert total == 8 * (2**31 - 1) and type(total) is int
+
+
+BARE_MATH_PROGRAM = """
+import pkernels as pk
+
+@pk.workunit
+def bare(i, v, out):
+    out[i] = sqrt(v[i]) + exp(-v[i]) + floor(v[i] * 1.5) + degrees(v[i])
+
+@pk.workunit
+def sin(tid, view):  # PyKokkos' gh-192: a workunit named as the function it calls
+    view[tid] = sin(view[tid])
+
+@pk.workunit
+def logs(i, acc, v):
+    acc += log(v[i])
+
+@pk.workunit
+def team_roots(tm: pk.TeamMember, v, out):
+    def inner(k: int, acc: pk.Acc[pk.double]):
+        acc += sqrt(v[k])
+    out[tm.league_rank()] = pk.parallel_reduce(pk.TeamThreadRange(tm, len(v)), inner)
+"""
+
+
+def test_math_functions_called_bare_without_an_import_as_pykokkos(space, make_module):
+    # PyKokkos translates sqrt(x) in a kernel as the math function, imported or not
+    kernels = make_module(BARE_MATH_PROGRAM)
+    x = np.array([1.0, 4.0, 9.0])
+    out = np.zeros(3)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), kernels.bare, v=x, out=out)
+    np.testing.assert_array_equal(out, np.sqrt(x) + np.exp(-x) + np.floor(x * 1.5) + np.degrees(x))
+    y = x.copy()
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), kernels.sin, view=y)
+    np.testing.assert_array_equal(y, np.sin(x))
+    total = pk.parallel_reduce(pk.RangePolicy(space, 0, 3), kernels.logs, v=x)
+    assert total == pytest.approx(np.log(x).sum(), rel=1e-15)
+    roots = np.zeros(2)
+    pk.parallel_for(pk.TeamPolicy(space, 2, pk.AUTO), kernels.team_roots, v=x, out=roots)
+    assert roots.tolist() == [6.0, 6.0]

@@ -34,7 +34,7 @@ from ..translate.kernel import ROLES, TEAM, translate_workunit
 from ..translate.lambdas import VIEW as LAMBDA_VIEW
 from ..translate.lambdas import is_lambda, lambda_form
 from ..translate.methods import method_form
-from ..translate.pyexec import accumulator_form
+from ..translate.pyexec import accumulator_form, python_form
 from ..translate.source import KernelSource
 from . import hooks
 from .hooks import BuildMode, Dispatch
@@ -548,8 +548,9 @@ def run_in_python(
         kwargs = {name: _as_view(value) for name, value in kwargs.items()}
         boxes = itertools.product(*map(range, policy.begins, policy.ends))
         if operation == "for":
+            body = _python_call_form(workunit)
             for index in boxes:
-                workunit(*index, **kwargs)
+                body(*index, **kwargs)
             return None
         assert operation == "reduce"
         body = _python_forms.get((workunit, rank))
@@ -565,8 +566,9 @@ def run_in_python(
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     indices = range(policy.begin, policy.end)
     if operation == "for":
+        body = _python_call_form(workunit)
         for i in indices:
-            workunit(i, **kwargs)
+            body(i, **kwargs)
         return None
     body = _python_forms.get(workunit)
     if body is None:
@@ -582,6 +584,19 @@ def run_in_python(
     # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
     # scalar picked up from a view element).
     return reducer.value_of(acc[0], kind)
+
+
+_python_call_forms: dict[Callable[..., Any], tuple[Any, Callable[..., Any]]] = {}
+
+
+def _python_call_form(workunit: Callable[..., Any]) -> Callable[..., Any]:
+    """What the Debug space calls for a parallel_for: the workunit, or its copy reading
+    bare math names as compiled kernels do (pyexec.python_form); made again when the
+    workunit's code changed (pkdb's hotswap)."""
+    found = _python_call_forms.get(workunit)
+    if found is None or found[0] is not workunit.__code__:
+        found = _python_call_forms[workunit] = (workunit.__code__, python_form(workunit))
+    return found[1]
 
 
 class _PythonView(View):

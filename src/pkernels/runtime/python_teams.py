@@ -37,7 +37,13 @@ import numpy as np
 from ..api.teams import SCRATCH_ALIGNMENT, NestedRange, TeamMember, TeamPolicy
 from ..api.types import float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
-from ..translate.pyexec import AccumulatorToCell, bind_like, compile_like
+from ..translate.pyexec import (
+    AccumulatorToCell,
+    BareMathNames,
+    bare_math_names,
+    bind_like,
+    compile_like,
+)
 from ..translate.source import KernelSource
 
 # -- running a TeamPolicy ---------------------------------------------------------------
@@ -449,6 +455,8 @@ def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., An
         tree.decorator_list = []
         _strip_annotations(tree)
         tree.body = [_ScratchElementType().visit(stmt) for stmt in tree.body]
+        bare = BareMathNames(bare_math_names(workunit))
+        tree.body = [bare.visit(stmt) for stmt in tree.body]
         if operation == "reduce":
             tree.body = [AccumulatorToCell(tree.args.args[1].arg).visit(s) for s in tree.body]
         code = _compile_def(tree, source.filename, workunit.__code__)
@@ -475,6 +483,7 @@ def _nested_acc_form(
         if node is None:  # not defined in a team workunit: read its own source
             source = KernelSource.of(body)
             node, filename = source.tree, source.filename
+            node = BareMathNames(bare_math_names(body)).visit(copy.deepcopy(node))
         if len(node.args.args) <= position:
             wanted = ", ".join([*"ijk"[:position], "acc"])
             raise DispatchError(

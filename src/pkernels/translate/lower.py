@@ -31,6 +31,7 @@ from .printf import SPEC_HINT, PrintSpec, printf_format, python_spec
 from .source import KernelSource
 from .typing_rules import (
     ATOMIC_FUNCTIONS,
+    BARE_MATH,
     INT_RANGES,
     MATH_CONSTANTS,
     MATH_FUNCTIONS,
@@ -1274,6 +1275,12 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             if name in self.params or name in self.locals or name in self.views:
                 self.src.error(func, f"{name!r} is not a function")
             target = self.src.lookup(name)
+            if name in BARE_MATH and (target is None or _is_workunit(target)):
+                # PyKokkos translates a bare sqrt(x) as the math function, also where a
+                # workunit has its name (a workunit `sin` calling sin)
+                return self._module_call(
+                    node, name, pk=hasattr(kernel_builtins, name), stmt=statement
+                )
             if _is_plain_helper(target, self.src.globals):
                 # As PyKokkos does: a plain function of the kernel's module that a kernel
                 # calls is compiled as a @pk.function (Debug runs it as it is).
@@ -1291,10 +1298,7 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 pk_name = _pk_builtin_name(target)
                 return self._module_call(node, pk_name, pk=True, stmt=statement)
             if target is None:
-                hint = _CALL_HINT
-                if name in MATH_FUNCTIONS:  # PyKokkos reads a bare sqrt(x) as Kokkos' own
-                    hint = f"Import it (`from math import {name}`) or write math.{name}(...)."
-                self.src.error(func, f"function {name!r} is not defined", hint=hint)
+                self.src.error(func, f"function {name!r} is not defined", hint=_CALL_HINT)
             if isinstance(target, type):
                 self.src.error(
                     func,
@@ -1630,6 +1634,11 @@ def _not_in_kernels(what: str, op: ast.AST) -> str:
     """The message for an operator kernels lack, as Python spells it."""
     symbol = _OPERATOR_SYMBOLS.get(type(op), type(op).__name__)
     return f"the {what} `{symbol}` is not supported in kernels"
+
+
+def _is_workunit(target: object) -> bool:
+    marker = marker_of(target)
+    return marker is not None and marker.kind == "workunit"
 
 
 def _is_plain_helper(target: object, module_globals: dict[str, Any]) -> bool:

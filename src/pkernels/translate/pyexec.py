@@ -3,19 +3,25 @@
 Python cannot pass a float by reference, so for reduce and scan the accumulator is
 rewritten to a one-element list (``acc`` -> ``acc[0]``) in a copy of the function,
 compiled with the original file name and line numbers (tracebacks and pdb point at
-the user's source).
+the user's source). A math function the kernel calls bare, without an import
+(``sqrt(x)``, as PyKokkos lets kernels write), is read as the compiled kernel reads it
+(``pk.sqrt``) in such a copy too.
 """
 
 from __future__ import annotations
 import __future__
 
 import ast
+import builtins
 import copy
 import types
 from collections.abc import Callable
 from typing import Any
 
-from .source import KernelSource
+from ..api import kernel_builtins
+from ..api.decorators import marker_of
+from .source import KernelSource, resolve
+from .typing_rules import BARE_MATH
 
 
 class AccumulatorToCell(ast.NodeTransformer):
@@ -98,10 +104,11 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
     # workload method), which must keep its accumulator and annotations.
     tree = copy.deepcopy(source.tree)
     acc_name = tree.args.args[position].arg
+    bare = BareMathNames(bare_math_names(func))
     new_tree = ast.FunctionDef(
         name=tree.name,
         args=tree.args,
-        body=[AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body],
+        body=[bare.visit(AccumulatorToCell(acc_name).visit(stmt)) for stmt in tree.body],
         decorator_list=[],
         returns=None,
         type_params=[],
@@ -167,3 +174,62 @@ def bind_like(code: types.CodeType, like: Callable[..., Any]) -> Callable[..., A
     func.__kwdefaults__ = copy.copy(like.__kwdefaults__)
     func.__qualname__ = like.__qualname__
     return func
+
+
+class BareMathNames(ast.NodeTransformer):
+    """``sqrt`` -> ``pk.sqrt`` (``math.degrees`` for the names pk lacks) for the math
+    functions ``names`` a kernel calls bare: what the translator reads them as."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id not in self.names or not isinstance(node.ctx, ast.Load):
+            return node
+        module = "pkernels" if hasattr(kernel_builtins, node.id) else "math"
+        load = ast.Name(id="__import__", ctx=ast.Load())  # pkernels under any name
+        owner = ast.Call(func=load, args=[ast.Constant(module)], keywords=[])
+        attribute = ast.Attribute(value=ast.copy_location(owner, node), attr=node.id, ctx=node.ctx)
+        return ast.copy_location(attribute, node)
+
+
+def bare_math_names(func: Callable[..., Any]) -> set[str]:
+    """The math functions ``func`` (or a def in it) calls bare that its module and
+    enclosing function leave undefined, or define as a workunit (PyKokkos' ``sin``
+    workunit calling ``sin``)."""
+    code = func.__code__
+    used: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        used.update(name for name in current.co_names if name in BARE_MATH)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    if not used:
+        return set()
+    found = set()
+    for name in used:
+        target = resolve(func, name)
+        if target is None and hasattr(builtins, name):
+            continue  # Python's own (pow, abs, round)
+        marker = marker_of(target)
+        if target is None or (marker is not None and marker.kind == "workunit"):
+            found.add(name)
+    return found
+
+
+def python_form(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` as the Debug space calls it: itself, or a copy reading the math functions
+    it calls bare as the compiled kernel does (see :class:`BareMathNames`)."""
+    names = bare_math_names(func)
+    if not names:
+        return func
+    source = KernelSource.of(func)
+    tree = copy.deepcopy(source.tree)
+    tree.decorator_list = []
+    for arg in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]:
+        arg.annotation = None
+    tree.returns = None
+    tree.body = [BareMathNames(names).visit(stmt) for stmt in tree.body]
+    form = bind_like(compile_like(tree, source.filename, func.__code__), func)
+    form.__annotations__ = dict(func.__annotations__)
+    return form

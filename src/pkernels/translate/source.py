@@ -63,23 +63,12 @@ class KernelSource:
     @property
     def closure(self) -> dict[str, Any]:
         """What a kernel defined in a function captured from it: name -> value."""
-        code = getattr(self.func, "__code__", None)
-        cells = getattr(self.func, "__closure__", None) or ()
-        found = {}
-        for name, cell in zip(code.co_freevars if code else (), cells, strict=True):
-            try:
-                found[name] = cell.cell_contents
-            except ValueError:  # not bound yet in the enclosing function
-                pass
-        return found
+        return closure_of(self.func)
 
     def lookup(self, name: str, default: Any = None) -> Any:
         """What ``name`` means where the kernel is defined: a captured variable of its
         enclosing function, else a global of its module (Python's order)."""
-        closure = self.closure
-        if name in closure:
-            return closure[name]
-        return self.globals.get(name, default)
+        return resolve(self.func, name, default)
 
     def defines(self, name: str) -> bool:
         """Whether the kernel's enclosing function or module defines ``name``."""
@@ -103,3 +92,25 @@ class KernelSource:
         offset = getattr(node, "col_offset", 0) + self.indent
         col = len(line.encode()[:offset].decode(errors="replace"))
         raise kind(message, self.filename, lineno, col, line, hint)
+
+
+def closure_of(func: Callable[..., Any]) -> dict[str, Any]:
+    """What ``func``, defined in another function, captured from it: name -> value."""
+    code = getattr(func, "__code__", None)
+    cells = getattr(func, "__closure__", None) or ()
+    found = {}
+    for name, cell in zip(code.co_freevars if code else (), cells, strict=True):
+        try:
+            found[name] = cell.cell_contents
+        except ValueError:  # not bound yet in the enclosing function
+            pass
+    return found
+
+
+def resolve(func: Callable[..., Any], name: str, default: Any = None) -> Any:
+    """What ``name`` means in ``func``: a variable it captured, else a global of its
+    module (Python's order; builtins are not looked at)."""
+    closure = closure_of(func)
+    if name in closure:
+        return closure[name]
+    return func.__globals__.get(name, default)

@@ -122,6 +122,17 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
     "trunc": (1, "float"),
 }
 
+# Math functions a kernel may call bare, without an import, as PyKokkos translates them
+# (its math_functions): the pk.* function where pkernels has one (Kokkos' semantics,
+# as PyKokkos' C++ gets), else math's (degrees, radians).
+BARE_MATH = frozenset(
+    (
+        "acos acosh asin asinh atan atan2 atanh ceil copysign cos cosh degrees exp expm1 "
+        "fabs floor fmod hypot isfinite isinf isnan log log10 log1p log2 radians remainder "
+        "sin sinh sqrt tan tanh trunc cbrt exp2 erf erfc tgamma lgamma fmin fmax"
+    ).split()
+)
+
 # math.floor / math.ceil return Python ints; pk.floor / pk.ceil return floats (Kokkos).
 PY_INT_ROUNDING = {"floor", "ceil", "trunc"}
 
