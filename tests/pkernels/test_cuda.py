@@ -1122,3 +1122,29 @@ def test_bin_sort_of_gpu_arrays_stays_on_the_gpu(cp):
     device.sort(xd)
     host.sort(x)
     np.testing.assert_array_equal(xd.get(), x)
+
+
+def make_gpu_scaler(factor, out):
+    @pk.workunit
+    def scale(i, x):
+        out[i] = factor * sqrt(x[i])  # noqa: F821 - bare, as PyKokkos lets kernels write
+
+    return scale
+
+
+@pk.workunit
+def deep_copy_rank6(i, src, dst):
+    for a in range(src.extent(5)):
+        dst[i, 0, 1, 0, 0, a] = src[i, 0, 1, 0, 0, a] * 2
+
+
+@gpu
+def test_closures_bare_math_and_rank_six_views_on_the_gpu(cp):
+    out = cp.zeros(4)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 4), make_gpu_scaler(3.0, out), x=cp.arange(4.0))
+    np.testing.assert_allclose(out.get(), 3.0 * np.sqrt(np.arange(4.0)), rtol=1e-15)
+    src = cp.arange(3 * 1 * 2 * 1 * 1 * 5, dtype=cp.float64).reshape(3, 1, 2, 1, 1, 5)
+    dst = cp.zeros_like(src)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 3), deep_copy_rank6, src=src, dst=dst)
+    np.testing.assert_array_equal(dst.get()[:, 0, 1], src.get()[:, 0, 1] * 2)
+    assert not dst.get()[:, 0, 0].any()
