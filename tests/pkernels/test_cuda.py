@@ -351,6 +351,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "math": _cuda_source(math_calls, "for", out=np.zeros((5, 8)).T, x=v),
         "unpacking": _cuda_source(unpacking_math, "for", out=np.zeros((8, 5)), x=v),
         "bessel": _cuda_source(bessel_calls, "for", out=m.T, x=v, x32=v.astype(np.float32)),
+        "list_local": _cuda_source(row_moments, "for", A=m, out=m),
         "atomics": _cuda_source(
             small_atomics,
             "for",
@@ -1148,3 +1149,22 @@ def test_closures_bare_math_and_rank_six_views_on_the_gpu(cp):
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 3), deep_copy_rank6, src=src, dst=dst)
     np.testing.assert_array_equal(dst.get()[:, 0, 1], src.get()[:, 0, 1] * 2)
     assert not dst.get()[:, 0, 0].any()
+
+
+@pk.workunit
+def row_moments(i, A, out):
+    moments = [0.0] * 3
+    for j in range(A.shape[1]):
+        for p in range(len(moments)):
+            moments[p] += A[i, j] ** p
+    for p in range(3):
+        out[i, p] = moments[p]
+
+
+@gpu
+def test_list_locals_on_the_gpu(cp):
+    a = np.random.default_rng(3).random((64, 9))
+    out = cp.zeros((64, 9))
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 64), row_moments, A=cp.asarray(a), out=out)
+    expected = np.stack([np.ones(64) * 9, a.sum(axis=1), (a**2).sum(axis=1)], axis=1)
+    np.testing.assert_allclose(out.get()[:, :3], expected, rtol=1e-13)

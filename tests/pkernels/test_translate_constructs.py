@@ -713,3 +713,96 @@ def test_rank_nine_is_refused_and_a_debug_build_checks_every_axis(native_space):
                 pk.RangePolicy(native_space, 0, 3), deep_views, v=np.zeros((3, 2, 4, 2, 1)),
                 w=w, out=np.zeros(3),
             )  # fmt: skip
+
+
+@pk.workunit
+def list_sums(tid: int, acc: pk.Acc[pk.double], a: int, b: int):
+    x: list[int] = [a, b]  # PyKokkos' test_list_type
+    acc += x[0]
+    acc += x[1]
+
+
+@pk.workunit
+def list_forces(i, x, f):
+    total = [0.0] * 3
+    for j in range(x.shape[0]):
+        for d in range(len(total)):
+            total[d] += x[j, d] - x[i, d]
+    for d in range(3):
+        f[i, d] = total[d]
+    total = [f[i, 0], 1.0, 2.0]  # assigned again: the same length
+    f[i, 2] += total[0] * total[2]
+
+
+@pk.workunit
+def list_counts(i, acc, v):
+    counts: list[pk.int32] = [0, 0, 0, 0]
+    counts[v[i] % 4] += 1
+    acc += counts[0] * 10 + counts[3]
+
+
+@pk.workunit
+def list_out_of_range(i, out):
+    pair = [1.0, 2.0]
+    out[i] = pair[i]
+
+
+def test_list_locals_as_pykokkos(space):
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 50), list_sums, a=7, b=2) == 450.0
+    x = np.random.default_rng(1).random((6, 3))
+    f = np.zeros((6, 3))
+    pk.parallel_for(pk.RangePolicy(space, 0, 6), list_forces, x=x, f=f)
+    expected = x.sum(axis=0) - 6 * x
+    expected[:, 2] += expected[:, 0] * 2.0
+    np.testing.assert_allclose(f, expected, rtol=1e-12, atol=1e-14)
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 8), list_counts, v=np.arange(8)) == 22
+
+
+def test_a_debug_build_checks_list_indices(native_space):
+    with observing(ForceDebugBuild()):
+        with pytest.raises(pk.KernelIndexError, match=r"index 2 .* view 'pair' with extent 2"):
+            pk.parallel_for(pk.RangePolicy(native_space, 0, 3), list_out_of_range, out=np.zeros(3))
+
+
+LIST_ERRORS = """
+from typing import List
+import pkernels as pk
+
+@pk.workunit
+def regrown(i, out):
+    x = [1.0, 2.0]
+    x = [1.0, 2.0, 3.0]
+    out[i] = x[0]
+
+@pk.workunit
+def empty(i, out):
+    x = []
+    out[i] = 0.0
+
+@pk.workunit
+def untyped(i, out):
+    x: List = [1.0]
+    out[i] = x[0]
+
+@pk.workunit
+def repeated_by_variable(i, out, n: int):
+    x = [0.0] * n
+    out[i] = x[0]
+"""
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("regrown", r"'x' is a list of 2 float64: a list local keeps its length"),
+        ("empty", r"an empty list cannot be a kernel local"),
+        ("untyped", r"a list local needs its element type: List\[float\]"),
+        ("repeated_by_variable", r"this list cannot be a kernel local"),
+    ],
+)
+def test_list_local_errors(make_module, name, message):
+    module = make_module(LIST_ERRORS)
+    with pytest.raises(pk.TranslationError, match=message):
+        pk.parallel_for(
+            2, getattr(module, name), out=np.zeros(2), **({"n": 3} if "variable" in name else {})
+        )

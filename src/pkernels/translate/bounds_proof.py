@@ -131,7 +131,7 @@ def launch_proof(
     leading = kernel.params[:rank]
     if len(leading) < rank or any(p.role != "index" for p in leading):
         return None  # a TeamPolicy kernel (a team member first)
-    if kernel.scratch_views or kernel.view_passes:
+    if kernel.scratch_views or kernel.local_arrays or kernel.view_passes:
         return None
     safe: dict[str, bool] = {}
     by_name = {h.name: h for h in helpers}
@@ -168,7 +168,7 @@ def _safe_helper(name: str, by_name: dict[str, ir.Function], safe: dict[str, boo
         return safe[name]
     helper = by_name.get(name)
     safe[name] = False  # while being analysed: a recursive helper is not proven
-    if helper is None or helper.scratch_views or helper.view_passes:
+    if helper is None or helper.scratch_views or helper.local_arrays or helper.view_passes:
         return False
     if any(isinstance(p.type, ir.ViewType | ir.TeamType) for p in helper.params):
         return False

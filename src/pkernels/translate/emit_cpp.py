@@ -185,6 +185,12 @@ class CppEmitter:
                 declarations += [f"{dtype.ctype} {self.expr(var)} = 0;" for _ in self.lanes(var)]
         for name, view in fn.scratch_views.items():
             declarations.append(f"{view_cpp_type(view)} {cpp_name(name)} = {{}};")
+        for name, (view, length) in fn.local_arrays.items():
+            storage = f"pk_list_{cpp_name(name)}"
+            declarations.append(
+                f"{view.dtype.ctype} {storage}[{length}] = {{}}; "
+                f"{view_cpp_type(view)} {cpp_name(name)} = {{{storage}, {{{length}}}, {{1}}}};"
+            )
         if declarations:
             self.line_directive(fn.lineno, fn.filename)
             self.out(" ".join(declarations))

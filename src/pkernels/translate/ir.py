@@ -462,6 +462,9 @@ class Function:
     written_views: set[str] = field(default_factory=set)
     # Scratch views the body allocates (declared at its top, see ScratchAlloc).
     scratch_views: dict[str, ViewType] = field(default_factory=dict)
+    # Local lists (`f: List[float] = [0.0, 0.0, 0.0]`): rank-1 views of an array of the
+    # given length declared at the body's top; the statement that makes one fills it.
+    local_arrays: dict[str, tuple[ViewType, int]] = field(default_factory=dict)
     # Views passed to helpers: (the helper's C++ name, {its parameter: our view}), so
     # what a helper writes counts as written here too (see HelperRegistry).
     view_passes: list[tuple[str, dict[str, str]]] = field(default_factory=list)

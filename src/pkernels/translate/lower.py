@@ -24,6 +24,7 @@ from . import ir
 from .classtypes import StructRegistry
 from .ir import Expr, StructType, ViewType
 from .lower_classtypes import ClassTypeLowering, call_arg_types
+from .lower_lists import ListAnnotation, ListLowering, is_list_display, list_annotation
 from .lower_subviews import Subview, SubviewLowering, flatten_subscript
 from .lower_teams import TeamLowering, is_team_annotation
 from .lower_unpack import TUPLE_MATH, UnpackLowering
@@ -193,7 +194,9 @@ class HelperRegistry:
                             changed = True
 
 
-class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLowering):
+class FunctionLowerer(
+    TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLowering, ListLowering
+):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
     def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
@@ -487,6 +490,11 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
             return value
         if is_classtype(value):
             return self._struct_of(value, node)
+        listed = list_annotation(value)
+        if isinstance(listed, str):
+            self.src.error(node, listed)
+        if listed is not None:
+            return listed
         try:
             return to_datatype(value)
         except TypeError:
@@ -529,6 +537,8 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 declared = self._annotation(ann)
                 if isinstance(declared, ScratchAnnotation):
                     return self._scratch_alloc(node, target, value, declared)
+                if isinstance(declared, ListAnnotation):
+                    return self._local_list(node, target, value, declared.dtype)
                 if not isinstance(declared, DataType | StructType):
                     self.src.error(ann, "local variables must have a scalar type or a classtype")
                 return self._assign(node, target, value, declared)
@@ -596,6 +606,10 @@ class FunctionLowerer(TeamLowering, ClassTypeLowering, SubviewLowering, UnpackLo
                 f"cannot assign to {type(target).__name__} in a kernel",
                 hint=_ASSIGN_HINT,
             )
+        if isinstance(target, ast.Name) and is_list_display(value_node):
+            if declared is not None:  # `x: float = [...]`
+                self.src.error(node, f"a list local is annotated List[...], not {declared.name}")
+            return self._local_list(node, target, value_node, None)
         if self._binds_subview(target, value_node):
             if declared is not None:
                 self.src.error(node, "a subview cannot be annotated", hint="Write `row = A[j, :]`.")
