@@ -453,7 +453,7 @@ def test_a_view_subclass_with_its_own_init_is_a_view():
     p = _Params(3, 4, data_type=pk.int32)
     assert isinstance(p, pk.View) and type(p) is _Params and p.note == "mine"
     assert p.shape == (3, 4) and p.dtype == np.int32 and not p.any()
-    assert p.flags["C_CONTIGUOUS"] and p.flags["OWNDATA"] and p.extent(1) == 4
+    assert p.flags["C_CONTIGUOUS"] and p.extent(1) == 4
     p[1, 2] = 7
     assert p.sum() == 7 and type(p[1:]) is _Params
     assert _Params().shape == (0, 0) and _Params().dtype == np.float64
@@ -461,13 +461,28 @@ def test_a_view_subclass_with_its_own_init_is_a_view():
     src[:, 1] = [1.0, 2.0, 3.0]
     pk.parallel_for(3, copy2_tuple_index, src=src, dst=dst)  # kernels take it as an array
     assert dst[:, 1].tolist() == [1.0, 2.0, 3.0]
-    with pytest.raises(TypeError, match="row-major"):
-        _ColumnMajor(2)
+    left = _ColumnMajor(2)  # made as pk.View(..., layout=pk.LayoutLeft) is
+    assert type(left) is _ColumnMajor and left.layout is pk.LayoutLeft
+    assert left.flags["F_CONTIGUOUS"] and not left.flags["C_CONTIGUOUS"]
+    with pytest.raises(TypeError, match="must call super"):
+        _Forgetful()
+    with pytest.raises(TypeError, match="holds a host array of its own"):
+        _OnTheGpu()
 
 
 class _ColumnMajor(pk.View):
     def __init__(self, n: int):
         super().__init__([n, n], pk.double, layout=pk.LayoutLeft)
+
+
+class _Forgetful(pk.View):
+    def __init__(self):
+        self.size_wanted = 3
+
+
+class _OnTheGpu(pk.View):
+    def __init__(self):
+        super().__init__([3], pk.double, space=pk.CudaSpace)
 
 
 def test_pykokkos_resize_says_how_to_make_the_larger_view():

@@ -1103,7 +1103,11 @@ def test_bessel_functions_on_the_gpu_agree_with_the_cpu(cp):
                     x32=out32)  # fmt: skip
     cpu, cpu32 = np.zeros((97, 2)), x32.copy()
     pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 97), bessel_calls, out=cpu, x=x, x32=cpu32)
-    np.testing.assert_allclose(out.get(), cpu, rtol=1e-12, atol=1e-15)  # CUDA's j0 vs glibc's
+    # CUDA documents j0/j1 to a few ulp for |x| < 8 and to an absolute error (~1e-12)
+    # beyond, where glibc's and CUDA's differ in the 13th digit (1.6e-13 at x = 30)
+    near = np.abs(x) < 8
+    np.testing.assert_allclose(out.get()[near], cpu[near], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(out.get(), cpu, rtol=0, atol=5e-12)
     np.testing.assert_allclose(out32.get(), cpu32, rtol=1e-5, atol=1e-6)
 
 

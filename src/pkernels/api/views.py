@@ -69,7 +69,47 @@ class ViewTypeInfo:
         return f"ViewTypeInfo(space={self.space}, layout={self.layout}, trait={self.trait})"
 
 
-class View(np.ndarray):
+_RECORDED = "_pk_view_arguments"
+
+
+class _SubclassMaking(type):
+    """How ``pk.View`` subclasses with an ``__init__`` of their own are made.
+
+    PyKokkos programs write ``class Params(pk.View)`` whose ``__init__`` takes arguments
+    of its own and calls ``super().__init__([n, 2], pk.double)``. The array cannot be
+    made before that call says its shape, and NumPy cannot give an array another shape
+    and type afterwards. So the subclass's ``__init__`` first runs on a stand-in that
+    records what it passes to ``View.__init__``; the view is then allocated from those
+    arguments, as ``pk.View`` itself would be, and given the attributes ``__init__`` set.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.__init__ is View.__init__:
+            return super().__call__(*args, **kwargs)
+        stand_in = np.ndarray.__new__(cls, (0,), np.uint8)
+        stand_in.__dict__[_RECORDED] = None
+        cls.__init__(stand_in, *args, **kwargs)
+        attributes = dict(stand_in.__dict__)
+        recorded = attributes.pop(_RECORDED)
+        if recorded is None:
+            raise TypeError(
+                f"{cls.__name__}.__init__ must call super().__init__(shape, dtype), as a "
+                "subclass of pk.View"
+            )
+        shape, dtype, space, layout, trait, array = recorded
+        if _checked(trait, Trait, "trait") is Trait.Unmanaged or on_device(
+            _checked(space, MemorySpace, "space")
+        ):
+            raise TypeError(
+                f"{cls.__name__}, a subclass of pk.View, holds a host array of its own: the "
+                "memory space and Unmanaged trait are for pk.View itself"
+            )
+        view = _allocate(cls, shape, dtype, space, layout, trait, array)
+        view.__dict__.update(attributes)
+        return view
+
+
+class View(np.ndarray, metaclass=_SubclassMaking):
     """``pk.View(shape, dtype=pk.double, space=..., layout=..., trait=...)``: a zero-filled
     array for kernels.
 
@@ -81,13 +121,6 @@ class View(np.ndarray):
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls.__init__ is not View.__init__:
-            # A subclass with its own __init__ (PyKokkos programs write `class
-            # Params(pk.View)` whose __init__ calls `super().__init__([n], pk.double)`):
-            # its arguments are its own, so the array is made in View.__init__.
-            placeholder = np.ndarray.__new__(cls, (0,), np.uint8)
-            placeholder._pk_unbuilt = True
-            return placeholder
         return _allocate(cls, *args, **kwargs)
 
     def __init__(
@@ -99,28 +132,10 @@ class View(np.ndarray):
         trait: Trait = Trait.TraitDefault,
         array: Any = None,
     ) -> None:
-        if not getattr(self, "_pk_unbuilt", False):
-            return  # __new__ made the array from these arguments
-        del self._pk_unbuilt
-        shape_tuple, np_dtype = _shape_of(shape), view_dtype(dtype).np_dtype
-        name = type(self).__name__
-        if _checked(trait, Trait, "trait") is Trait.Unmanaged or on_device(
-            _checked(space, MemorySpace, "space")
-        ):
-            raise TypeError(
-                f"{name}, a subclass of pk.View, holds a host array of its own: the memory "
-                "space and Unmanaged trait are for pk.View itself"
-            )
-        if _checked(layout, Layout, "layout") is Layout.LayoutLeft and len(shape_tuple) > 1:
-            raise TypeError(f"{name}, a subclass of pk.View, is allocated row-major (LayoutRight)")
-        # The placeholder owns its (empty) buffer and nothing else refers to it yet, so it
-        # can be grown in place (new bytes are zeros) and given its type and shape.
-        size = int(np.prod(shape_tuple, dtype=np.int64))
-        np.ndarray.resize(self, (size * np_dtype.itemsize,), refcheck=False)
-        self.dtype = np_dtype
-        self.shape = shape_tuple
-        if layout is not Layout.LayoutDefault:
-            self._layout = layout
+        # __new__ made the array from these arguments; for a subclass with an __init__
+        # of its own, _SubclassMaking records them (see there).
+        if _RECORDED in self.__dict__:
+            self.__dict__[_RECORDED] = (shape, dtype, space, layout, trait, array)
 
     def __array_wrap__(
         self, array: np.ndarray, context: Any = None, return_scalar: bool = False
