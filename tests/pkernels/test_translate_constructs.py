@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
+from typing import List  # noqa: UP035 - as PyKokkos programs write it
 
 import numpy as np
 import pytest
@@ -717,7 +718,7 @@ def test_rank_nine_is_refused_and_a_debug_build_checks_every_axis(native_space):
 
 @pk.workunit
 def list_sums(tid: int, acc: pk.Acc[pk.double], a: int, b: int):
-    x: list[int] = [a, b]  # PyKokkos' test_list_type
+    x: List[int] = [a, b]  # noqa: UP006 - PyKokkos' test_list_type writes typing's List
     acc += x[0]
     acc += x[1]
 
@@ -806,3 +807,54 @@ def test_list_local_errors(make_module, name, message):
         pk.parallel_for(
             2, getattr(module, name), out=np.zeros(2), **({"n": 3} if "variable" in name else {})
         )
+
+
+@pk.workunit
+def list_rebuilt_from_itself(i, out):
+    x = [1.0, 2.0, 3.0]
+    x = [x[1], x[0], x[0] * x[2]]  # every new element from the old list, as Python
+    ints: List[int] = [0, 0]  # noqa: UP006
+    ints[0] = 2.7  # stored as the list's type, as into a view
+    ints = [5, ints[0]]
+    out[i, 0] = x[0] * 100 + x[1] * 10 + x[2]
+    out[i, 1] = ints[0] * 10 + ints[1] + ints.extent(0) * 1000
+    pk.atomic_add(x, [2], 1.0)
+    out[i, 2] = x[2] + len(x)
+
+
+@pk.function
+def squares(n: int) -> float:
+    parts = [0.0, 0.0]
+    for k in range(n):
+        parts[k % 2] += sqrt(float(k))  # noqa: F821 - bare, as PyKokkos lets kernels write
+    return parts[0] + parts[1]
+
+
+@pk.workunit
+def calls_a_list_helper(i, out):
+    out[i] = squares(i)
+
+
+def test_list_locals_behave_alike_in_every_space(space):
+    out = np.zeros((2, 3))
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), list_rebuilt_from_itself, out=out)
+    assert out.tolist() == [[213.0, 2052.0, 7.0]] * 2
+    helped = np.zeros(4)
+    pk.parallel_for(pk.RangePolicy(space, 0, 4), calls_a_list_helper, out=helped)
+    np.testing.assert_allclose(helped, [sum(k**0.5 for k in range(n)) for n in range(4)])
+
+
+def test_a_list_literal_its_type_cannot_hold_is_refused(make_module):
+    module = make_module(
+        """
+from typing import List
+import pkernels as pk
+
+@pk.workunit
+def k(i, out):
+    c: List[pk.uint8] = [300, 1]
+    out[i] = c[0]
+"""
+    )
+    with pytest.raises(pk.TranslationError, match="300 does not fit in uint8, the element type"):
+        pk.parallel_for(2, module.k, out=np.zeros(2))

@@ -665,6 +665,11 @@ def _negative_index(view: np.ndarray, key: Any) -> NoReturn:
 _AS_PYTHON = (np.int64, np.bool_)
 
 
+def as_kernel_view(array: np.ndarray) -> Any:
+    """``array`` as the Debug space shows a view to a kernel body (a list local's too)."""
+    return array.view(_PythonView)
+
+
 def _as_view(value: Any) -> Any:
     """A dispatch argument as the Debug space passes it to the kernel body: arrays as
     views, a NumPy bool as Python's; a NumPy number keeps its type (an np.int64 next to an

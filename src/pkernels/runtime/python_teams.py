@@ -43,6 +43,8 @@ from ..translate.pyexec import (
     bare_math_names,
     bind_like,
     compile_like,
+    debug_rewrite,
+    prepare_helpers,
 )
 from ..translate.source import KernelSource
 
@@ -455,8 +457,8 @@ def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., An
         tree.decorator_list = []
         _strip_annotations(tree)
         tree.body = [_ScratchElementType().visit(stmt) for stmt in tree.body]
-        bare = BareMathNames(bare_math_names(workunit))
-        tree.body = [bare.visit(stmt) for stmt in tree.body]
+        prepare_helpers(workunit)
+        tree.body = debug_rewrite(workunit, tree.body)
         if operation == "reduce":
             tree.body = [AccumulatorToCell(tree.args.args[1].arg).visit(s) for s in tree.body]
         code = _compile_def(tree, source.filename, workunit.__code__)
@@ -484,6 +486,7 @@ def _nested_acc_form(
             source = KernelSource.of(body)
             node, filename = source.tree, source.filename
             node = BareMathNames(bare_math_names(body)).visit(copy.deepcopy(node))
+            prepare_helpers(body)
         if len(node.args.args) <= position:
             wanted = ", ".join([*"ijk"[:position], "acc"])
             raise DispatchError(

@@ -21,6 +21,7 @@ from ..api import types as t
 from ..api.types import DataType, to_datatype
 from . import ir
 from .ir import Expr, ViewType
+from .typing_rules import INT_RANGES, is_weak
 
 if TYPE_CHECKING:
     from .source import KernelSource
@@ -71,6 +72,7 @@ class ListLowering:
     views: dict[str, ViewType]
     outer_scopes: list[Any]
     function: ir.Function | None
+    counter: int
 
     if TYPE_CHECKING:
 
@@ -103,16 +105,29 @@ class ListLowering:
         for element, expr in zip(element_nodes, values, strict=True):
             if not isinstance(expr.type, DataType):
                 self.src.error(element, "a list local holds numbers (ints, floats, bools)")
-        dtype = declared if declared is not None else _element_type([v.type for v in values])
         if name in self.params or name in self.locals:
-            self.src.error(
-                target, f"{name!r} is already a variable; a list needs a name of its own"
-            )
-        view = ViewType(dtype, 1, contiguous=True)
+            self.src.error(target, f"{name!r} is already a variable; a list needs its own name")
         assert self.function is not None
         known = self.function.local_arrays.get(name)
         if known is None and name in self.views:
             self.src.error(target, f"cannot rebind view {name!r} inside a kernel")
+        if declared is not None:
+            dtype = declared
+        elif known is not None:  # assigned again: its elements take the list's type
+            dtype = known[0].dtype
+        else:
+            dtype = _element_type([v.type for v in values])
+        view = ViewType(dtype, 1, contiguous=True)
+        for element, expr in zip(element_nodes, values, strict=True):
+            if dtype.is_integer and is_weak(expr) and not expr.type.is_float:
+                low, high = INT_RANGES[dtype]
+                if not low <= int(expr.value) <= high:  # type: ignore[attr-defined]
+                    self.src.error(
+                        element,
+                        f"{int(expr.value)} does not fit in {dtype.name}, the element type "  # type: ignore[attr-defined]
+                        f"of the list {name!r}",
+                        hint="NumPy raises OverflowError here (C++ would wrap it).",
+                    )
         if known is not None and known != (view, len(values)):
             self.src.error(
                 value,
@@ -122,11 +137,27 @@ class ListLowering:
             )
         self.function.local_arrays[name] = (view, len(values))
         self.views[name] = view
+        stmts: list[ir.Stmt] = []
+        if known is not None and any(
+            isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)
+        ):
+            # `x = [x[1], x[0]]`: every element is read before any is stored, as Python
+            # builds the new list before binding it
+            values = [self._held(node, v, stmts) for v in values]
         ref = ir.ViewRef(name, view)
-        return [
+        stmts += [
             ir.Assign(node.lineno, ir.ViewAccess(dtype, ref, [ir.Const(t.int64, k)]), v)
             for k, v in enumerate(values)
         ]
+        return stmts
+
+    def _held(self, node: ast.stmt, value: Expr, stmts: list[ir.Stmt]) -> Expr:
+        """``value`` computed into a new hidden local now; an expression reading it."""
+        self.counter += 1
+        name = f"pk_list{self.counter}"
+        self.locals[name] = value.type
+        stmts.append(ir.Assign(node.lineno, ir.Var(value.type, name), value))
+        return ir.Var(value.type, name)
 
     def _list_elements(self, value: ast.expr) -> list[ast.expr]:
         if isinstance(value, ast.List):

@@ -18,9 +18,11 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..api import kernel_builtins
 from ..api.decorators import marker_of
-from .source import KernelSource, resolve
+from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
 
 
@@ -104,11 +106,12 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
     # workload method), which must keep its accumulator and annotations.
     tree = copy.deepcopy(source.tree)
     acc_name = tree.args.args[position].arg
-    bare = BareMathNames(bare_math_names(func))
+    prepare_helpers(func)
+    body = [AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body]
     new_tree = ast.FunctionDef(
         name=tree.name,
         args=tree.args,
-        body=[bare.visit(AccumulatorToCell(acc_name).visit(stmt)) for stmt in tree.body],
+        body=debug_rewrite(func, body),
         decorator_list=[],
         returns=None,
         type_params=[],
@@ -219,17 +222,179 @@ def bare_math_names(func: Callable[..., Any]) -> set[str]:
 
 def python_form(func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` as the Debug space calls it: itself, or a copy reading the math functions
-    it calls bare as the compiled kernel does (see :class:`BareMathNames`)."""
-    names = bare_math_names(func)
-    if not names:
-        return func
+    it calls bare and making its list locals as the compiled kernel does (see
+    :func:`debug_rewrite`)."""
+    prepare_helpers(func)
     source = KernelSource.of(func)
+    if not needs_debug_rewrite(func, source.tree):
+        return func
     tree = copy.deepcopy(source.tree)
     tree.decorator_list = []
     for arg in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]:
         arg.annotation = None
     tree.returns = None
-    tree.body = [BareMathNames(names).visit(stmt) for stmt in tree.body]
+    tree.body = debug_rewrite(func, tree.body)
     form = bind_like(compile_like(tree, source.filename, func.__code__), func)
     form.__annotations__ = dict(func.__annotations__)
     return form
+
+
+def needs_debug_rewrite(func: Callable[..., Any], tree: ast.FunctionDef) -> bool:
+    """Whether :func:`debug_rewrite` changes ``func`` (whose def is ``tree``)."""
+    return bool(bare_math_names(func)) or any(_list_made(node) for node in ast.walk(tree))
+
+
+def debug_rewrite(func: Callable[..., Any], body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``func``'s (copied) def as the Debug space runs them: math
+    functions called bare read as the translator reads them (:class:`BareMathNames`),
+    list locals made as typed arrays (:class:`ListLocals`)."""
+    bare = BareMathNames(bare_math_names(func))
+    lists = ListLocals(func)
+    return [bare.visit(lists.visit(stmt)) for stmt in body]
+
+
+class ListLocals(ast.NodeTransformer):
+    """``x = [a, b]`` / ``x: List[T] = [...]`` -> ``x = debug_list([a, b], "T")``: in the
+    Debug space a list local is what compiled kernels make of it, an array of one element
+    type seen as a kernel view (elements converted on store, ``len``/``extent``, atomics,
+    negative indices refused); assigning it again fills the same array."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.made: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return node  # nested bodies make no list locals (the translator refuses it)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        if len(node.targets) == 1 and _list_made(node):
+            return self._make(node, node.targets[0].id, node.value, None)  # type: ignore[attr-defined]
+        return self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if _list_made(node):
+            dtype = self._annotated_type(node.annotation)
+            return self._make(node, node.target.id, node.value, dtype)  # type: ignore[attr-defined,arg-type]
+        return self.generic_visit(node)
+
+    def _annotated_type(self, annotation: ast.expr) -> str | None:
+        from .lower_lists import ListAnnotation, list_annotation
+
+        try:
+            value = eval(  # noqa: S307 - the kernel's own annotation, as the translator reads it
+                compile(ast.Expression(annotation), "<annotation>", "eval"),
+                self.func.__globals__,
+                closure_of(self.func),
+            )
+        except Exception:  # noqa: BLE001 - the translator reports a bad annotation
+            return None
+        listed = list_annotation(value)
+        return listed.dtype.name if isinstance(listed, ListAnnotation) else None
+
+    def _make(self, node: ast.stmt, name: str, value: ast.expr, dtype: str | None) -> ast.stmt:
+        previous: ast.expr = (
+            ast.Name(id=name, ctx=ast.Load()) if name in self.made else ast.Constant(None)
+        )
+        self.made.add(name)
+        load = ast.Name(id="__import__", ctx=ast.Load())
+        module = ast.Call(func=load, args=[ast.Constant("pkernels")], keywords=[])
+        load_ctx = ast.Load()
+        translate = ast.Attribute(value=module, attr="translate", ctx=load_ctx)
+        pyexec = ast.Attribute(value=translate, attr="pyexec", ctx=load_ctx)
+        maker = ast.Attribute(value=pyexec, attr="debug_list", ctx=load_ctx)
+        call = ast.Call(func=maker, args=[value, ast.Constant(dtype), previous], keywords=[])
+        assign = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call)
+        for part in ast.walk(assign):
+            if not hasattr(part, "lineno") or part is assign:
+                ast.copy_location(part, node)
+        return assign
+
+
+def _list_made(node: ast.AST) -> bool:
+    """A statement making a list local: ``x = [...]``, ``x: List[T] = [...]``."""
+    from .lower_lists import is_list_display
+
+    if isinstance(node, ast.Assign):
+        return (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and is_list_display(node.value)
+        )
+    return (
+        isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.value is not None
+        and is_list_display(node.value)
+    )
+
+
+def debug_list(values: list[Any], dtype: str | None, previous: Any = None) -> Any:
+    """The Debug space's list local: ``values`` in an array of ``dtype`` (else the type the
+    translator gives such elements), seen as a kernel view; ``previous`` (the list when
+    assigned again) is filled instead, keeping its type."""
+    from ..runtime.dispatch import as_kernel_view
+
+    if previous is not None:
+        previous[...] = values
+        return previous
+    return as_kernel_view(np.array(values, dtype=dtype or _element_dtype(values)))
+
+
+def _element_dtype(values: list[Any]) -> np.dtype:
+    """As lower_lists' element type: the elements' one type, else int64 for integers and
+    bools, else float64 (a Python int is int64, a float float64)."""
+    kinds = [
+        np.dtype(type(v)) if isinstance(v, np.generic) else _PYTHON_DTYPES[type(v)] for v in values
+    ]
+    if all(k == kinds[0] for k in kinds):
+        return kinds[0]
+    if all(k.kind in "iub" for k in kinds):
+        return np.dtype(np.int64)
+    return np.dtype(np.float64)
+
+
+_PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+def prepare_helpers(func: Callable[..., Any], seen: set[Any] | None = None) -> None:
+    """Give the helpers ``func`` calls (``@pk.function``s and plain functions of its
+    module, recursively) the Debug space's reading of bare math names and list locals:
+    the helper's own code is replaced by the rewritten one, since the kernel calls it by
+    name. Only what would not run otherwise changes (a bare ``sqrt`` was a NameError);
+    helpers with a closure are left as they are."""
+    seen = set() if seen is None else seen
+    for name in _global_names(func.__code__):
+        helper = resolve(func, name)
+        if not isinstance(helper, types.FunctionType) or helper in seen:
+            continue
+        marker = marker_of(helper)
+        same_module = helper.__globals__ is func.__globals__ and marker is None
+        if not (marker is not None and marker.kind == "function") and not same_module:
+            continue
+        seen.add(helper)
+        prepare_helpers(helper, seen)
+        if helper.__code__ in _prepared or helper.__closure__:
+            continue
+        try:
+            source = KernelSource.of(helper)
+        except Exception:  # noqa: BLE001 - no source: it runs as it is
+            continue
+        if needs_debug_rewrite(helper, source.tree):
+            tree = copy.deepcopy(source.tree)
+            tree.decorator_list = []
+            tree.body = debug_rewrite(helper, tree.body)
+            helper.__code__ = compile_like(tree, source.filename, helper.__code__)
+        _prepared.add(helper.__code__)
+
+
+_prepared: set[types.CodeType] = set()
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return names
