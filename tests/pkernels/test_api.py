@@ -3,7 +3,9 @@ arrays, and specialisation of one kernel per argument signature."""
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import types
 
 import numpy as np
@@ -444,9 +446,12 @@ def k(i, out):
 class _Params(pk.View):
     """As PyKokkos programs subclass View (ExaMiniMD's t_fparams, binsort's MyView)."""
 
-    def __init__(self, rows: int = 0, cols: int = 0, data_type=pk.double):
+    def __init__(self, rows: int = 0, cols: int = 0, data_type=pk.double, fill=None):
         super().__init__([rows, cols], data_type)
         self.note = "mine"
+        self.rows = self.shape[0]  # the array exists once super().__init__ returned
+        if fill is not None:
+            self[:] = fill
 
 
 def test_a_view_subclass_with_its_own_init_is_a_view():
@@ -461,6 +466,11 @@ def test_a_view_subclass_with_its_own_init_is_a_view():
     src[:, 1] = [1.0, 2.0, 3.0]
     pk.parallel_for(3, copy2_tuple_index, src=src, dst=dst)  # kernels take it as an array
     assert dst[:, 1].tolist() == [1.0, 2.0, 3.0]
+    filled = _Params(2, 3, fill=1.5)
+    assert filled.rows == 2 and filled.sum() == 9.0
+    for made in (copy.copy(filled), copy.deepcopy(filled), pickle.loads(pickle.dumps(filled))):
+        assert type(made) is _Params and made.note == "mine" and made.sum() == 9.0
+    assert filled[1:].note == "mine" and (filled + 1).rows == 2
     left = _ColumnMajor(2)  # made as pk.View(..., layout=pk.LayoutLeft) is
     assert type(left) is _ColumnMajor and left.layout is pk.LayoutLeft
     assert left.flags["F_CONTIGUOUS"] and not left.flags["C_CONTIGUOUS"]

@@ -69,43 +69,20 @@ class ViewTypeInfo:
         return f"ViewTypeInfo(space={self.space}, layout={self.layout}, trait={self.trait})"
 
 
-_RECORDED = "_pk_view_arguments"
+_UNBUILT = "_pk_unbuilt"
 
 
 class _SubclassMaking(type):
-    """How ``pk.View`` subclasses with an ``__init__`` of their own are made.
-
-    PyKokkos programs write ``class Params(pk.View)`` whose ``__init__`` takes arguments
-    of its own and calls ``super().__init__([n, 2], pk.double)``. The array cannot be
-    made before that call says its shape, and NumPy cannot give an array another shape
-    and type afterwards. So the subclass's ``__init__`` first runs on a stand-in that
-    records what it passes to ``View.__init__``; the view is then allocated from those
-    arguments, as ``pk.View`` itself would be, and given the attributes ``__init__`` set.
-    """
+    """Checks that a ``pk.View`` subclass with an ``__init__`` of its own called
+    ``super().__init__(shape, dtype)``, which makes its array (see ``View.__new__``)."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls.__init__ is View.__init__:
-            return super().__call__(*args, **kwargs)
-        stand_in = np.ndarray.__new__(cls, (0,), np.uint8)
-        stand_in.__dict__[_RECORDED] = None
-        cls.__init__(stand_in, *args, **kwargs)
-        attributes = dict(stand_in.__dict__)
-        recorded = attributes.pop(_RECORDED)
-        if recorded is None:
+        view = super().__call__(*args, **kwargs)
+        if view.__dict__.pop(_UNBUILT, False):
             raise TypeError(
                 f"{cls.__name__}.__init__ must call super().__init__(shape, dtype), as a "
                 "subclass of pk.View"
             )
-        shape, dtype, space, layout, trait, array = recorded
-        if _checked(trait, Trait, "trait") is Trait.Unmanaged or on_device(
-            _checked(space, MemorySpace, "space")
-        ):
-            raise TypeError(
-                f"{cls.__name__}, a subclass of pk.View, holds a host array of its own: the "
-                "memory space and Unmanaged trait are for pk.View itself"
-            )
-        view = _allocate(cls, shape, dtype, space, layout, trait, array)
-        view.__dict__.update(attributes)
         return view
 
 
@@ -121,6 +98,13 @@ class View(np.ndarray, metaclass=_SubclassMaking):
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.__init__ is not View.__init__:
+            # A subclass with an __init__ of its own (PyKokkos programs write `class
+            # Params(pk.View)` whose __init__ takes its own arguments and calls
+            # `super().__init__([n], pk.double)`): the array is made in that call.
+            stand_in = np.ndarray.__new__(cls, (0,), np.uint8)
+            stand_in.__dict__[_UNBUILT] = True
+            return stand_in
         return _allocate(cls, *args, **kwargs)
 
     def __init__(
@@ -132,10 +116,45 @@ class View(np.ndarray, metaclass=_SubclassMaking):
         trait: Trait = Trait.TraitDefault,
         array: Any = None,
     ) -> None:
-        # __new__ made the array from these arguments; for a subclass with an __init__
-        # of its own, _SubclassMaking records them (see there).
-        if _RECORDED in self.__dict__:
-            self.__dict__[_RECORDED] = (shape, dtype, space, layout, trait, array)
+        if not self.__dict__.pop(_UNBUILT, False):
+            return  # __new__ made the array from these arguments
+        name = type(self).__name__
+        if _checked(trait, Trait, "trait") is Trait.Unmanaged or on_device(
+            _checked(space, MemorySpace, "space")
+        ):
+            raise TypeError(
+                f"{name}, a subclass of pk.View, holds a host array of its own: the memory "
+                "space and Unmanaged trait are for pk.View itself"
+            )
+        shape_tuple, np_dtype = _shape_of(shape), view_dtype(dtype).np_dtype
+        fortran = _checked(layout, Layout, "layout") is Layout.LayoutLeft
+        size = int(np.prod(shape_tuple, dtype=np.int64)) * np_dtype.itemsize
+        # The stand-in becomes the zero-filled array in place (the rest of the subclass's
+        # __init__ may use it), through the pickle protocol's re-initialisation (NumPy
+        # deprecates assigning an array's shape and dtype).
+        np.ndarray.__setstate__(self, (1, shape_tuple, np_dtype, fortran, bytes(size)))
+        if layout is not Layout.LayoutDefault:
+            self._layout = layout
+
+    def __array_finalize__(self, obj: Any) -> None:
+        # Slices, copies and results of a view keep what was set on it (a subclass's
+        # fields, the layout asked for), as PyKokkos' view objects do.
+        attributes = getattr(obj, "__dict__", None)
+        if attributes and obj is not self:
+            for key, value in attributes.items():
+                if key != _UNBUILT:
+                    self.__dict__.setdefault(key, value)
+
+    def __reduce__(self) -> Any:
+        reconstruct, args, state = super().__reduce__()
+        return reconstruct, args, (state, dict(self.__dict__))
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict):
+            np.ndarray.__setstate__(self, state[0])
+            self.__dict__.update(state[1])
+        else:
+            np.ndarray.__setstate__(self, state)
 
     def __array_wrap__(
         self, array: np.ndarray, context: Any = None, return_scalar: bool = False
