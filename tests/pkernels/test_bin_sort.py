@@ -242,3 +242,10 @@ def test_pykokkos_binsort_workload_runs_in_its_main(space):
     assert workload.permute_vector.tolist() == list(range(10))
     assert workload.bin_offsets.tolist() == [0, 2, 4, 6, 8, 9]
     assert workload.bin_count.tolist() == [2, 2, 2, 2, 1, 1]
+
+
+def test_integer_keys_take_the_bounds_in_their_type_as_kokkos():
+    keys = np.arange(11, dtype=np.int32)  # bounds 0.5 and 10.7 are 0 and 10 for int keys
+    sorter = pk.BinSort(keys, pk.BinOp1D(keys, 10, 0.5, 10.7))
+    sorter.create_permute_vector()
+    assert sorter.get_bin_count().tolist() == [1] * 11

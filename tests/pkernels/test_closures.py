@@ -93,3 +93,11 @@ def make_counter():
 def test_assigning_a_captured_variable_is_refused(native_space):
     with pytest.raises(pk.TranslationError, match="nonlocal is not supported in kernels"):
         pk.parallel_for(pk.RangePolicy(native_space, 0, 3), make_counter())
+
+
+def test_an_argument_named_as_a_captured_variable_is_refused(space):
+    out = np.zeros(3)
+    scale, _ = make_scaler(out)
+    with pytest.raises(pk.DispatchError, match="reads factor from its enclosing function"):
+        pk.parallel_for(pk.RangePolicy(space, 0, 3), scale, x=np.ones(3), factor=5.0)
+    assert not out.any()

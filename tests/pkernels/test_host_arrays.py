@@ -182,6 +182,8 @@ def test_pykokkos_array_creation_and_manipulation_names():
     assert isinstance(like, pk.View) and like.dtype == np.int8 and not like.any()
     assert pk.ones_like(np.zeros((2, 2)), dtype=pk.int64).tolist() == [[1, 1], [1, 1]]
     assert pk.full_like(np.zeros(2), 2.5).tolist() == [2.5, 2.5]
+    assert pk.zeros_like(view=np.ones(3)).tolist() == [0.0] * 3  # PyKokkos' keyword
+    assert pk.ones_like(np.ones(3), dtype=int).dtype == np.int32  # int is int32, as pk.View
     np.testing.assert_array_equal(pk.linspace(0.0, 1.0, 5), np.linspace(0.0, 1.0, 5))
     np.testing.assert_array_equal(pk.logspace(0.0, 2.0, 3), [1.0, 10.0, 100.0])
     grid = pk.reshape(np.arange(6.0), (2, 3))

@@ -70,9 +70,11 @@ class BinOp1D(BinOp):
     def __init__(self, keys: Any, max_bins: int, min_value: float, max_value: float) -> None:
         super().__init__(keys, max_bins, min_value, max_value)
         self._bins = _positive_int(max_bins, "BinOp1D max_bins")
+        integral = np.dtype(keys.dtype).kind in "iub"
+        if integral:  # Kokkos takes the bounds as the key type: 0.5 -> 0, as C converts
+            min_value, max_value = int(min_value), int(max_value)
         self._min = float(min_value)
         span = float(max_value) - float(min_value)
-        integral = np.dtype(keys.dtype).kind in "iub"
         # Kokkos: integer keys spanning no more values than bins get one bin per value.
         self._scale = 1.0 if integral and span <= self._bins else _scale(self._bins, span)
 

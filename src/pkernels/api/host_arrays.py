@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .types import DataType, from_numpy, to_datatype
-from .views import View
+from .views import View, view_dtype
 
 inf = math.inf
 nan = math.nan
@@ -199,21 +199,31 @@ def full(shape: int | tuple[int, ...] | list[int], fill_value: Any, dtype: Any =
     return view
 
 
-def zeros_like(array: Any, dtype: Any = None) -> Any:
+def zeros_like(array: Any = None, dtype: Any = None, *, view: Any = None) -> Any:
     """Zeros of ``array``'s shape and type (or ``dtype``), where ``array`` lives."""
-    return full_like(array, 0, dtype)
+    return full_like(array, 0, dtype, view=view)
 
 
-def ones_like(array: Any, dtype: Any = None) -> Any:
+def ones_like(array: Any = None, dtype: Any = None, *, view: Any = None) -> Any:
     """Ones of ``array``'s shape and type (or ``dtype``), where ``array`` lives."""
-    return full_like(array, 1, dtype)
+    return full_like(array, 1, dtype, view=view)
 
 
-def full_like(array: Any, fill_value: Any, dtype: Any = None) -> Any:
-    """``fill_value`` in an array of ``array``'s shape and type (or ``dtype``), on the host
-    for a host array (a view), on the GPU for a GPU one."""
-    np_dtype = None if dtype is None else to_datatype(dtype).np_dtype
+def full_like(
+    array: Any = None, fill_value: Any = 0, dtype: Any = None, *, view: Any = None
+) -> Any:
+    """``fill_value`` in an array of ``array``'s shape and type (or ``dtype``; ``int`` is
+    int32, as for ``pk.View``), on the host for a host array (a view), on the GPU for a
+    GPU one. The array may be given as ``view=``, PyKokkos' keyword."""
+    array = _one_array("full_like", array, view)
+    np_dtype = None if dtype is None else view_dtype(dtype).np_dtype
     return as_view(array_module(array).full_like(array, fill_value, dtype=np_dtype))
+
+
+def _one_array(name: str, array: Any, view: Any) -> Any:
+    if (array is None) == (view is None):
+        raise TypeError(f"{name}() takes one array (positional or view=)")
+    return array if view is None else view
 
 
 def find_max(view: Any) -> Any:

@@ -115,6 +115,13 @@ def _dispatch(
         # A workunit made in a function, reading its numbers or arrays: translate.closures
         captured = captured_values(workunit)
         if captured:
+            both = sorted(set(captured) & set(kwargs))
+            if both:
+                raise DispatchError(
+                    f"{workunit.__name__} reads {', '.join(both)} from its enclosing function, "
+                    f"so {'they are' if len(both) > 1 else 'it is'} not a parameter: leave "
+                    f"{', '.join(f'{n}=' for n in both)} out of the dispatch"
+                )
             workunit = closure_form(workunit, captured)
             kwargs = {**kwargs, **captured}
     if hooks.observers():
