@@ -101,3 +101,32 @@ def test_an_argument_named_as_a_captured_variable_is_refused(space):
     with pytest.raises(pk.DispatchError, match="reads factor from its enclosing function"):
         pk.parallel_for(pk.RangePolicy(space, 0, 3), scale, x=np.ones(3), factor=5.0)
     assert not out.any()
+
+
+@pk.function
+def times_100(i: int) -> int:
+    return i * 100
+
+
+def make_swappable():
+    helper = doubled_next
+
+    @pk.workunit
+    def apply(i, out):
+        out[i] = helper(i)
+
+    def swap(new):
+        nonlocal helper
+        helper = new
+
+    return apply, swap
+
+
+def test_a_captured_helper_rebound_is_called_anew(space):
+    apply, swap = make_swappable()
+    out = np.zeros(3, np.int64)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), apply, out=out)
+    assert out.tolist() == [2, 4, 6]
+    swap(times_100)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), apply, out=out)
+    assert out.tolist() == [0, 100, 200]

@@ -35,7 +35,7 @@ from ..translate.lambdas import VIEW as LAMBDA_VIEW
 from ..translate.lambdas import is_lambda, lambda_form
 from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form, python_form
-from ..translate.source import KernelSource
+from ..translate.source import KernelSource, closure_of
 from . import hooks
 from .hooks import BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
@@ -438,9 +438,21 @@ def specialization_key(
     except KeyError:
         _check_arguments(workunit, operation, kwargs, rank)
         raise
+    if workunit.__closure__:  # the helpers and classtypes it captured are part of it
+        signature += (_captured_code(workunit),)
     if reducer is not Sum:  # another combination: another build
         return (operation, build, rank, signature, reducer.name), names
     return (operation, build, rank, signature), names
+
+
+def _captured_code(workunit: Callable[..., Any]) -> tuple[Any, ...]:
+    """The functions, classes and modules a workunit defined in a function captured (a
+    cell rebound to another helper needs another translation)."""
+    return tuple(
+        (name, value)
+        for name, value in closure_of(workunit).items()
+        if isinstance(value, types.FunctionType | type | types.ModuleType)
+    )
 
 
 def compiled_kernel(
