@@ -663,3 +663,17 @@ def test_math_functions_called_bare_without_an_import_as_pykokkos(space, make_mo
     roots = np.zeros(2)
     pk.parallel_for(pk.TeamPolicy(space, 2, pk.AUTO), kernels.team_roots, v=x, out=roots)
     assert roots.tolist() == [6.0, 6.0]
+
+
+@pk.workunit
+def float32_total(i: int, acc: pk.Acc[pk.float], x):
+    acc += x[i]
+
+
+def test_a_float32_accumulator_rounds_each_update_in_every_space(space):
+    # compiled: `acc += x[i]` stores into a float; the Debug space converts back each index
+    total = pk.parallel_reduce(pk.RangePolicy(space, 0, 3), float32_total, x=np.full(3, 0.2))
+    expected = np.float32(0.0)
+    for _ in range(3):
+        expected = np.float32(np.float64(expected) + 0.2)
+    assert total == float(expected)

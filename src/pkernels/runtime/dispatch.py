@@ -577,8 +577,11 @@ def run_in_python(
             body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
         start, kind = _start_and_type(reducer, workunit, rank)
         acc = [reducer.accumulator(start)]
+        narrow = _narrow_type(start)
         for index in boxes:
             body(*index, acc, **kwargs)
+            if narrow is not None:
+                acc[0] = narrow(acc[0])
         return reducer.value_of(acc[0], kind)
     _check_arguments(workunit, operation, kwargs)
     check_python_arguments(workunit, kwargs)
@@ -594,12 +597,12 @@ def run_in_python(
         body = _python_forms[workunit] = accumulator_form(workunit)
     start, kind = _start_and_type(reducer, workunit, 1)
     acc = [reducer.accumulator(start)]
-    if operation == "reduce":
-        for i in indices:
-            body(i, acc, **kwargs)
-    else:
-        for i in indices:
-            body(i, acc, True, **kwargs)
+    narrow = _narrow_type(start)
+    scan = (True,) if operation == "scan" else ()
+    for i in indices:
+        body(i, acc, *scan, **kwargs)
+        if narrow is not None:
+            acc[0] = narrow(acc[0])
     # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
     # scalar picked up from a view element).
     return reducer.value_of(acc[0], kind)
@@ -616,6 +619,19 @@ def _python_call_form(workunit: Callable[..., Any]) -> Callable[..., Any]:
     if found is None or found[0] is not workunit.__code__:
         found = _python_call_forms[workunit] = (workunit.__code__, python_form(workunit))
     return found[1]
+
+
+_WIDE = (np.dtype(np.int64), np.dtype(np.float64), np.dtype(np.bool_))
+
+
+def _narrow_type(start: Any) -> type | None:
+    """The accumulator's NumPy type where an update may widen it (float32 + a float64 is
+    float64): the Debug space converts it back after each index, as a compiled kernel
+    stores into its float32 or int32 accumulator. None for int64, float64, bool and
+    reducers to several values."""
+    if isinstance(start, np.generic) and start.dtype not in _WIDE:
+        return type(start)
+    return None
 
 
 class _PythonView(View):

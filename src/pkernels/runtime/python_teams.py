@@ -59,7 +59,7 @@ def run_team_in_python(
     order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
     (each member starting from its identity)."""
     from ..api.reducers import Sum
-    from .dispatch import _as_view, _check_arguments, _start_and_type
+    from .dispatch import _as_view, _check_arguments, _narrow_type, _start_and_type
     from .python_arguments import check_python_arguments
 
     reducer = reducer or Sum
@@ -76,6 +76,7 @@ def run_team_in_python(
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
     total, kind = _start_and_type(reducer, workunit, 1) if operation == "reduce" else (None, None)
     start = total
+    narrow = _narrow_type(start)
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
         members = [
@@ -93,7 +94,8 @@ def run_team_in_python(
             team.run(calls)
         if accs is not None:
             for acc in accs:
-                total = reducer.combine(total, reducer.value_of(acc[0], kind))
+                value = acc[0] if narrow is None else narrow(acc[0])
+                total = reducer.combine(total, reducer.value_of(value, kind))
     return total if kind is None else reducer.value_of(total, kind)
 
 
@@ -335,7 +337,7 @@ def run_nested_in_python(
     Debug space, run by the calling member over its share of the indices; a reduce's
     members start from ``reducer``'s identity and their results combine with it."""
     from ..api.reducers import Sum
-    from .dispatch import _start
+    from .dispatch import _narrow_type, _start
 
     reducer = reducer or Sum
     assert isinstance(nested, NestedRange)
@@ -378,8 +380,11 @@ def run_nested_in_python(
     if operation == "reduce":
         start = _start(reducer, body, arity)
         acc = [start]
+        narrow = _narrow_type(start)
         for point in points:
             form(*point, acc)
+            if narrow is not None:
+                acc[0] = narrow(acc[0])
         if not split:
             return to_python(acc[0])
         total = start
