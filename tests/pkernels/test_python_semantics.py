@@ -5,6 +5,8 @@ math functions. The oracle is the kernel body run as plain Python on Python numb
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 from fractions import Fraction
 from math import inf, pi
@@ -677,3 +679,22 @@ def test_a_float32_accumulator_rounds_each_update_in_every_space(space):
     for _ in range(3):
         expected = np.float32(np.float64(expected) + 0.2)
     assert total == float(expected)
+
+
+@pk.workunit
+def single_precision_math(i, x, out):
+    out[i, 0] = pk.sqrt(x[i])
+    out[i, 1] = pk.sin(x[i]) + pk.trunc(x[i] * 3) + pk.floor(-x[i])
+    out[i, 2] = pk.acos(x[i] + 1.5)  # outside [-1, 1]: NaN, as C's acos
+
+
+def test_pk_math_of_float32_is_single_precision_in_every_space(space):
+    x = np.array([2.0, 0.3, 0.7], np.float32)
+    out = np.zeros((3, 3), np.float32)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), single_precision_math, x=x, out=out)
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.sinf.restype, libm.sinf.argtypes = ctypes.c_float, [ctypes.c_float]
+    for i, v in enumerate(x):
+        assert out[i, 0] == np.sqrt(v)  # correctly rounded in float32, not float64 rounded
+        assert out[i, 1] == np.float32(libm.sinf(v)) + np.trunc(v * np.float32(3)) + np.floor(-v)
+    assert np.isnan(out[:, 2]).all()

@@ -10,6 +10,7 @@ GPU) and return a new array, a ``pk.View`` on the host. The array-only names (``
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
 from typing import Any
@@ -51,9 +52,17 @@ def as_view(value: Any) -> Any:
     return value
 
 
-def elementwise(scalar: Callable[..., Any], ufunc: str | Callable[[Any], Any]) -> Any:
+def elementwise(
+    scalar: Callable[..., Any],
+    ufunc: str | Callable[[Any], Any],
+    single: Callable[..., float] | None = None,
+) -> Any:
     """``scalar`` for numbers (kernels, the Debug space); for arrays, the array library's
-    ``ufunc`` (a name, or a function of the library giving the function)."""
+    ``ufunc`` (a name, or a function of the library giving the function).
+
+    On numbers it computes what a compiled kernel's ``pk.`` function gives (Kokkos' C
+    math): ``single`` (C's float function, e.g. ``sqrtf``) when every argument is a
+    float32, and NaN or +-inf where Python's math raises (``sqrt(-1)``, ``exp(1000)``)."""
 
     def function(*args: Any, **view: Any) -> Any:
         if view:  # PyKokkos' ufuncs name their array: pk.sqrt(view=v)
@@ -63,7 +72,18 @@ def elementwise(scalar: Callable[..., Any], ufunc: str | Callable[[Any], Any]) -
                 xp = array_module(*args)
                 op = getattr(xp, ufunc) if isinstance(ufunc, str) else ufunc(xp)
                 return as_view(op(*args))
-        return scalar(*args)
+        # builtins.all: this module's `all` is PyKokkos' array function
+        if single is not None and args and builtins.all(type(a) is np.float32 for a in args):
+            return np.float32(single(*args))
+        try:
+            return scalar(*args)
+        except (ValueError, OverflowError):
+            if not isinstance(ufunc, str) or not builtins.all(
+                isinstance(a, _NUMBERS) for a in args
+            ):
+                raise
+            with np.errstate(all="ignore"):  # C's answer: NaN or +-inf, no exception
+                return float(getattr(np, ufunc)(*(np.float64(a) for a in args)))
 
     function.__name__ = function.__qualname__ = scalar.__name__
     function.__doc__ = (scalar.__doc__ or f"{scalar.__name__}(x)").split("\n")[0] + (

@@ -12,11 +12,12 @@ import ctypes
 import ctypes.util
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .host_arrays import elementwise as _each
+from .host_arrays import elementwise as _elementwise
 from .host_arrays import special
 
 pi = math.pi
@@ -26,6 +27,32 @@ e = math.e
 def _exp2(x: float) -> float:
     """2 ** x."""
     return 2.0**x
+
+
+# The C library, as compiled kernels call it: j0/j1, and the float functions (sqrtf ...)
+# that a pk.* function of float32 arguments computes with (Kokkos keeps single precision).
+_libm = ctypes.CDLL(ctypes.util.find_library("m"))
+_libm.j0.restype = _libm.j1.restype = ctypes.c_double
+_libm.j0.argtypes = _libm.j1.argtypes = [ctypes.c_double]
+
+
+def _c_float(name: str, arity: int = 1) -> Callable[..., float] | None:
+    function = getattr(_libm, name, None)
+    if function is not None:
+        function.restype = ctypes.c_float
+        function.argtypes = [ctypes.c_float] * arity
+    return function
+
+
+def _each(scalar: Callable[..., Any], ufunc: Any, c_name: str | None = None) -> Any:
+    """A pk.* math function (see host_arrays.elementwise): ``c_name`` is C's double
+    function, whose ``f`` variant computes float32 arguments (default: the ufunc's name)."""
+    name = c_name or (ufunc if isinstance(ufunc, str) else None)
+    arity = 2 if name in _TWO_ARGUMENTS else 1
+    return _elementwise(scalar, ufunc, _c_float(f"{name}f", arity) if name else None)
+
+
+_TWO_ARGUMENTS = {"pow", "atan2", "fmod", "hypot", "copysign", "fmin", "fmax"}
 
 
 # Each takes a number (kernels, the Debug space) or, from host code, an array: then it
@@ -39,22 +66,24 @@ log2, log10, log1p = (
 expm1, exp2 = _each(math.expm1, "expm1"), _each(_exp2, "exp2")
 sin, cos, tan = _each(math.sin, "sin"), _each(math.cos, "cos"), _each(math.tan, "tan")
 asin, acos, atan = (
-    _each(math.asin, "arcsin"),
-    _each(math.acos, "arccos"),
-    _each(math.atan, "arctan"),
+    _each(math.asin, "arcsin", "asin"),
+    _each(math.acos, "arccos", "acos"),
+    _each(math.atan, "arctan", "atan"),
 )
-atan2, hypot = _each(math.atan2, "arctan2"), _each(math.hypot, "hypot")
+atan2, hypot = _each(math.atan2, "arctan2", "atan2"), _each(math.hypot, "hypot")
 sinh, cosh, tanh = _each(math.sinh, "sinh"), _each(math.cosh, "cosh"), _each(math.tanh, "tanh")
-asinh, acosh = _each(math.asinh, "arcsinh"), _each(math.acosh, "arccosh")
-atanh = _each(math.atanh, "arctanh")
-pow, fabs, fmod = _each(math.pow, "power"), _each(math.fabs, "fabs"), _each(math.fmod, "fmod")
+asinh, acosh = _each(math.asinh, "arcsinh", "asinh"), _each(math.acosh, "arccosh", "acosh")
+atanh = _each(math.atanh, "arctanh", "atanh")
+pow, fabs, fmod = (
+    _each(math.pow, "power", "pow"),
+    _each(math.fabs, "fabs"),
+    _each(math.fmod, "fmod"),
+)
 copysign, cbrt = _each(math.copysign, "copysign"), _each(math.cbrt, "cbrt")
-erf, erfc = _each(math.erf, special("erf", math.erf)), _each(math.erfc, special("erfc", math.erfc))
-tgamma = _each(math.gamma, special("gamma", math.gamma))
-lgamma = _each(math.lgamma, special("gammaln", math.lgamma))
-_libm = ctypes.CDLL(ctypes.util.find_library("m"))
-_libm.j0.restype = _libm.j1.restype = ctypes.c_double
-_libm.j0.argtypes = _libm.j1.argtypes = [ctypes.c_double]
+erf = _each(math.erf, special("erf", math.erf), "erf")
+erfc = _each(math.erfc, special("erfc", math.erfc), "erfc")
+tgamma = _each(math.gamma, special("gamma", math.gamma), "tgamma")
+lgamma = _each(math.lgamma, special("gammaln", math.lgamma), "lgamma")
 
 
 def cyl_bessel_j0(x: float) -> float:
@@ -67,10 +96,11 @@ def cyl_bessel_j1(x: float) -> float:
     return _libm.j1(x)
 
 
-cyl_bessel_j0 = _each(cyl_bessel_j0, special("j0", cyl_bessel_j0))
-cyl_bessel_j1 = _each(cyl_bessel_j1, special("j1", cyl_bessel_j1))
-isnan, isinf = _each(math.isnan, "isnan"), _each(math.isinf, "isinf")
-isfinite = _each(math.isfinite, "isfinite")
+cyl_bessel_j0 = _each(cyl_bessel_j0, special("j0", cyl_bessel_j0), "j0")
+cyl_bessel_j1 = _each(cyl_bessel_j1, special("j1", cyl_bessel_j1), "j1")
+# Predicates: a bool in every precision (no float variant to call).
+isnan, isinf = _elementwise(math.isnan, "isnan"), _elementwise(math.isinf, "isinf")
+isfinite = _elementwise(math.isfinite, "isfinite")
 # Kernels may spell these pk.abs / pk.min / pk.max; they are Python's own.
 abs, min, max = builtins.abs, builtins.min, builtins.max  # noqa: A001
 
