@@ -186,6 +186,15 @@ class BareMathNames(ast.NodeTransformer):
     def __init__(self, names: set[str]) -> None:
         self.names = names
 
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        # A nested body's own `log = 3.0` is its local, not the math function.
+        outer = self.names
+        self.names = {name for name in outer if not _binds(node, name)}
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.names = outer
+
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id not in self.names or not isinstance(node.ctx, ast.Load):
             return node
