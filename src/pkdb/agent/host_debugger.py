@@ -47,7 +47,13 @@ _LIBRARY_DIRS = tuple(
 
 
 def _is_library(filename: str) -> bool:
-    return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
+    # "<string>": code the standard library makes with exec (a namedtuple's __new__, a
+    # dataclass's __init__), e.g. under inspect and tokenize when pkernels reads a source.
+    return (
+        filename.startswith(_LIBRARY_DIRS)
+        or filename.startswith("<frozen")
+        or filename == "<string>"
+    )
 
 
 class RestartRequest:
