@@ -78,7 +78,8 @@ class _SubclassMaking(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         view = super().__call__(*args, **kwargs)
-        if view.__dict__.pop(_UNBUILT, False):
+        attributes = getattr(view, "__dict__", None)  # none on a GPU (CuPy) array
+        if attributes is not None and attributes.pop(_UNBUILT, False):
             raise TypeError(
                 f"{cls.__name__}.__init__ must call super().__init__(shape, dtype), as a "
                 "subclass of pk.View"
