@@ -698,3 +698,20 @@ def test_pk_math_of_float32_is_single_precision_in_every_space(space):
         assert out[i, 0] == np.sqrt(v)  # correctly rounded in float32, not float64 rounded
         assert out[i, 1] == np.float32(libm.sinf(v)) + np.trunc(v * np.float32(3)) + np.floor(-v)
     assert np.isnan(out[:, 2]).all()
+
+
+@pk.workunit
+def square_sum_uint8_index(i: pk.uint8, acc: pk.Acc[pk.int32]):
+    acc += i * i  # PyKokkos' SquareSumUInt8
+
+
+@pk.workunit
+def double_with_uint8_index(i: pk.uint8, out):
+    out[i] = i * 2
+
+
+def test_an_index_annotated_with_a_narrow_type_is_the_ranges_int64(space):
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 100), square_sum_uint8_index) == 328350
+    out = np.zeros(300, np.int64)  # past 255: the index does not wrap
+    pk.parallel_for(pk.RangePolicy(space, 0, 300), double_with_uint8_index, out=out)
+    assert out.tolist() == [2 * k for k in range(300)]

@@ -449,7 +449,10 @@ class FunctionLowerer(
                     else ""
                 ),
             )
-        return ann
+        # The index is the range's int64 whatever integer type annotates it: `i: pk.uint8`
+        # over a range past 255 would wrap (and write the wrong elements), and PyKokkos'
+        # C++ computes `i * i` in int anyway; the Debug space passes a Python int.
+        return t.int64
 
     def _check_annotation(self, arg: ast.arg, actual: ir.Type) -> ir.Type:
         if arg.annotation is None:
