@@ -22,6 +22,7 @@ import numpy as np
 
 from ..api import kernel_builtins
 from ..api.decorators import marker_of
+from .lower_lists import ListAnnotation, is_list_display, list_annotation
 from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
 
@@ -287,8 +288,6 @@ class ListLocals(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def _annotated_type(self, annotation: ast.expr) -> str | None:
-        from .lower_lists import ListAnnotation, list_annotation
-
         try:
             value = eval(  # noqa: S307 - the kernel's own annotation, as the translator reads it
                 compile(ast.Expression(annotation), "<annotation>", "eval"),
@@ -321,8 +320,6 @@ class ListLocals(ast.NodeTransformer):
 
 def _list_made(node: ast.AST) -> bool:
     """A statement making a list local: ``x = [...]``, ``x: List[T] = [...]``."""
-    from .lower_lists import is_list_display
-
     if isinstance(node, ast.Assign):
         return (
             len(node.targets) == 1
