@@ -715,3 +715,63 @@ def test_an_index_annotated_with_a_narrow_type_is_the_ranges_int64(space):
     out = np.zeros(300, np.int64)  # past 255: the index does not wrap
     pk.parallel_for(pk.RangePolicy(space, 0, 300), double_with_uint8_index, out=out)
     assert out.tolist() == [2 * k for k in range(300)]
+
+
+@pk.workunit
+def int8_total(i: int, acc: pk.Acc[pk.int8], data):
+    acc += data[i]
+
+
+@pk.workunit
+def uint32_total(i: int, acc: pk.Acc[pk.uint32], data):
+    acc += data[i]
+
+
+@pk.workunit
+def int_total_of_halves(i: int, acc: pk.Acc[pk.int64]):
+    acc += 0.5
+
+
+def test_narrow_and_integer_accumulators_store_as_compiled_in_every_space(space):
+    # C's conversion into the accumulator: 300 wraps to 44 in an int8, 5 - 1 is 4 in a
+    # uint32, and an int64 accumulator truncates 0 + 0.5 to 0 at each store
+    data = np.array([300], np.int64)
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 1), int8_total, data=data) == 44
+    data = np.array([5, -1], np.int64)
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 2), uint32_total, data=data) == 4
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 10), int_total_of_halves) == 0
+
+
+LIST_IN_BRANCHES = """
+import pkernels as pk
+
+@pk.workunit
+def pick(i, out):
+    if i % 2 == 0:
+        x = [1.0, 2.0]
+    else:
+        x = [3.0, 7.0]
+    out[i] = x[0] + x[1]
+
+@pk.function
+def doubled(v: float) -> float:
+    return sqrt(v) * 2
+
+def not_a_kernel(a, b):
+    pair = [a, b]
+    return pair[-1]
+
+@pk.workunit
+def uses(i, out):
+    out[i] = doubled(4.0) + 2.0
+"""
+
+
+def test_lists_in_branches_and_helpers_leave_host_code_alone(space, make_module):
+    module = make_module(LIST_IN_BRANCHES)
+    out = np.zeros(4)
+    pk.parallel_for(pk.RangePolicy(space, 0, 4), module.pick, out=out)
+    assert out.tolist() == [3.0, 10.0, 3.0, 10.0]
+    pk.parallel_for(pk.RangePolicy(space, 0, 4), module.uses, out=out)
+    assert out.tolist() == [6.0] * 4
+    assert module.not_a_kernel(1, 2) == 2  # Python's list, whatever ran before

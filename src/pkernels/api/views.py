@@ -120,8 +120,11 @@ class View(np.ndarray, metaclass=_SubclassMaking):
         if not self.__dict__.pop(_UNBUILT, False):
             return  # __new__ made the array from these arguments
         name = type(self).__name__
-        if _checked(trait, Trait, "trait") is Trait.Unmanaged or on_device(
-            _checked(space, MemorySpace, "space")
+        # On the host whatever the default space (a subclass is a NumPy array), as
+        # PyKokkos allocates such views.
+        if (
+            _checked(trait, Trait, "trait") is Trait.Unmanaged
+            or _checked(space, MemorySpace, "space") is MemorySpace.CudaSpace
         ):
             raise TypeError(
                 f"{name}, a subclass of pk.View, holds a host array of its own: the memory "
@@ -231,7 +234,10 @@ def _allocate(
         if array is None:
             raise TypeError("an Unmanaged View wraps an existing array: pass array=...")
         return _wrap(array, shape_tuple, np_dtype)
-    if on_device(_checked(space, MemorySpace, "space")):
+    _checked(space, MemorySpace, "space")
+    # pk.View follows the default space; a subclass is a NumPy array of its class, on the
+    # host unless it asks for CudaSpace, as PyKokkos allocates such views.
+    if on_device(space) if cls is View else space is MemorySpace.CudaSpace:
         from ..runtime.cuda_launch import cupy_module
 
         return cupy_module().zeros(shape_tuple, dtype=np_dtype, order=order)

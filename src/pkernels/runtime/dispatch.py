@@ -576,8 +576,8 @@ def run_in_python(
         if body is None:
             body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
         start, kind = _start_and_type(reducer, workunit, rank)
+        start, narrow = debug_accumulator(start)
         acc = [reducer.accumulator(start)]
-        narrow = _narrow_type(start)
         for index in boxes:
             body(*index, acc, **kwargs)
             if narrow is not None:
@@ -596,8 +596,8 @@ def run_in_python(
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
     start, kind = _start_and_type(reducer, workunit, 1)
+    start, narrow = debug_accumulator(start)
     acc = [reducer.accumulator(start)]
-    narrow = _narrow_type(start)
     scan = (True,) if operation == "scan" else ()
     for i in indices:
         body(i, acc, *scan, **kwargs)
@@ -621,17 +621,29 @@ def _python_call_form(workunit: Callable[..., Any]) -> Callable[..., Any]:
     return found[1]
 
 
-_WIDE = (np.dtype(np.int64), np.dtype(np.float64), np.dtype(np.bool_))
+_WIDE = (np.dtype(np.float64), np.dtype(np.bool_))
+_MASK64 = (1 << 64) - 1
 
 
-def _narrow_type(start: Any) -> type | None:
-    """The accumulator's NumPy type where an update may widen it (float32 + a float64 is
-    float64): the Debug space converts it back after each index, as a compiled kernel
-    stores into its float32 or int32 accumulator. None for int64, float64, bool and
-    reducers to several values."""
-    if isinstance(start, np.generic) and start.dtype not in _WIDE:
-        return type(start)
-    return None
+def debug_accumulator(start: Any) -> tuple[Any, Callable[[Any], Any] | None]:
+    """The Debug space's accumulator for a reduction starting at ``start``, and how it is
+    brought back to its type after each index. A float32 or integer accumulator computes
+    as a float64 or int64 there (an int8 acc + an element of 300, a float32 acc + a
+    float64) and is then converted as a compiled kernel stores into it (C's conversion,
+    integers wrapping), so `acc += x[i]` gives the compiled result. (None: float64, bool
+    and reducers to several values, kept as they are.)"""
+    if not isinstance(start, np.generic) or start.dtype in _WIDE:
+        return start, None
+    kind = type(start)
+    wide = np.float64 if start.dtype.kind == "f" else np.uint64 if kind is np.uint64 else np.int64
+
+    def narrowed(value: Any) -> Any:
+        if isinstance(value, int):  # a Python int (an int64 element): wrap as C does
+            return wide(np.uint64(value & _MASK64).astype(kind))
+        with np.errstate(all="ignore"):
+            return wide(np.asarray(value).astype(kind)[()])
+
+    return wide(start), narrowed
 
 
 class _PythonView(View):
@@ -709,7 +721,7 @@ def _as_view(value: Any) -> Any:
     """A dispatch argument as the Debug space passes it to the kernel body: arrays as
     views, a NumPy bool as Python's; a NumPy number keeps its type (an np.int64 next to an
     np.int32 computes in int64, as compiled; a Python int would take int32)."""
-    if type(value) in (np.ndarray, View):
+    if type(value) is np.ndarray or isinstance(value, View):  # a pk.View subclass too
         return value.view(_PythonView)
     return value.item() if type(value) is np.bool_ else value
 

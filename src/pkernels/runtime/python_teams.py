@@ -59,7 +59,7 @@ def run_team_in_python(
     order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
     (each member starting from its identity)."""
     from ..api.reducers import Sum
-    from .dispatch import _as_view, _check_arguments, _narrow_type, _start_and_type
+    from .dispatch import _as_view, _check_arguments, _start_and_type, debug_accumulator
     from .python_arguments import check_python_arguments
 
     reducer = reducer or Sum
@@ -75,8 +75,7 @@ def run_team_in_python(
     # (not zeroed between teams, as scratch memory is not on a device).
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
     total, kind = _start_and_type(reducer, workunit, 1) if operation == "reduce" else (None, None)
-    start = total
-    narrow = _narrow_type(start)
+    start, narrow = debug_accumulator(total)
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
         members = [
@@ -337,7 +336,7 @@ def run_nested_in_python(
     Debug space, run by the calling member over its share of the indices; a reduce's
     members start from ``reducer``'s identity and their results combine with it."""
     from ..api.reducers import Sum
-    from .dispatch import _narrow_type, _start
+    from .dispatch import _start, debug_accumulator
 
     reducer = reducer or Sum
     assert isinstance(nested, NestedRange)
@@ -378,9 +377,8 @@ def run_nested_in_python(
     form, to_python = _nested_acc_form(body, arity, what)
     acc = [to_python(0)]
     if operation == "reduce":
-        start = _start(reducer, body, arity)
+        start, narrow = debug_accumulator(_start(reducer, body, arity))
         acc = [start]
-        narrow = _narrow_type(start)
         for point in points:
             form(*point, acc)
             if narrow is not None:
@@ -459,7 +457,6 @@ def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., An
     if form is None:
         source = KernelSource.of(workunit)
         tree = copy.deepcopy(source.tree)
-        tree.decorator_list = []
         _strip_annotations(tree)
         tree.body = [_ScratchElementType().visit(stmt) for stmt in tree.body]
         prepare_helpers(workunit)

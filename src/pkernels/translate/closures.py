@@ -95,7 +95,6 @@ def _template(func: Callable[..., Any], names: tuple[str, ...]) -> tuple[Any, ..
             hint="Pass them as keyword arguments of the dispatch instead.",
         )
     args.args = [*args.args, *(ast.copy_location(ast.arg(arg=n), tree) for n in names)]
-    tree.decorator_list = []
     code = compile_like(tree, source.filename, func.__code__)
     return code, source.filename, tree, source.indent
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..api import kernel_builtins
 from ..api.decorators import marker_of
+from ..errors import TranslationError
 from .lower_lists import ListAnnotation, is_list_display, list_annotation
 from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
@@ -113,7 +114,7 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
         name=tree.name,
         args=tree.args,
         body=debug_rewrite(func, body),
-        decorator_list=[],
+        decorator_list=tree.decorator_list,  # never run: the code's first line, as func's
         returns=None,
         type_params=[],
     )
@@ -235,11 +236,13 @@ def python_form(func: Callable[..., Any]) -> Callable[..., Any]:
     it calls bare and making its list locals as the compiled kernel does (see
     :func:`debug_rewrite`)."""
     prepare_helpers(func)
-    source = KernelSource.of(func)
+    try:
+        source = KernelSource.of(func)
+    except TranslationError:  # no source to read (exec, a prompt): it runs as it is
+        return func
     if not needs_debug_rewrite(func, source.tree):
         return func
     tree = copy.deepcopy(source.tree)
-    tree.decorator_list = []
     for arg in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]:
         arg.annotation = None
     tree.returns = None
@@ -271,7 +274,6 @@ class ListLocals(ast.NodeTransformer):
 
     def __init__(self, func: Callable[..., Any]) -> None:
         self.func = func
-        self.made: set[str] = set()
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         return node  # nested bodies make no list locals (the translator refuses it)
@@ -300,10 +302,16 @@ class ListLocals(ast.NodeTransformer):
         return listed.dtype.name if isinstance(listed, ListAnnotation) else None
 
     def _make(self, node: ast.stmt, name: str, value: ast.expr, dtype: str | None) -> ast.stmt:
-        previous: ast.expr = (
-            ast.Name(id=name, ctx=ast.Load()) if name in self.made else ast.Constant(None)
+        # The list made before, if any ran: locals().get(name) (branches may make it)
+        previous: ast.expr = ast.Call(
+            func=ast.Attribute(
+                value=ast.Call(func=ast.Name(id="locals", ctx=ast.Load()), args=[], keywords=[]),
+                attr="get",
+                ctx=ast.Load(),
+            ),
+            args=[ast.Constant(name)],
+            keywords=[],
         )
-        self.made.add(name)
         load = ast.Name(id="__import__", ctx=ast.Load())
         module = ast.Call(func=load, args=[ast.Constant("pkernels")], keywords=[])
         load_ctx = ast.Load()
@@ -340,7 +348,16 @@ def debug_list(values: list[Any], dtype: str | None, previous: Any = None) -> An
     assigned again) is filled instead, keeping its type."""
     from ..runtime.dispatch import as_kernel_view
 
-    if previous is not None:
+    if not values:  # as the translator says it
+        raise ValueError("an empty list cannot be a kernel local")
+    if not builtins.all(isinstance(v, int | float | np.number | np.bool_) for v in values):
+        raise TypeError("a list local holds numbers (ints, floats, bools)")
+    if previous is not None and hasattr(previous, "dtype"):
+        if len(values) != len(previous):
+            raise ValueError(
+                f"a list of {len(previous)} {previous.dtype} assigned {len(values)} elements: "
+                "a list local keeps its length"
+            )
         previous[...] = values
         return previous
     return as_kernel_view(np.array(values, dtype=dtype or _element_dtype(values)))
@@ -363,32 +380,29 @@ _PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.d
 
 
 def prepare_helpers(func: Callable[..., Any], seen: set[Any] | None = None) -> None:
-    """Give the helpers ``func`` calls (``@pk.function``s and plain functions of its
-    module, recursively) the Debug space's reading of bare math names and list locals:
-    the helper's own code is replaced by the rewritten one, since the kernel calls it by
-    name. Only what would not run otherwise changes (a bare ``sqrt`` was a NameError);
-    helpers with a closure are left as they are."""
+    """Give the ``@pk.function`` helpers ``func`` calls (recursively) the reading of the
+    math functions they call bare, as compiled kernels have it: the helper's own code is
+    replaced by the rewritten one, since the kernel calls it by name. Only those names
+    change, which were NameErrors; plain functions, helpers with a closure and helpers
+    without source are left as they are."""
     seen = set() if seen is None else seen
     for name in _global_names(func.__code__):
         helper = resolve(func, name)
-        if not isinstance(helper, types.FunctionType) or helper in seen:
-            continue
         marker = marker_of(helper)
-        same_module = helper.__globals__ is func.__globals__ and marker is None
-        if not (marker is not None and marker.kind == "function") and not same_module:
+        if marker is None or marker.kind != "function" or helper in seen:
             continue
         seen.add(helper)
         prepare_helpers(helper, seen)
         if helper.__code__ in _prepared or helper.__closure__:
             continue
-        try:
-            source = KernelSource.of(helper)
-        except Exception:  # noqa: BLE001 - no source: it runs as it is
-            continue
-        if needs_debug_rewrite(helper, source.tree):
+        names = bare_math_names(helper)
+        if names:
+            try:
+                source = KernelSource.of(helper)
+            except TranslationError:
+                continue
             tree = copy.deepcopy(source.tree)
-            tree.decorator_list = []
-            tree.body = debug_rewrite(helper, tree.body)
+            tree.body = [BareMathNames(names).visit(stmt) for stmt in tree.body]
             helper.__code__ = compile_like(tree, source.filename, helper.__code__)
         _prepared.add(helper.__code__)
 
