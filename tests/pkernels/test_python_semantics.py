@@ -775,3 +775,28 @@ def test_lists_in_branches_and_helpers_leave_host_code_alone(space, make_module)
     pk.parallel_for(pk.RangePolicy(space, 0, 4), module.uses, out=out)
     assert out.tolist() == [6.0] * 4
     assert module.not_a_kernel(1, 2) == 2  # Python's list, whatever ran before
+
+
+@pk.workunit
+def float32_cancellation(i: int, acc: pk.Acc[pk.float]):
+    acc += 1e8
+    acc += 1.0  # lost in float32 at this store
+    acc -= 1e8
+
+
+@pk.workunit
+def float32_running(i: int, acc: pk.Acc[pk.float], last_pass: bool, x, out):
+    acc += x[i]
+    if last_pass:
+        out[i] = acc
+
+
+def test_every_store_into_a_float32_accumulator_rounds_in_every_space(space):
+    assert pk.parallel_reduce(pk.RangePolicy(space, 0, 1), float32_cancellation) == 0.0
+    out = np.zeros(3)
+    pk.parallel_scan(pk.RangePolicy(space, 0, 3), float32_running, x=np.full(3, 0.1), out=out)
+    expected, partial = [], np.float32(0.0)
+    for _ in range(3):
+        partial = np.float32(np.float64(partial) + 0.1)
+        expected.append(float(partial))
+    assert out.tolist() == expected

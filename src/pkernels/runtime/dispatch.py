@@ -576,12 +576,9 @@ def run_in_python(
         if body is None:
             body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
         start, kind = _start_and_type(reducer, workunit, rank)
-        start, narrow = debug_accumulator(start)
-        acc = [reducer.accumulator(start)]
+        acc = debug_cell(reducer, start)
         for index in boxes:
             body(*index, acc, **kwargs)
-            if narrow is not None:
-                acc[0] = narrow(acc[0])
         return reducer.value_of(acc[0], kind)
     _check_arguments(workunit, operation, kwargs)
     check_python_arguments(workunit, kwargs)
@@ -596,13 +593,10 @@ def run_in_python(
     if body is None:
         body = _python_forms[workunit] = accumulator_form(workunit)
     start, kind = _start_and_type(reducer, workunit, 1)
-    start, narrow = debug_accumulator(start)
-    acc = [reducer.accumulator(start)]
+    acc = debug_cell(reducer, start)
     scan = (True,) if operation == "scan" else ()
     for i in indices:
         body(i, acc, *scan, **kwargs)
-        if narrow is not None:
-            acc[0] = narrow(acc[0])
     # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
     # scalar picked up from a view element).
     return reducer.value_of(acc[0], kind)
@@ -625,25 +619,38 @@ _WIDE = (np.dtype(np.float64), np.dtype(np.bool_))
 _MASK64 = (1 << 64) - 1
 
 
-def debug_accumulator(start: Any) -> tuple[Any, Callable[[Any], Any] | None]:
-    """The Debug space's accumulator for a reduction starting at ``start``, and how it is
-    brought back to its type after each index. A float32 or integer accumulator computes
-    as a float64 or int64 there (an int8 acc + an element of 300, a float32 acc + a
-    float64) and is then converted as a compiled kernel stores into it (C's conversion,
-    integers wrapping), so `acc += x[i]` gives the compiled result. (None: float64, bool
-    and reducers to several values, kept as they are.)"""
+def debug_cell(reducer: Reducer, start: Any) -> list[Any]:
+    """The one-element list a Debug-space body's accumulator lives in (``acc`` is
+    ``acc[0]`` in its Python form), starting at ``start``. A float32 or integer
+    accumulator computes as a float64 or int64 there (an int8 acc + an element of 300,
+    a float32 acc + a float64) and each store converts it as a compiled kernel stores
+    into it (C's conversion, integers wrapping): `acc += x[i]` gives the compiled result.
+    Float64, bool and reducers to several values are kept as they are."""
     if not isinstance(start, np.generic) or start.dtype in _WIDE:
-        return start, None
+        return [reducer.accumulator(start)]
     kind = type(start)
     wide = np.float64 if start.dtype.kind == "f" else np.uint64 if kind is np.uint64 else np.int64
 
-    def narrowed(value: Any) -> Any:
+    def stored(value: Any) -> Any:
         if isinstance(value, int):  # a Python int (an int64 element): wrap as C does
             return wide(np.uint64(value & _MASK64).astype(kind))
         with np.errstate(all="ignore"):
             return wide(np.asarray(value).astype(kind)[()])
 
-    return wide(start), narrowed
+    return _StoringCell(wide(start), stored)
+
+
+class _StoringCell(list):
+    """A one-element list whose stores go through ``convert`` (see :func:`debug_cell`)."""
+
+    __slots__ = ("_convert",)
+
+    def __init__(self, value: Any, convert: Callable[[Any], Any]) -> None:
+        super().__init__([value])
+        self._convert = convert
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, self._convert(value))
 
 
 class _PythonView(View):

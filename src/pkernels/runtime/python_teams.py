@@ -59,7 +59,7 @@ def run_team_in_python(
     order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
     (each member starting from its identity)."""
     from ..api.reducers import Sum
-    from .dispatch import _as_view, _check_arguments, _start_and_type, debug_accumulator
+    from .dispatch import _as_view, _check_arguments, _start_and_type, debug_cell
     from .python_arguments import check_python_arguments
 
     reducer = reducer or Sum
@@ -75,14 +75,14 @@ def run_team_in_python(
     # (not zeroed between teams, as scratch memory is not on a device).
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
     total, kind = _start_and_type(reducer, workunit, 1) if operation == "reduce" else (None, None)
-    start, narrow = debug_accumulator(total)
+    start = total
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
         members = [
             TeamMember(league_rank, policy.league_size, rank, team_size, team)
             for rank in range(team_size)
         ]
-        accs = [[reducer.accumulator(start)] for _ in members] if kind is not None else None
+        accs = [debug_cell(reducer, start) for _ in members] if kind is not None else None
         calls = [
             _member_call(form, member, accs[member.team_rank()] if accs else None, kwargs)
             for member in members
@@ -93,8 +93,7 @@ def run_team_in_python(
             team.run(calls)
         if accs is not None:
             for acc in accs:
-                value = acc[0] if narrow is None else narrow(acc[0])
-                total = reducer.combine(total, reducer.value_of(value, kind))
+                total = reducer.combine(total, reducer.value_of(acc[0], kind))
     return total if kind is None else reducer.value_of(total, kind)
 
 
@@ -336,7 +335,7 @@ def run_nested_in_python(
     Debug space, run by the calling member over its share of the indices; a reduce's
     members start from ``reducer``'s identity and their results combine with it."""
     from ..api.reducers import Sum
-    from .dispatch import _start, debug_accumulator
+    from .dispatch import _start, debug_cell
 
     reducer = reducer or Sum
     assert isinstance(nested, NestedRange)
@@ -377,12 +376,10 @@ def run_nested_in_python(
     form, to_python = _nested_acc_form(body, arity, what)
     acc = [to_python(0)]
     if operation == "reduce":
-        start, narrow = debug_accumulator(_start(reducer, body, arity))
-        acc = [start]
+        start = _start(reducer, body, arity)
+        acc = debug_cell(reducer, start)
         for point in points:
             form(*point, acc)
-            if narrow is not None:
-                acc[0] = narrow(acc[0])
         if not split:
             return to_python(acc[0])
         total = start
@@ -390,6 +387,8 @@ def run_nested_in_python(
             total = reducer.combine(total, partial)
         return to_python(total)
     assert operation == "scan", operation
+    start = _start(reducer, body, arity)
+    acc = debug_cell(reducer, start)
     if not split:
         for point in points:
             form(*point, acc, True)
@@ -404,7 +403,8 @@ def run_nested_in_python(
     total = prefix
     for partial in partials[rank:]:
         total = total + partial
-    acc = [prefix]
+    acc = debug_cell(reducer, start)
+    acc[0] = prefix
     for point in points:
         form(*point, acc, True)
     return to_python(total)
