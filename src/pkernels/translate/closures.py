@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import copy
 import dis
+import functools
 import types
 import weakref
 from collections.abc import Callable
@@ -99,7 +100,8 @@ def _template(func: Callable[..., Any], names: tuple[str, ...]) -> tuple[Any, ..
     return code, source.filename, tree, source.indent
 
 
-def _nonlocal_names(code: types.CodeType) -> set[str]:
+@functools.cache  # per code object: read at every dispatch of the workunit
+def _nonlocal_names(code: types.CodeType) -> frozenset[str]:
     """The variables ``code`` or a function nested in it assigns (``nonlocal``): names of
     variables, never values to pass."""
     found: set[str] = set()
@@ -110,4 +112,4 @@ def _nonlocal_names(code: types.CodeType) -> set[str]:
             if instruction.opname in ("STORE_DEREF", "DELETE_DEREF"):
                 found.add(instruction.argval)
         stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return found
+    return frozenset(found)
