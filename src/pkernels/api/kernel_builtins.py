@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..translate.typing_rules import MATH_FUNCTIONS as _MATH_FUNCTIONS
 from .host_arrays import elementwise as _elementwise
 from .host_arrays import special
 
@@ -48,11 +49,8 @@ def _each(scalar: Callable[..., Any], ufunc: Any, c_name: str | None = None) -> 
     """A pk.* math function (see host_arrays.elementwise): ``c_name`` is C's double
     function, whose ``f`` variant computes float32 arguments (default: the ufunc's name)."""
     name = c_name or (ufunc if isinstance(ufunc, str) else None)
-    arity = 2 if name in _TWO_ARGUMENTS else 1
+    arity = _MATH_FUNCTIONS.get(name, (1,))[0]  # as kernels call it
     return _elementwise(scalar, ufunc, _c_float(f"{name}f", arity) if name else None)
-
-
-_TWO_ARGUMENTS = {"pow", "atan2", "fmod", "hypot", "copysign", "fmin", "fmax"}
 
 
 # Each takes a number (kernels, the Debug space) or, from host code, an array: then it

@@ -37,12 +37,11 @@ import numpy as np
 from ..api.teams import SCRATCH_ALIGNMENT, NestedRange, TeamMember, TeamPolicy
 from ..api.types import float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
+from ..translate.pycode import bind_like, compile_like
 from ..translate.pyexec import (
     AccumulatorToCell,
     BareMathNames,
     bare_math_names,
-    bind_like,
-    compile_like,
     debug_rewrite,
     prepare_helpers,
 )
@@ -374,10 +373,9 @@ def run_nested_in_python(
             body(*point)
         return None
     form, to_python = _nested_acc_form(body, arity, what)
-    acc = [to_python(0)]
+    start = _start(reducer, body, arity)
+    acc = debug_cell(reducer, start)
     if operation == "reduce":
-        start = _start(reducer, body, arity)
-        acc = debug_cell(reducer, start)
         for point in points:
             form(*point, acc)
         if not split:
@@ -387,8 +385,6 @@ def run_nested_in_python(
             total = reducer.combine(total, partial)
         return to_python(total)
     assert operation == "scan", operation
-    start = _start(reducer, body, arity)
-    acc = debug_cell(reducer, start)
     if not split:
         for point in points:
             form(*point, acc, True)

@@ -31,7 +31,7 @@ from typing import Any
 from ..api.decorators import marker_of
 from ..api.decorators import workunit as mark_workunit
 from .lambdas import is_plain_value
-from .pyexec import bind_like, compile_like
+from .pycode import bind_like, compile_like, nested_code
 from .source import KernelSource
 
 # (code, captured names) -> (code of the closure form, file name, its def, indent)
@@ -104,12 +104,9 @@ def _template(func: Callable[..., Any], names: tuple[str, ...]) -> tuple[Any, ..
 def _nonlocal_names(code: types.CodeType) -> frozenset[str]:
     """The variables ``code`` or a function nested in it assigns (``nonlocal``): names of
     variables, never values to pass."""
-    found: set[str] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        for instruction in dis.get_instructions(current):
-            if instruction.opname in ("STORE_DEREF", "DELETE_DEREF"):
-                found.add(instruction.argval)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return frozenset(found)
+    return frozenset(
+        instruction.argval
+        for current in (code, *nested_code(code))
+        for instruction in dis.get_instructions(current)
+        if instruction.opname in ("STORE_DEREF", "DELETE_DEREF")
+    )

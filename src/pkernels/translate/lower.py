@@ -29,10 +29,10 @@ from .lower_subviews import Subview, SubviewLowering, flatten_subscript
 from .lower_teams import TeamLowering, is_team_annotation
 from .lower_unpack import TUPLE_MATH, UnpackLowering
 from .printf import SPEC_HINT, PrintSpec, printf_format, python_spec
+from .pyexec import bare_math_module, reads_bare_math
 from .source import KernelSource
 from .typing_rules import (
     ATOMIC_FUNCTIONS,
-    BARE_MATH,
     INT_RANGES,
     MATH_CONSTANTS,
     MATH_FUNCTIONS,
@@ -1292,12 +1292,9 @@ class FunctionLowerer(
             if name in self.params or name in self.locals or name in self.views:
                 self.src.error(func, f"{name!r} is not a function")
             target = self.src.lookup(name)
-            if name in BARE_MATH and (target is None or _is_workunit(target)):
-                # PyKokkos translates a bare sqrt(x) as the math function, also where a
-                # workunit has its name (a workunit `sin` calling sin)
-                return self._module_call(
-                    node, name, pk=hasattr(kernel_builtins, name), stmt=statement
-                )
+            if reads_bare_math(name, target):  # PyKokkos' bare sqrt(x)
+                pk = bare_math_module(name) == "pkernels"
+                return self._module_call(node, name, pk=pk, stmt=statement)
             if _is_plain_helper(target, self.src.globals):
                 # As PyKokkos does: a plain function of the kernel's module that a kernel
                 # calls is compiled as a @pk.function (Debug runs it as it is).
@@ -1651,11 +1648,6 @@ def _not_in_kernels(what: str, op: ast.AST) -> str:
     """The message for an operator kernels lack, as Python spells it."""
     symbol = _OPERATOR_SYMBOLS.get(type(op), type(op).__name__)
     return f"the {what} `{symbol}` is not supported in kernels"
-
-
-def _is_workunit(target: object) -> bool:
-    marker = marker_of(target)
-    return marker is not None and marker.kind == "workunit"
 
 
 def _is_plain_helper(target: object, module_globals: dict[str, Any]) -> bool:

@@ -19,6 +19,7 @@ import types
 from typing import Any
 
 from ..errors import TranslationError
+from .pycode import module_attribute, nested_code
 from .source import KernelSource
 
 # C functions a PyKokkos main calls bare (its C++ has them in scope; gups.py's
@@ -85,11 +86,7 @@ def _compile(
             if node.id not in missing or not isinstance(node.ctx, ast.Load):
                 return node
             if node.id not in fields_read:
-                # __import__("pkernels").printf: pkernels under any name the module uses
-                load = ast.Name(id="__import__", ctx=ast.Load())
-                owner = ast.Call(func=load, args=[ast.Constant("pkernels")], keywords=[])
-                owner = ast.copy_location(owner, node)
-                return ast.copy_location(ast.Attribute(owner, C_FUNCTIONS[node.id], node.ctx), node)
+                return module_attribute("pkernels", [C_FUNCTIONS[node.id]], node)
             owner = ast.copy_location(ast.Name(id=me, ctx=ast.Load()), node)
             return ast.copy_location(ast.Attribute(value=owner, attr=node.id, ctx=node.ctx), node)
 
@@ -99,7 +96,7 @@ def _compile(
     # The function is made from its code object: the module's `def` never runs (a
     # debugger's breakpoint on that line must not stop there).
     code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    for inner in _nested_code(code):
+    for inner in nested_code(code):
         if inner.co_name == "<lambda>":
             _lambda_fields[id(inner)] = (inner, me, frozenset(fields_read))
     copied = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__)
@@ -126,11 +123,3 @@ def _bound_names(tree: ast.FunctionDef) -> set[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
     return bound
-
-
-def _nested_code(code: types.CodeType) -> list[types.CodeType]:
-    found = []
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found += [const, *_nested_code(const)]
-    return found

@@ -9,7 +9,6 @@ the user's source). A math function the kernel calls bare, without an import
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
 import builtins
@@ -24,6 +23,7 @@ from ..api import kernel_builtins
 from ..api.decorators import marker_of
 from ..errors import TranslationError
 from .lower_lists import ListAnnotation, is_list_display, list_annotation
+from .pycode import bind_like, compile_like, module_attribute, nested_code
 from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
 
@@ -126,61 +126,6 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
     return bind_like(compile_like(new_tree, source.filename, func.__code__), func)
 
 
-_FUTURE_FLAGS = __future__.annotations.compiler_flag
-
-
-def compile_like(tree: ast.FunctionDef, filename: str, original: types.CodeType) -> types.CodeType:
-    """Compile the def ``tree`` (with the file name and line numbers it has) into a code
-    object whose free variables are named as ``original``'s: a nested def is compiled
-    inside a generated function that has them as parameters. Nothing is run (no ``def``
-    executes, so a debugger's breakpoint on the def line does not stop)."""
-    freevars = original.co_freevars
-    node: ast.stmt = tree
-    if freevars:
-        outer = ast.FunctionDef(
-            name="__pkernels_closure__",
-            args=ast.arguments(
-                posonlyargs=[],
-                args=[ast.arg(arg=name) for name in freevars],
-                vararg=None,
-                kwonlyargs=[],
-                kw_defaults=[],
-                kwarg=None,
-                defaults=[],
-            ),
-            body=[tree, ast.Return(value=None)],
-            decorator_list=[],
-            returns=None,
-        )
-        node = ast.copy_location(outer, tree)
-    module = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
-    flags = original.co_flags & _FUTURE_FLAGS
-    module_code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
-    code = _code_named(module_code, "__pkernels_closure__") if freevars else module_code
-    code = _code_named(code, tree.name)
-    return code.replace(co_qualname=original.co_qualname)
-
-
-def _code_named(code: types.CodeType, name: str) -> types.CodeType:
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType) and const.co_name == name:
-            return const
-    raise AssertionError(f"no code object {name!r} in {code!r}")
-
-
-def bind_like(code: types.CodeType, like: Callable[..., Any]) -> Callable[..., Any]:
-    """A function of ``code`` with ``like``'s globals, defaults and closure cells
-    (matched by name)."""
-    cells = dict(zip(like.__code__.co_freevars, like.__closure__ or (), strict=True))
-    closure = tuple(cells[name] if name in cells else types.CellType() for name in code.co_freevars)
-    func = types.FunctionType(
-        code, like.__globals__, like.__name__, like.__defaults__, closure or None
-    )
-    func.__kwdefaults__ = copy.copy(like.__kwdefaults__)
-    func.__qualname__ = like.__qualname__
-    return func
-
-
 class BareMathNames(ast.NodeTransformer):
     """``sqrt`` -> ``pk.sqrt`` (``math.degrees`` for the names pk lacks) for the math
     functions ``names`` a kernel calls bare: what the translator reads them as."""
@@ -200,35 +145,31 @@ class BareMathNames(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id not in self.names or not isinstance(node.ctx, ast.Load):
             return node
-        module = "pkernels" if hasattr(kernel_builtins, node.id) else "math"
-        load = ast.Name(id="__import__", ctx=ast.Load())  # pkernels under any name
-        owner = ast.Call(func=load, args=[ast.Constant(module)], keywords=[])
-        attribute = ast.Attribute(value=ast.copy_location(owner, node), attr=node.id, ctx=node.ctx)
-        return ast.copy_location(attribute, node)
+        return module_attribute(bare_math_module(node.id), [node.id], node)
 
 
 def bare_math_names(func: Callable[..., Any]) -> set[str]:
-    """The math functions ``func`` (or a def in it) calls bare that its module and
-    enclosing function leave undefined, or define as a workunit (PyKokkos' ``sin``
-    workunit calling ``sin``)."""
-    code = func.__code__
-    used: set[str] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        used.update(name for name in current.co_names if name in BARE_MATH)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    if not used:
-        return set()
-    found = set()
-    for name in used:
-        target = resolve(func, name)
-        if target is None and hasattr(builtins, name):
-            continue  # Python's own (pow, abs, round)
-        marker = marker_of(target)
-        if target is None or (marker is not None and marker.kind == "workunit"):
-            found.add(name)
-    return found
+    """The math functions ``func`` (or a def in it) calls bare, as the translator reads
+    them (:func:`reads_bare_math`)."""
+    return {
+        name for name in _global_names(func.__code__) if reads_bare_math(name, resolve(func, name))
+    }
+
+
+def reads_bare_math(name: str, target: object) -> bool:
+    """Whether kernel code calling ``name`` (bound to ``target`` where it is defined)
+    calls the math function: PyKokkos translates a bare ``sqrt(x)`` so, unimported, also
+    where a workunit has the name (a workunit ``sin`` calling ``sin``)."""
+    if name not in BARE_MATH:
+        return False
+    marker = marker_of(target)
+    return target is None or (marker is not None and marker.kind == "workunit")
+
+
+def bare_math_module(name: str) -> str:
+    """Where a math function called bare comes from: pkernels' (Kokkos' semantics), or
+    math's for the few pk lacks (degrees, radians, remainder)."""
+    return "pkernels" if hasattr(kernel_builtins, name) else "math"
 
 
 def python_form(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -312,12 +253,7 @@ class ListLocals(ast.NodeTransformer):
             args=[ast.Constant(name)],
             keywords=[],
         )
-        load = ast.Name(id="__import__", ctx=ast.Load())
-        module = ast.Call(func=load, args=[ast.Constant("pkernels")], keywords=[])
-        load_ctx = ast.Load()
-        translate = ast.Attribute(value=module, attr="translate", ctx=load_ctx)
-        pyexec = ast.Attribute(value=translate, attr="pyexec", ctx=load_ctx)
-        maker = ast.Attribute(value=pyexec, attr="debug_list", ctx=load_ctx)
+        maker = module_attribute("pkernels", ["translate", "pyexec", "debug_list"], node)
         call = ast.Call(func=maker, args=[value, ast.Constant(dtype), previous], keywords=[])
         assign = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call)
         for part in ast.walk(assign):
@@ -411,10 +347,5 @@ _prepared: set[types.CodeType] = set()
 
 
 def _global_names(code: types.CodeType) -> set[str]:
-    names: set[str] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        names.update(current.co_names)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return names
+    """The global names ``code`` and the functions defined in it read."""
+    return {name for current in (code, *nested_code(code)) for name in current.co_names}
