@@ -33,7 +33,6 @@ from .pyexec import bare_math_module, reads_bare_math
 from .source import KernelSource
 from .typing_rules import (
     ATOMIC_FUNCTIONS,
-    INT_RANGES,
     MATH_CONSTANTS,
     MATH_FUNCTIONS,
     PY_INT_ROUNDING,
@@ -41,6 +40,7 @@ from .typing_rules import (
     annotation_mismatch,
     float_of,
     is_weak,
+    literal_outside,
     promote,
     promote_types,
 )
@@ -1107,13 +1107,10 @@ class FunctionLowerer(
         in NumPy, which raises OverflowError when the literal does not fit; C++ would wrap
         it into another number without a word."""
         for literal, typed in ((left, right), (right, left)):
-            if not (is_weak(literal) and not is_weak(typed)):
+            if is_weak(typed):
                 continue
-            if literal.type.is_float or not typed.type.is_integer:
-                continue
-            value = int(literal.value)  # type: ignore[attr-defined]
-            low, high = INT_RANGES[typed.type]
-            if not low <= value <= high:
+            value = literal_outside(literal, typed.type)
+            if value is not None:
                 self.src.error(
                     node,
                     f"{value} does not fit in {typed.type.name}, the type of the other operand "

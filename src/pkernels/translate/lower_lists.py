@@ -21,7 +21,7 @@ from ..api import types as t
 from ..api.types import DataType, to_datatype
 from . import ir
 from .ir import Expr, ViewType
-from .typing_rules import INT_RANGES, is_weak
+from .typing_rules import literal_outside
 
 if TYPE_CHECKING:
     from .source import KernelSource
@@ -72,11 +72,11 @@ class ListLowering:
     views: dict[str, ViewType]
     outer_scopes: list[Any]
     function: ir.Function | None
-    counter: int
 
     if TYPE_CHECKING:
 
         def _expr(self, node: ast.expr, statement: bool = False) -> Expr: ...
+        def _hidden_local(self, node: ast.stmt, value: Expr, stmts: list[ir.Stmt]) -> ir.Var: ...
 
     def _local_list(
         self, node: ast.stmt, target: ast.expr, value: ast.expr, declared: DataType | None
@@ -119,15 +119,14 @@ class ListLowering:
             dtype = _element_type([v.type for v in values])
         view = ViewType(dtype, 1, contiguous=True)
         for element, expr in zip(element_nodes, values, strict=True):
-            if dtype.is_integer and is_weak(expr) and not expr.type.is_float:
-                low, high = INT_RANGES[dtype]
-                if not low <= int(expr.value) <= high:  # type: ignore[attr-defined]
-                    self.src.error(
-                        element,
-                        f"{int(expr.value)} does not fit in {dtype.name}, the element type "  # type: ignore[attr-defined]
-                        f"of the list {name!r}",
-                        hint="NumPy raises OverflowError here (C++ would wrap it).",
-                    )
+            outside = literal_outside(expr, dtype)
+            if outside is not None:
+                self.src.error(
+                    element,
+                    f"{outside} does not fit in {dtype.name}, the element type of the list "
+                    f"{name!r}",
+                    hint="NumPy raises OverflowError here (C++ would wrap it).",
+                )
         if known is not None and known != (view, len(values)):
             self.src.error(
                 value,
@@ -143,21 +142,13 @@ class ListLowering:
         ):
             # `x = [x[1], x[0]]`: every element is read before any is stored, as Python
             # builds the new list before binding it
-            values = [self._held(node, v, stmts) for v in values]
+            values = [self._hidden_local(node, v, stmts) for v in values]
         ref = ir.ViewRef(name, view)
         stmts += [
             ir.Assign(node.lineno, ir.ViewAccess(dtype, ref, [ir.Const(t.int64, k)]), v)
             for k, v in enumerate(values)
         ]
         return stmts
-
-    def _held(self, node: ast.stmt, value: Expr, stmts: list[ir.Stmt]) -> Expr:
-        """``value`` computed into a new hidden local now; an expression reading it."""
-        self.counter += 1
-        name = f"pk_list{self.counter}"
-        self.locals[name] = value.type
-        stmts.append(ir.Assign(node.lineno, ir.Var(value.type, name), value))
-        return ir.Var(value.type, name)
 
     def _list_elements(self, value: ast.expr) -> list[ast.expr]:
         if isinstance(value, ast.List):

@@ -148,11 +148,17 @@ class UnpackLowering:
     ) -> ast.Name:
         if not isinstance(value.type, DataType):
             self.src.error(where, "only numbers and booleans can be unpacked or chained")
+        held = self._hidden_local(node, value, stmts)
+        return ast.copy_location(ast.Name(held.name, ast.Load()), where)
+
+    def _hidden_local(self, node: ast.stmt, value: ir.Expr, stmts: list[ir.Stmt]) -> ir.Var:
+        """``value`` computed now into a new hidden local (a ``pk_`` name, which debuggers
+        do not list), appended to ``stmts``; the local."""
         self.counter += 1
-        name = f"pk_tuple{self.counter}"
-        self.locals[name] = value.type
-        stmts.append(ir.Assign(node.lineno, ir.Var(value.type, name), value))
-        return ast.copy_location(ast.Name(name, ast.Load()), where)
+        held = ir.Var(value.type, f"pk_tuple{self.counter}")
+        self.locals[held.name] = value.type  # type: ignore[assignment]
+        stmts.append(ir.Assign(node.lineno, held, value))
+        return held
 
     def _assign_each(self, node: ast.stmt, target: ast.expr, value: ast.Name) -> list[ir.Stmt]:
         if not isinstance(target, ast.Name | ast.Subscript | ast.Attribute):

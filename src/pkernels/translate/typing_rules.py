@@ -45,6 +45,17 @@ INT_RANGES: dict[DataType, tuple[int, int]] = {
 INT_RANGES[t.bool_] = (0, 1)
 
 
+def literal_outside(expr: Expr, dtype: DataType) -> int | None:
+    """The value of ``expr``, an int literal taking the integer type ``dtype`` (NumPy's
+    weak scalars), when ``dtype`` cannot hold it (NumPy raises OverflowError; C++ would
+    wrap it); None otherwise."""
+    if not (is_weak(expr) and not expr.type.is_float and dtype.is_integer):
+        return None
+    value = int(expr.value)  # type: ignore[attr-defined]
+    low, high = INT_RANGES[dtype]
+    return None if low <= value <= high else value
+
+
 def int_value_range(expr: Expr) -> tuple[int, int] | None:
     """The values an integer (or bool) operand can hold: a literal its own value, a typed
     value its type's range; None for a float."""
