@@ -742,6 +742,38 @@ def test_narrow_and_integer_accumulators_store_as_compiled_in_every_space(space)
     assert pk.parallel_reduce(pk.RangePolicy(space, 0, 10), int_total_of_halves) == 0
 
 
+@pk.workunit
+def int8_min_max(i: int, acc: pk.Acc[pk.int8], data):
+    if data[i] < acc.min_val:
+        acc.min_val = data[i]
+    if data[i] > acc.max_val:
+        acc.max_val = data[i]
+
+
+@pk.workunit
+def float32_max_loc(i: int, acc: pk.Acc[pk.float], data):
+    if data[i] > acc.val:
+        acc.val = data[i]
+        acc.loc = i
+
+
+def test_fields_of_a_several_value_reducer_store_as_compiled(space):
+    # each field store converts to the struct field's C type: 300 is 44 in an int8, -200
+    # is 56 (one element each: no combining of threads' results; the comparisons are of
+    # int64 data with the int8 fields, which start at 127 and -128)
+    for value, expected in ((300, (127, 44)), (-200, (56, -128))):
+        data = np.array([value], np.int64)
+        result = pk.parallel_reduce(pk.RangePolicy(space, 0, 1), int8_min_max, data=data,
+                                    reducer=pk.MinMax)  # fmt: skip
+        assert result == expected
+    # (in order: OpenMP's threads would each keep their own first, then the smaller loc)
+    data = np.array([1.0, 1.0 + 2.0**-30, 1.0 + 2.0**-29, 0.5])
+    if space is not pk.OpenMP:
+        policy = pk.RangePolicy(space, 0, 4)
+        result = pk.parallel_reduce(policy, float32_max_loc, data=data, reducer=pk.MaxLoc)
+        assert (result.val, result.loc) == (1.0, 2)
+
+
 LIST_IN_BRANCHES = """
 import pkernels as pk
 

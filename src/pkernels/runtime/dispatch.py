@@ -625,11 +625,23 @@ def debug_cell(reducer: Reducer, start: Any) -> list[Any]:
     accumulator computes as a float64 or int64 there (an int8 acc + an element of 300,
     a float32 acc + a float64) and each store converts it as a compiled kernel stores
     into it (C's conversion, integers wrapping): `acc += x[i]` gives the compiled result.
-    Float64, bool and reducers to several values are kept as they are."""
+    The fields of a reducer to several values (``acc.val = x[i]``) are converted at each
+    store to their C type too. Float64 and bool accumulators are kept as they are."""
+    if reducer.parts:
+        converters = {name: _c_store(type(value))[1] for name, value in start._asdict().items()}
+        return [_StoringFields(converters, start._asdict())]
     if not isinstance(start, np.generic) or start.dtype in _WIDE:
         return [reducer.accumulator(start)]
-    kind = type(start)
-    wide = np.float64 if start.dtype.kind == "f" else np.uint64 if kind is np.uint64 else np.int64
+    wide, stored = _c_store(type(start))
+    return _StoringCell(wide(start), stored)
+
+
+def _c_store(kind: type[np.generic]) -> tuple[type, Callable[[Any], Any]]:
+    """How the Debug space holds a value of C type ``kind``: the wide type it computes in
+    (float64, int64 or uint64) and the conversion a C store into ``kind`` makes, giving
+    the stored value in that wide type (integers wrap; float32 rounds)."""
+    is_float = np.dtype(kind).kind == "f"
+    wide = np.float64 if is_float else np.uint64 if kind is np.uint64 else np.int64
 
     def stored(value: Any) -> Any:
         if isinstance(value, int):  # a Python int (an int64 element): wrap as C does
@@ -637,7 +649,7 @@ def debug_cell(reducer: Reducer, start: Any) -> list[Any]:
         with np.errstate(all="ignore"):
             return wide(np.asarray(value).astype(kind)[()])
 
-    return _StoringCell(wide(start), stored)
+    return wide, stored
 
 
 class _StoringCell(list):
@@ -651,6 +663,24 @@ class _StoringCell(list):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         super().__setitem__(index, self._convert(value))
+
+
+class _StoringFields(types.SimpleNamespace):
+    """The accumulator of a reducer to several values in the Debug space (``acc.val``,
+    ``acc.loc``): each field store converts as a store into Kokkos' struct field does."""
+
+    def __init__(self, converters: dict[str, Callable[[Any], Any]], fields: dict[str, Any]):
+        object.__setattr__(self, "_converters", converters)
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        convert = self._converters.get(name)
+        object.__setattr__(self, name, value if convert is None else convert(value))
+
+    def __repr__(self) -> str:  # the fields only (a debugger's `p acc`)
+        fields = (f"{name}={getattr(self, name)!r}" for name in self._converters)
+        return f"acc({', '.join(fields)})"
 
 
 class _PythonView(View):
@@ -747,7 +777,7 @@ def _without_start_value(
         return kwargs  # not given, or an array: not a start value (a misplaced argument)
     start, kind = _start_and_type(reducer, workunit, position)
     if reducer.parts or value != start:
-        start = start if reducer.parts else kind(start)
+        start = reducer.value_of(start, kind)  # Python numbers, for the message
         raise DispatchError(
             f"parallel_reduce of {workunit.__name__}: {name}={value!r} would start the "
             f"reduction; every thread starts from {reducer!r}'s identity ({start!r}), as in "
@@ -777,10 +807,16 @@ def _start_and_type(
         source = KernelSource.of(workunit)
         source.error(source.tree.args.args[position], str(exc))
     start = reducer.value_of(reducer.identity(dtype), kind)
-    # A NumPy scalar of the accumulator's type: `acc += f32[i]` then computes in the
+    # NumPy scalars of the accumulator's type: `acc += f32[i]` then computes in the
     # type the compiled spaces use (a Python float would take float32: NumPy's weak
-    # scalars). A reducer to several values has its fields assigned whole.
-    return (start if reducer.parts else dtype.np_dtype.type(start)), kind
+    # scalars), and debug_cell knows the C type each store converts to.
+    if reducer.parts:
+        fields = start._asdict()
+        for name in fields:
+            np_type = np.int64 if reducer.field_is_location(name) else dtype.np_dtype.type
+            fields[name] = np_type(fields[name])
+        return type(start)(**fields), kind
+    return dtype.np_dtype.type(start), kind
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:
