@@ -743,3 +743,45 @@ def test_the_debug_space_steps_into_the_kernel_and_post_mortem_is_at_its_line(tm
     post_mortem = text.split("Entering post mortem debugging")[1]
     assert "debug_space.py(8)shift()" in post_mortem.split("(pkdb)")[0]
     assert "(pkdb) p i, v\n(3, np.float64(6.0))" in post_mortem
+
+
+def test_the_debug_space_shows_a_reduce_accumulator_as_its_value(tmp_path):
+    # In a Debug-space reduce, `acc` at a stop is the running value (as in a compiled
+    # kernel), usable in a breakpoint condition; a MaxLoc accumulator shows its fields.
+    program = write(
+        tmp_path,
+        "debug_acc.py",
+        """
+        import numpy as np
+        import pkernels as pk
+
+
+        @pk.workunit
+        def total(i, acc, x):
+            acc += x[i]
+
+
+        @pk.workunit
+        def largest(i, acc, x):
+            if x[i] > acc.val:
+                acc.val = x[i]
+                acc.loc = i
+
+
+        x = np.array([3.0, 9.0, 1.0, 5.0])
+        print("sum", pk.parallel_reduce(pk.RangePolicy(pk.Debug, 0, 4), total, x=x))
+        print("where", pk.parallel_reduce(pk.RangePolicy(pk.Debug, 0, 4), largest, x=x,
+                                          reducer=pk.MaxLoc))
+        """,
+    )
+    result = run_scripted(
+        program,
+        *("-c", "break 7, acc > 10", "-c", "c", "-c", "p i, acc * 2"),
+        *("-c", "clear 1", "-c", "break 14", "-c", "c", "-c", "p acc.val, acc"),
+        *("-c", "clear 2", "-c", "c", "-c", "q"),
+    )
+    text = result.stdout
+    assert "(pkdb) p i, acc * 2\n(2, np.float64(24.0))" in text  # 3 + 9 before index 2
+    assert "(pkdb) p acc.val, acc\n(np.float64(3.0), acc(val=3.0, loc=9223372036854775807))" in text
+    assert "sum 18.0" in text
+    assert "where ValLocScalar(val=9.0, loc=1)" in text

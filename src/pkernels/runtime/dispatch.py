@@ -578,7 +578,7 @@ def run_in_python(
         start, kind = _start_and_type(reducer, workunit, rank)
         acc = debug_cell(reducer, start)
         for index in boxes:
-            body(*index, acc, **kwargs)
+            body(*index, acc[0], __pk_acc=acc, **kwargs)
         return reducer.value_of(acc[0], kind)
     _check_arguments(workunit, operation, kwargs)
     check_python_arguments(workunit, kwargs)
@@ -596,7 +596,7 @@ def run_in_python(
     acc = debug_cell(reducer, start)
     scan = (True,) if operation == "scan" else ()
     for i in indices:
-        body(i, acc, *scan, **kwargs)
+        body(i, acc[0], *scan, __pk_acc=acc, **kwargs)
     # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
     # scalar picked up from a view element).
     return reducer.value_of(acc[0], kind)
@@ -619,21 +619,22 @@ _WIDE = (np.dtype(np.float64), np.dtype(np.bool_))
 _MASK64 = (1 << 64) - 1
 
 
-def debug_cell(reducer: Reducer, start: Any) -> list[Any]:
-    """The one-element list a Debug-space body's accumulator lives in (``acc`` is
-    ``acc[0]`` in its Python form), starting at ``start``. A float32 or integer
-    accumulator computes as a float64 or int64 there (an int8 acc + an element of 300,
-    a float32 acc + a float64) and each store converts it as a compiled kernel stores
-    into it (C's conversion, integers wrapping): `acc += x[i]` gives the compiled result.
-    The fields of a reducer to several values (``acc.val = x[i]``) are converted at each
-    store to their C type too. Float64 and bool accumulators are kept as they are."""
+def debug_cell(reducer: Reducer, start: Any) -> AccumulatorCell:
+    """The cell a Debug-space body's accumulator lives in (the body gets ``cell[0]`` as
+    its ``acc`` and stores each new value with ``cell.put``), starting at ``start``. A
+    float32 or integer accumulator computes as a float64 or int64 there (an int8 acc +
+    an element of 300, a float32 acc + a float64) and each store converts it as a
+    compiled kernel stores into it (C's conversion, integers wrapping): `acc += x[i]`
+    gives the compiled result. The fields of a reducer to several values (``acc.val =
+    x[i]``) are converted at each store to their C type too. Float64 and bool
+    accumulators are kept as they are."""
     if reducer.parts:
         converters = {name: _c_store(type(value))[1] for name, value in start._asdict().items()}
-        return [_StoringFields(converters, start._asdict())]
+        return AccumulatorCell(_StoringFields(converters, start._asdict()))
     if not isinstance(start, np.generic) or start.dtype in _WIDE:
-        return [reducer.accumulator(start)]
+        return AccumulatorCell(reducer.accumulator(start))
     wide, stored = _c_store(type(start))
-    return _StoringCell(wide(start), stored)
+    return AccumulatorCell(wide(start), stored)
 
 
 def _c_store(kind: type[np.generic]) -> tuple[type, Callable[[Any], Any]]:
@@ -652,17 +653,24 @@ def _c_store(kind: type[np.generic]) -> tuple[type, Callable[[Any], Any]]:
     return wide, stored
 
 
-class _StoringCell(list):
-    """A one-element list whose stores go through ``convert`` (see :func:`debug_cell`)."""
+class AccumulatorCell(list):
+    """A one-element list holding a Debug-space accumulator; stores go through
+    ``convert`` (see :func:`debug_cell`)."""
 
     __slots__ = ("_convert",)
 
-    def __init__(self, value: Any, convert: Callable[[Any], Any]) -> None:
+    def __init__(self, value: Any, convert: Callable[[Any], Any] | None = None) -> None:
         super().__init__([value])
         self._convert = convert
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        super().__setitem__(index, self._convert(value))
+        super().__setitem__(index, value if self._convert is None else self._convert(value))
+
+    def put(self, value: Any) -> Any:
+        """Store ``value`` (what the body assigned its ``acc``); the stored value is
+        what the body's ``acc`` holds from then on."""
+        self[0] = value
+        return self[0]
 
 
 class _StoringFields(types.SimpleNamespace):
@@ -679,7 +687,10 @@ class _StoringFields(types.SimpleNamespace):
         object.__setattr__(self, name, value if convert is None else convert(value))
 
     def __repr__(self) -> str:  # the fields only (a debugger's `p acc`)
-        fields = (f"{name}={getattr(self, name)!r}" for name in self._converters)
+        values = {name: getattr(self, name) for name in self._converters}
+        fields = (
+            f"{k}={v.item() if isinstance(v, np.generic) else v!r}" for k, v in values.items()
+        )
         return f"acc({', '.join(fields)})"
 
 

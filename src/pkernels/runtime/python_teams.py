@@ -13,7 +13,8 @@ chunks of ``ceil(n / team_size)`` indices, sums combined in member order, so red
 and scans give the same bits.
 
 Python cannot pass a float by reference, so the workunit and the nested reduce/scan
-bodies run as rewritten copies (``acc`` -> ``acc[0]``; a nested body keeps its closure
+bodies run as rewritten copies (each store into ``acc`` also kept in a one-element list,
+``pyexec.mirror_accumulator``; a nested body keeps its closure
 over the workunit's locals), compiled with the kernel's file name and line numbers:
 tracebacks and pdb breakpoints point at the user's lines.
 """
@@ -39,10 +40,10 @@ from ..api.types import float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
 from ..translate.pycode import bind_like, compile_like
 from ..translate.pyexec import (
-    AccumulatorToCell,
     BareMathNames,
     bare_math_names,
     debug_rewrite,
+    mirror_accumulator,
     prepare_helpers,
 )
 from ..translate.source import KernelSource
@@ -101,7 +102,7 @@ def _member_call(
 ) -> Callable[[], Any]:
     if acc is None:
         return lambda: form(member, **kwargs)
-    return lambda: form(member, acc, **kwargs)
+    return lambda: form(member, acc[0], __pk_acc=acc, **kwargs)
 
 
 class _TeamAborted(BaseException):
@@ -377,7 +378,7 @@ def run_nested_in_python(
     acc = debug_cell(reducer, start)
     if operation == "reduce":
         for point in points:
-            form(*point, acc)
+            form(*point, acc[0], __pk_acc=acc)
         if not split:
             return to_python(acc[0])
         total = start
@@ -387,11 +388,11 @@ def run_nested_in_python(
     assert operation == "scan", operation
     if not split:
         for point in points:
-            form(*point, acc, True)
+            form(*point, acc[0], True, __pk_acc=acc)
         return to_python(acc[0])
     points = list(points)
     for point in points:
-        form(*point, acc, False)
+        form(*point, acc[0], False, __pk_acc=acc)
     partials = team.exchange(rank, acc[0], _user_site())
     prefix = to_python(0)
     for partial in partials[:rank]:
@@ -402,7 +403,7 @@ def run_nested_in_python(
     acc = debug_cell(reducer, start)
     acc[0] = prefix
     for point in points:
-        form(*point, acc, True)
+        form(*point, acc[0], True, __pk_acc=acc)
     return to_python(total)
 
 
@@ -447,7 +448,7 @@ _nested_forms: dict[tuple[types.CodeType, int], tuple[types.CodeType, type]] = {
 def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., Any]:
     """The workunit as the Debug space runs it: ``s: pk.ScratchView1D[T] =
     pk.ScratchView1D(...)`` passes ``dtype=T`` to the constructor and, for reduce, the
-    accumulator is a 1-element list."""
+    accumulator's stores also go to its cell (``pyexec.mirror_accumulator``)."""
     key = (workunit, operation)
     form = _team_forms.get(key)
     if form is None:
@@ -458,7 +459,7 @@ def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., An
         prepare_helpers(workunit)
         tree.body = debug_rewrite(workunit, tree.body)
         if operation == "reduce":
-            tree.body = [AccumulatorToCell(tree.args.args[1].arg).visit(s) for s in tree.body]
+            mirror_accumulator(tree, tree.args.args[1].arg)
         code = _compile_def(tree, source.filename, workunit.__code__)
         form = _team_forms[key] = _bind(code, workunit)
     return form
@@ -468,7 +469,8 @@ def _nested_acc_form(
     body: Callable[..., Any], position: int, what: str
 ) -> tuple[Callable[..., Any], type]:
     """A nested reduce/scan body with its accumulator (the parameter after the
-    ``position`` indices) taken as a 1-element list, bound to the body's closure; and
+    ``position`` indices) also stored in its cell (``pyexec.mirror_accumulator``), bound
+    to the body's closure; and
     the Python type of the accumulator."""
     code = getattr(body, "__code__", None)
     if code is None:
@@ -495,7 +497,7 @@ def _nested_acc_form(
         tree.decorator_list = []
         acc_name = tree.args.args[position].arg
         _strip_annotations(tree)
-        tree.body = [AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body]
+        mirror_accumulator(tree, acc_name)
         cached = _nested_forms[key] = (
             _compile_def(tree, filename, code),
             _python_type(body, position),

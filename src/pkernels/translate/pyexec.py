@@ -1,9 +1,9 @@
 """The ``Debug`` space: a workunit run as plain Python, one call per index.
 
-Python cannot pass a float by reference, so for reduce and scan the accumulator is
-rewritten to a one-element list (``acc`` -> ``acc[0]``) in a copy of the function,
-compiled with the original file name and line numbers (tracebacks and pdb point at
-the user's source). A math function the kernel calls bare, without an import
+Python cannot pass a float by reference, so for reduce and scan each store into the
+accumulator also goes to a one-element list, its cell (:func:`mirror_accumulator`), in a
+copy of the function compiled with the original file name and line numbers (tracebacks
+and pdb point at the user's source). A math function the kernel calls bare, without an import
 (``sqrt(x)``, as PyKokkos lets kernels write), is read as the compiled kernel reads it
 (``pk.sqrt``) in such a copy too.
 """
@@ -27,47 +27,78 @@ from .pycode import bind_like, compile_like, module_attribute, nested_code
 from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
 
+ACC_CELL = "__pk_acc"  # the keyword parameter a Debug form's accumulator cell comes in
 
-class AccumulatorToCell(ast.NodeTransformer):
-    """``name`` -> ``name[0]`` where ``name`` means the accumulator: not inside nested
-    functions that bind a local of the same name (a team kernel's nested bodies)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+def mirror_accumulator(tree: ast.FunctionDef, name: str) -> None:
+    """Rewrite ``tree`` (a copied def whose parameter ``name`` is the accumulator) so that
+    the accumulator's value comes in as that parameter and its cell (a one-element list)
+    as the keyword parameter :data:`ACC_CELL`; after every statement that assigns
+    ``name``, ``name = __pk_acc.put(name)`` (on the same line) stores it in the cell.
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id != self.name:
-            return node
-        cell = ast.Subscript(
-            value=ast.Name(id=self.name, ctx=ast.Load()), slice=ast.Constant(0), ctx=node.ctx
-        )
-        return ast.copy_location(cell, node)
+    ``acc`` stays a plain local holding the value, so what a debugger stopped in the body
+    shows, evaluates and tests in a breakpoint condition is the value, as in a compiled
+    kernel; the cell is where the caller reads the result and, for a scan, sets the
+    prefix the next call starts from. A nested def reads it as a closure; one declaring
+    ``nonlocal name`` is rewritten too."""
+    tree.args.kwonlyargs.append(ast.arg(arg=ACC_CELL))
+    tree.args.kw_defaults.append(None)
+    tree.body = _store_to_cell(tree.body, name)
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        # Decorators, defaults and annotations are evaluated in the enclosing scope.
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        node.args = self.visit(node.args)
-        if node.returns is not None:
-            node.returns = self.visit(node.returns)
-        if not _binds(node, self.name):
-            node.body = [self.visit(stmt) for stmt in node.body]
-        return node
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+def _store_to_cell(body: list[ast.stmt], name: str) -> list[ast.stmt]:
+    rewritten: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if any(isinstance(s, ast.Nonlocal) and name in s.names for s in ast.walk(stmt)):
+                stmt.body = _store_to_cell(stmt.body, name)
+            rewritten.append(stmt)
+            continue
+        if isinstance(stmt, ast.ClassDef):
+            rewritten.append(stmt)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                setattr(stmt, field, _store_to_cell(inner, name))
+        for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
+            part.body = _store_to_cell(part.body, name)
+        if isinstance(stmt, ast.For | ast.AsyncFor) and _stores(stmt.target, name):
+            stmt.body.insert(0, _put(name, stmt))
+        rewritten.append(stmt)
+        targets = _assigned(stmt)
+        if targets and any(_stores(target, name) for target in targets):
+            rewritten.append(_put(name, stmt))
+    return rewritten
 
-    def visit_arguments(self, node: ast.arguments) -> ast.AST:
-        node.defaults = [self.visit(d) for d in node.defaults]
-        node.kw_defaults = [d if d is None else self.visit(d) for d in node.kw_defaults]
-        for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]:
-            if arg is not None and arg.annotation is not None:
-                arg.annotation = self.visit(arg.annotation)
-        return node
 
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
-        node.args = self.visit(node.args)
-        if self.name not in _parameters(node.args):
-            node.body = self.visit(node.body)
-        return node
+def _assigned(stmt: ast.stmt) -> list[ast.expr]:
+    """What a statement assigns a value to (an annotation alone assigns nothing)."""
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets
+    if isinstance(stmt, ast.AugAssign) or (isinstance(stmt, ast.AnnAssign) and stmt.value):
+        return [stmt.target]
+    return []
+
+
+def _stores(target: ast.expr, name: str) -> bool:
+    return any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(target)
+    )
+
+
+def _put(name: str, where: ast.stmt) -> ast.stmt:
+    """``name = __pk_acc.put(name)`` at ``where``'s line (no line event of its own)."""
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(id=ACC_CELL, ctx=ast.Load()), attr="put", ctx=ast.Load()),
+        args=[ast.Name(id=name, ctx=ast.Load())],
+        keywords=[],
+    )
+    stmt = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call)
+    for node in ast.walk(stmt):
+        ast.copy_location(node, where)
+    return stmt
 
 
 def _parameters(args: ast.arguments) -> set[str]:
@@ -101,19 +132,22 @@ def _binds(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
 
 
 def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..., Any]:
-    """``func`` with its accumulator (the parameter at ``position``: the second, or the
-    one after an MDRangePolicy's indices) taken as a 1-element list."""
+    """``func`` as the Debug space runs a reduce or scan: its accumulator (the parameter
+    at ``position``: the second, or the one after an MDRangePolicy's indices) comes in
+    as a value and each store into it also goes to the cell given as ``__pk_acc=``
+    (:func:`mirror_accumulator`)."""
     source = KernelSource.of(func)
     # A copy: the tree is the one the compiled spaces translate (cached per lambda and
     # workload method), which must keep its accumulator and annotations.
     tree = copy.deepcopy(source.tree)
     acc_name = tree.args.args[position].arg
     prepare_helpers(func)
-    body = [AccumulatorToCell(acc_name).visit(stmt) for stmt in tree.body]
+    tree.body = debug_rewrite(func, tree.body)
+    mirror_accumulator(tree, acc_name)
     new_tree = ast.FunctionDef(
         name=tree.name,
         args=tree.args,
-        body=debug_rewrite(func, body),
+        body=tree.body,
         decorator_list=tree.decorator_list,  # never run: the code's first line, as func's
         returns=None,
         type_params=[],
