@@ -832,3 +832,58 @@ def test_every_store_into_a_float32_accumulator_rounds_in_every_space(space):
         partial = np.float32(np.float64(partial) + 0.1)
         expected.append(float(partial))
     assert out.tolist() == expected
+
+
+@pk.workunit
+def widened(i, x, n16, out):
+    out[i, 0] = float(x[i]) + 0.1  # Python's float() is a double
+    out[i, 1] = x[i] / n16[i]  # NumPy: float32 / int16 is float32
+    out[i, 2] = x[i] / 3  # a literal takes the view's type
+
+
+def test_float_of_a_float32_is_a_double_and_division_promotes_as_numpy(space):
+    x = np.array([1.0, 9.2e18], np.float32)
+    n16 = np.array([3, 13], np.int16)
+    out = np.zeros((2, 3))
+    pk.parallel_for(pk.RangePolicy(space, 0, 2), widened, x=x, n16=n16, out=out)
+    assert out[:, 0].tolist() == [float(v) + 0.1 for v in x]
+    assert out[:, 1].tolist() == [float(v) for v in x / n16]
+    assert (x / n16).dtype == np.float32
+    assert out[:, 2].tolist() == [float(v) for v in x / np.float32(3)]
+
+
+@pk.workunit
+def shifted(i, a, s, out):
+    out[i, 0] = a[i] << s[i]
+    out[i, 1] = a[i] >> s[i]
+
+
+def test_shifts_by_the_type_width_or_more_give_numpys_answer(space):
+    # C++ leaves these undefined (x86 takes the count modulo the width: 1 << 33 == 2)
+    for dtype, counts in ((np.int32, [32, 33, 40]), (np.int8, [8, 33, 9])):
+        a = np.array([1, -8, 3], dtype)
+        s = np.array(counts, dtype)
+        out = np.zeros((3, 2), dtype)
+        pk.parallel_for(pk.RangePolicy(space, 0, 3), shifted, a=a, s=s, out=out)
+        assert out[:, 0].tolist() == (a << s).tolist() == [0, 0, 0]
+        assert out[:, 1].tolist() == (a >> s).tolist() == [0, -1, 0]
+
+
+@pk.workunit
+def divide_atomically(i, v, d):
+    pk.atomic_div(v, [i], d[i])
+
+
+def test_integer_atomic_div_truncates_exactly_and_by_zero_does_not_crash(space):
+    v = np.array([2**62 + 1, -7, 7], np.int64)
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), divide_atomically, v=v, d=np.array([1, 2, -2]))
+    assert v.tolist() == [2**62 + 1, -3, -3]  # C's (and Kokkos') truncating division
+    zero = np.array([5], np.int64)
+    if space is pk.Debug:
+        with pytest.raises(ZeroDivisionError):
+            pk.parallel_for(pk.RangePolicy(space, 0, 1), divide_atomically, v=zero,
+                            d=np.zeros(1, np.int64))  # fmt: skip
+    else:  # NumPy's answer in a release build (was SIGFPE: the process died)
+        pk.parallel_for(pk.RangePolicy(space, 0, 1), divide_atomically, v=zero,
+                        d=np.zeros(1, np.int64))  # fmt: skip
+        assert zero.tolist() == [0]

@@ -218,9 +218,20 @@ def atomic_mul(view: Any, indices: Any, value: Any) -> None:
     _update(view, indices, lambda a: a * value)
 
 
+def _divide(a: Any, value: Any) -> Any:
+    """An atomic division as the compiled kernels make it: C's truncating ``/`` for
+    integers (exact, not through a float), true division otherwise."""
+    if isinstance(a, int | np.integer) and isinstance(value, int | np.integer):
+        if value == 0:
+            raise ZeroDivisionError("atomic_div of an integer by zero")
+        quotient = abs(int(a)) // abs(int(value))
+        return -quotient if (a < 0) != (value < 0) else quotient
+    return a / value
+
+
 def atomic_div(view: Any, indices: Any, value: Any) -> None:
     """``view[indices] /= value`` atomically."""
-    _update(view, indices, lambda a: a / value)
+    _update(view, indices, lambda a: _divide(a, value))
 
 
 def atomic_max(view: Any, indices: Any, value: Any) -> None:
@@ -250,7 +261,7 @@ def atomic_fetch_mul(view: Any, indices: Any, value: Any) -> Any:
 
 def atomic_fetch_div(view: Any, indices: Any, value: Any) -> Any:
     """Divide atomically; return the old value."""
-    return _update(view, indices, lambda a: a / value)
+    return _update(view, indices, lambda a: _divide(a, value))
 
 
 def atomic_fetch_max(view: Any, indices: Any, value: Any) -> Any:
@@ -310,7 +321,7 @@ def atomic_mul_fetch(view: Any, indices: Any, value: Any) -> Any:
 
 def atomic_div_fetch(view: Any, indices: Any, value: Any) -> Any:
     """Divide atomically; return the new value."""
-    return _new(view, indices, lambda a: a / value)
+    return _new(view, indices, lambda a: _divide(a, value))
 
 
 def atomic_max_fetch(view: Any, indices: Any, value: Any) -> Any:

@@ -348,6 +348,29 @@ PK_FN T floordiv(T a, T b, const char* file, int line) {
     return q;
 }
 
+// Shifts as NumPy computes them in the operands' type: a count outside [0, bits) gives 0
+// (for >> of a negative number, -1) where C++ leaves it undefined; << wraps.
+template <typename T>
+PK_FN T lshift(T a, T b) {
+    if (b < T(0) || b >= T(sizeof(T) * 8)) return T(0);
+    return T((unsigned long long)a << (int)b);
+}
+
+template <typename T>
+PK_FN T rshift(T a, T b) {
+    if (b < T(0) || b >= T(sizeof(T) * 8)) return a < T(0) ? T(-1) : T(0);
+    return T(a >> (int)b);
+}
+
+// Kokkos' integer atomic_div (C's truncating /) on the same check: x / 0 is 0 in release
+// builds and a stop in debug builds, MIN / -1 wraps to MIN (in C++ both trap: SIGFPE).
+template <typename T>
+PK_FN T truncdiv(T a, T b, const char* file, int line) {
+    if (!check_divisor(b, file, line)) return T(0);
+    if (T(-1) < T(0) && b == T(-1)) return T(0ULL - (unsigned long long)(long long)a);
+    return a / b;
+}
+
 template <typename T>
 PK_FN T mod(T a, T b, const char* file, int line) {
     if (!check_divisor(b, file, line)) return T(0);

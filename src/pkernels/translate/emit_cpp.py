@@ -660,6 +660,9 @@ class CppEmitter:
             return f"{self.MATH}pow({self.cast(left, rtype)}, {self.cast(right, rtype)})"
         if rtype == t.bool_:
             return f"({self.expr(left)} {op} {self.expr(right)})"
+        if op in ("<<", ">>"):
+            shift = "lshift" if op == "<<" else "rshift"
+            return f"pk_rt::{shift}({self.cast(left, rtype)}, {self.cast(right, rtype)})"
         return _wrap_small(f"({self.cast(left, rtype)} {op} {self.cast(right, rtype)})", rtype)
 
     def call(self, e: ir.Call) -> str:
@@ -725,9 +728,12 @@ class CppEmitter:
             "min": "(pk_value < pk_old ? pk_value : pk_old)",
             "and": "pk_old & pk_value", "or": "pk_old | pk_value", "xor": "pk_old ^ pk_value",
             "mod": f"pk_rt::mod(pk_old, pk_value, {_WHERE})",
-            "lshift": "pk_old << pk_value", "rshift": "pk_old >> pk_value",
+            "lshift": "pk_rt::lshift(pk_old, pk_value)",
+            "rshift": "pk_rt::rshift(pk_old, pk_value)",
         }  # fmt: skip
         update = updates[base]
+        if base == "div" and e.type.is_integer:
+            update = f"pk_rt::truncdiv(pk_old, pk_value, {_WHERE})"
         lam = (
             f"[&]({ctype} pk_old) {{ {ctype} pk_value = {operands[0]}; "
             f"return ({ctype})({update}); }}"

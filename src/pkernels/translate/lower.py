@@ -1072,15 +1072,9 @@ class FunctionLowerer(
         self._check_literal_arithmetic(node, op, left, right)
         self._check_literal_fits(node, left, right)
         if op == "/":
-            rtype = (
-                float_of(*(x.type for x in (left, right) if not is_weak(x)))
-                if (left.type.is_float or right.type.is_float)
-                else t.float64
-            )
-            if rtype == t.float32 and (
-                (is_weak(left) and left.type.is_float) or (is_weak(right) and right.type.is_float)
-            ):
-                rtype = t.float32
+            # Ints divide in float64 (Python's true division); with a float operand, the
+            # type `*` takes (NumPy's: float32 / int16 is float32, float32 / int32 float64).
+            rtype = promote(left, right) if left.type.is_float or right.type.is_float else t.float64
             return ir.BinOp(rtype, op, left, right)
         if op in _BIT_OPS:
             if left.type.is_float or right.type.is_float:
@@ -1373,9 +1367,7 @@ class FunctionLowerer(
         if name in ("int", "float", "bool"):
             if len(args) != 1:
                 self.src.error(node, f"{name}() takes exactly one argument in kernels")
-            target = {"int": t.int64, "float": t.float64, "bool": t.bool_}[name]
-            if name == "float" and args[0].type == t.float32:
-                target = t.float32  # keep single precision, as the value already is
+            target = {"int": t.int64, "float": t.float64, "bool": t.bool_}[name]  # Python's
             return ir.Cast(target, args[0])
         if name == "abs":
             if len(args) != 1:
