@@ -241,6 +241,14 @@ def small_atomics(i, bytes8, shorts, biggest, flags):
 
 
 @pk.workunit
+def integer_updates(i, ints, shorts):
+    pk.atomic_div(ints, [1], i)  # pk_rt::truncdiv
+    pk.atomic_lshift(ints, [2], i)
+    pk.atomic_mod(ints, [3], i + 1)
+    shorts[0] = shorts[1] >> i  # pk_rt::rshift
+
+
+@pk.workunit
 def random_fill(i, out, picks, seed: int):
     out[i] = pk.rand(seed, i)
     picks[i] = pk.rand_int(seed, i, 1000)
@@ -359,6 +367,9 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
             shorts=np.zeros(2, np.int16),
             biggest=ints,
             flags=np.zeros(4, np.uint8),
+        ),
+        "integer_updates": _cuda_source(
+            integer_updates, "for", ints=ints, shorts=np.zeros(2, np.int16)
         ),
         "print": _cuda_source(show, "for", vals=v, singles=v.astype(np.float32)),
         "print_formatted": _cuda_source(show_formatted, "for", vals=v, ints=ints),

@@ -131,8 +131,11 @@ class CudaEmitter(CppEmitter):
             "add": "pk_a + pk_v", "sub": "pk_a - pk_v", "mul": "pk_a * pk_v",
             "div": "pk_a / pk_v", "max": "(pk_a < pk_v ? pk_v : pk_a)",
             "min": "(pk_v < pk_a ? pk_v : pk_a)", "and": "pk_a & pk_v", "or": "pk_a | pk_v",
-            "xor": "pk_a ^ pk_v",
+            "xor": "pk_a ^ pk_v", "mod": "pk_rt::mod(pk_a, pk_v, __FILE__, __LINE__)",
+            "lshift": "pk_rt::lshift(pk_a, pk_v)", "rshift": "pk_rt::rshift(pk_a, pk_v)",
         }[base]  # fmt: skip
+        if base == "div" and e.type.is_integer:  # Kokkos' truncating /, no trap on 0
+            update = "pk_rt::truncdiv(pk_a, pk_v, __FILE__, __LINE__)"
         function = f"[]({ctype} pk_a, {ctype} pk_v) {{ return ({ctype})({update}); }}"
         return (
             f"pk_rt::atomic_apply({ptr}, {values[0]}, {function}, "
