@@ -887,3 +887,26 @@ def test_integer_atomic_div_truncates_exactly_and_by_zero_does_not_crash(space):
         pk.parallel_for(pk.RangePolicy(space, 0, 1), divide_atomically, v=zero,
                         d=np.zeros(1, np.int64))  # fmt: skip
         assert zero.tolist() == [0]
+
+
+MACRO_NAMES = """
+import pkernels as pk
+
+@pk.workunit
+def INFINITY(i, EOF, M_PI, RAND_MAX, _OPENMP):
+    NAN: float = M_PI * 2.0
+    __LINE__ = i
+    RAND_MAX[i] = NAN + __LINE__ + _OPENMP
+    EOF += RAND_MAX[i]
+"""
+
+
+def test_names_that_are_c_macros_work_as_any_name(space, make_module):
+    # M_PI, NAN, EOF, ... are macros in the C/C++ headers kernels include: the
+    # preprocessor would have replaced them in the generated code
+    module = make_module(MACRO_NAMES)
+    out = np.zeros(3)
+    policy = pk.RangePolicy(space, 0, 3)
+    total = pk.parallel_reduce(policy, module.INFINITY, M_PI=0.5, RAND_MAX=out, _OPENMP=1)
+    assert out.tolist() == [2.0, 3.0, 4.0]
+    assert total == 9.0

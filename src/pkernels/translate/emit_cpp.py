@@ -47,13 +47,20 @@ _CPP_KEYWORDS = set(
     namespace new noexcept nullptr operator private protected public register
     reinterpret_cast requires short signed sizeof static static_assert static_cast struct
     switch template this thread_local throw true typedef typeid typename union unsigned using
-    virtual void volatile wchar_t main std errno stdout stderr NULL""".split()
+    virtual void volatile wchar_t main std errno stdin stdout stderr NULL assert offsetof""".split()
 )
 
 
 def cpp_name(py_name: str) -> str:
-    """The C++ spelling of a Python identifier (keywords and our ``pk_`` prefix avoided)."""
-    if py_name in _CPP_KEYWORDS or py_name.startswith("pk_"):
+    """The C++ spelling of a Python identifier: keywords, our ``pk_`` prefix and what may
+    be a macro of the C/C++ headers (``M_PI``, ``NAN``, ``EOF``, ``__LINE__``, ``_OPENMP``:
+    names in capitals or starting with ``_``, which the preprocessor would replace) get a
+    trailing ``_`` (pkdb reads the name back without it)."""
+    if (
+        py_name in _CPP_KEYWORDS
+        or py_name.startswith(("pk_", "_"))
+        or (len(py_name) >= 3 and not any(c.islower() for c in py_name))
+    ):
         return py_name + "_"
     return py_name
 
