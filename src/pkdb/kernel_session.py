@@ -153,6 +153,7 @@ class KernelSession:
         )
         self.launch = launch
         self.stop = None
+        self.controller.set_sigint_stops(True)  # Ctrl-C in the kernel: a kernel stop
         problems = self.sync_breakpoints(launch.breakpoints)
         problems += self._slow_condition_notes(launch)
         if launch.stop_at_next_index:
@@ -197,6 +198,11 @@ class KernelSession:
         self.stop = None
         self.finishing = False
         self.forget_next_index_breakpoint()
+        if self.controller is not None and self.controller.alive:
+            try:
+                self.controller.set_sigint_stops(False)  # host code: Ctrl-C is Python's
+            except TargetError:
+                pass  # the program went away
 
     def forget_next_index_breakpoint(self) -> None:
         """Remove the Ctrl-C breakpoint of a HYBRID launch (hit, or the kernel ended)."""

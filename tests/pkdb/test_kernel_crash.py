@@ -144,6 +144,55 @@ print(out)
 """
 
 
+HOST_LOOP_AFTER_KERNEL = """
+import time
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def quick(i, out):
+    out[i] = i * 2.0
+
+
+@pk.workunit
+def spin(i, out):
+    k = 0
+    while k < 10**13:
+        k += 1
+        out[i] = k
+
+
+out = np.zeros(4)
+pk.parallel_for(4, quick, out=out)
+print("quick done", flush=True)
+go = False
+while not go:
+    time.sleep(0.01)
+pk.parallel_for(2, spin, out=out)
+"""
+
+
+def test_ctrl_c_reaches_host_code_after_a_kernel_stop(start) -> None:
+    s = start("after.py", HOST_LOOP_AFTER_KERNEL)
+    s.cmd("break 8")
+    s.cmd("continue", KERNEL_PROMPT)
+    s.cmd("clear 1", KERNEL_PROMPT)
+    s.child.sendline("continue")
+    s.child.expect("quick done")
+    time.sleep(1.0)
+    s.child.sendintr()  # gdb is still attached: it must not swallow the SIGINT
+    assert "Program interrupted" in s.wait_prompt()
+    s.cmd("go = True")
+    s.cmd("break 14 if k < 0")  # never true: spin runs under gdb
+    s.child.sendline("continue")
+    s.child.expect("continue")
+    time.sleep(1.0)
+    s.child.sendintr()  # in a debug kernel, Ctrl-C is gdb's again
+    assert "OpenMP kernel interrupted" in s.wait_prompt(KERNEL_PROMPT)
+    assert s.quit() == 0
+
+
 def test_segfault_in_a_release_build_stops_at_the_python_line(start) -> None:
     s = start("wild.py", WILD_STORE)
     stop = s.cmd("continue", KERNEL_PROMPT)

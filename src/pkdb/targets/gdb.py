@@ -23,6 +23,9 @@ from typing import Any
 from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
 from .mi import DEFAULT_GDB_ARGS, MiResult, MiSession, mi_quote
 
+_SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
+_SIGINT_STOP = '-interpreter-exec console "handle SIGINT stop print nopass"'
+
 #: Settings applied to every session before anything else (order matters: non-stop must
 #: be set before attaching).
 BASE_SETTINGS: tuple[str, ...] = (
@@ -36,6 +39,9 @@ BASE_SETTINGS: tuple[str, ...] = (
     "-gdb-set print elements 10000",
     "-gdb-set print repeats unlimited",
     "-gdb-set print frame-arguments scalars",
+    # gdb stays attached after a kernel: its default (stop, nopass) would swallow every
+    # later Ctrl-C meant for the host code. set_sigint_stops() turns it on per kernel run.
+    _SIGINT_PASS,
 )
 
 #: Settings that some gdb builds lack; failures are ignored.
@@ -420,6 +426,11 @@ class GdbController(Controller):
             except TargetError as exc:
                 if "is running" not in exc.message:  # already running: nothing to do
                     raise
+
+    def set_sigint_stops(self, stops: bool) -> None:
+        """Whether Ctrl-C stops the program in gdb (while a debug kernel runs) or passes
+        on to the program unseen (host code: Python's handler stops it)."""
+        self._cmd(_SIGINT_STOP if stops else _SIGINT_PASS)
 
     def interrupt(self, thread_ids: Iterable[int] | None = None) -> None:
         self._require_attached()
