@@ -738,3 +738,14 @@ def test_ctrl_c_in_a_partly_debug_launch_stops_where_variables_are(run_program) 
     assert re.search(r"kernel interrupted at \S*part.py:\d+ \(thread \d+, i=2\)", stop), stop
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "2"
     s.quit()
+
+
+def test_exit_in_eval_at_a_kernel_stop_is_an_error_not_a_hang(session) -> None:
+    s = session()
+    s.cmd(f"break {LINE_INNER} if j == 3")
+    s.cmd("continue", KERNEL_PROMPT)
+    s.child.timeout = 15  # without a reply the prompt never comes back
+    assert s.cmd("eval raise SystemExit(3)", KERNEL_PROMPT).strip() == "*** SystemExit: 3"
+    assert "*** SystemExit" in s.cmd("eval exit()", KERNEL_PROMPT)
+    assert s.cmd("p j", KERNEL_PROMPT).strip() == "3"  # the evaluation thread lives on
+    assert s.quit() == 0

@@ -395,7 +395,7 @@ class KernelObserver:
 
         try:
             ok, text, data = self._handle(request.action, _decoded(request.args))
-        except Exception as exc:  # noqa: BLE001 - any failure is reported, never fatal
+        except BaseException as exc:  # noqa: BLE001 - exit() too: the front end awaits a reply
             ok, text, data = False, f"{type(exc).__name__}: {exc}", {}
         try:  # the channel encodes a message before it writes any of it
             self.link.send(KernelReply(reply_to=request.id, ok=ok, text=text, data=data))
