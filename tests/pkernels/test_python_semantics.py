@@ -14,7 +14,7 @@ from math import inf, pi
 import numpy as np
 import pytest
 from numpy import e as numpy_e
-from pkt_support import run_python
+from pkt_support import ForceDebugBuild, observing, run_python
 
 import pkernels as pk
 
@@ -910,3 +910,24 @@ def test_names_that_are_c_macros_work_as_any_name(space, make_module):
     total = pk.parallel_reduce(policy, module.INFINITY, M_PI=0.5, RAND_MAX=out, _OPENMP=1)
     assert out.tolist() == [2.0, 3.0, 4.0]
     assert total == 9.0
+
+
+@pk.workunit
+def store_float_constants(i, counts, big: float):
+    counts[i, 0] = 1e30
+    counts[i, 1] = big
+    counts[i, 2] = math.inf
+    counts[i, 3] = -2.7
+
+
+def test_float_constants_out_of_an_int_range_convert_as_any_float():
+    # folded before: a raw OverflowError at translation (inf), or int(1e30)'s low bits
+    # 5076964154930102272; now C's conversion, whose out-of-range result C leaves open
+    counts = np.zeros((1, 4), np.int64)
+    policy = pk.RangePolicy(pk.OpenMP, 0, 1)
+    pk.parallel_for(policy, store_float_constants, counts=counts, big=1e30)
+    assert counts[0, 0] in (2**63 - 1, -(2**63))
+    assert counts[0, 3] == -2
+    with observing(ForceDebugBuild()):  # the debug build stops at the first one
+        with pytest.raises(pk.KernelOverflowError, match="cannot convert 1e\\+30 to a 64-bit"):
+            pk.parallel_for(policy, store_float_constants, counts=counts, big=1.0)

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..api import types as t
 from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
@@ -543,6 +545,11 @@ class CppEmitter:
 
     def cast(self, e: ir.Expr, to: DataType) -> str:
         if isinstance(e, ir.Const):
+            if isinstance(e.value, float) and to.is_integer and not _fits(e.value, to):
+                # inf, NaN or 1e30 into an integer: the conversion any float takes (a stop
+                # in debug builds), not a folded int() (OverflowError, or wrapped bits)
+                literal = self.literal(e.value, t.float64)
+                return f"pk_rt::float_to_int<{to.ctype}>({literal}, {_WHERE})"
             return self.literal(e.value, to)
         text = self.expr(e)
         if e.type == to:
@@ -748,6 +755,15 @@ class CppEmitter:
         if want_new:
             return f"({{ {ctype} pk_new; pk_rt::atomic_update({ptr}, {lam}, &pk_new); pk_new; }})"
         return f"pk_rt::atomic_update({ptr}, {lam}, ({ctype}*)nullptr)"
+
+
+def _fits(value: float, to: DataType) -> bool:
+    """Whether C's conversion of the float ``value`` to the integer type ``to`` is defined
+    (finite, and in range once truncated)."""
+    if not math.isfinite(value):
+        return False
+    info = np.iinfo(to.np_dtype)
+    return info.min <= math.trunc(value) <= info.max
 
 
 _WHERE = "__FILE__, __LINE__"  # the Python file and line, thanks to #line
