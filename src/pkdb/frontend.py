@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .channel import ChannelClosed
-from .commands.registry import split_commands
+from .commands.registry import expand_alias, split_commands
 from .modes import HostMode, KernelMode, Mode
 from .protocol import (
     ENTRY_QUIET,
@@ -164,6 +164,8 @@ class Frontend(cmd.Cmd):
             line = self.lastcmd  # an empty line repeats the last command, as in pdb
             if not line:
                 return self.finished
+        if self.mode is not self.host_mode:  # pdb expands host aliases itself
+            line = expand_alias(line, self.state.get("aliases", {}))
         first, rest = split_commands(line)
         if rest:
             self.cmdqueue.insert(0, rest)

@@ -749,3 +749,14 @@ def test_exit_in_eval_at_a_kernel_stop_is_an_error_not_a_hang(session) -> None:
     assert "*** SystemExit" in s.cmd("eval exit()", KERNEL_PROMPT)
     assert s.cmd("p j", KERNEL_PROMPT).strip() == "3"  # the evaluation thread lives on
     assert s.quit() == 0
+
+
+def test_host_aliases_expand_at_the_kernel_prompt(session) -> None:
+    s = session()
+    s.cmd("alias pj p j, temp2")
+    s.cmd("alias times p %1 * %2;; p '%*'")
+    s.cmd(f"break {LINE_INNER} if j == 3")
+    s.cmd("continue", KERNEL_PROMPT)
+    assert s.cmd("pj", KERNEL_PROMPT).strip() == "(3, 0.0)"
+    assert s.cmd("times j 10", KERNEL_PROMPT).split() == ["30", "'j", "10'"]
+    assert s.quit() == 0

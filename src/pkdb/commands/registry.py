@@ -116,3 +116,19 @@ def split_commands(line: str) -> tuple[str, str | None]:
     if marker < 0:
         return line, None
     return line[:marker].rstrip(), line[marker + 2 :].lstrip()
+
+
+def expand_alias(line: str, aliases: dict[str, str]) -> str:
+    """pdb's alias expansion (Pdb.precmd): ``%1``.. are the arguments, ``%*`` all of them;
+    the result is expanded again while its first word is an alias (once per alias: a
+    self-referencing one would loop forever in pdb)."""
+    args = line.split()
+    seen: set[str] = set()
+    while args and args[0] in aliases and args[0] not in seen:
+        seen.add(args[0])
+        line = aliases[args[0]]
+        for number, arg in enumerate(args[1:], start=1):
+            line = line.replace(f"%{number}", arg)
+        line = line.replace("%*", " ".join(args[1:]))
+        args = line.split()
+    return line
