@@ -760,3 +760,17 @@ def test_host_aliases_expand_at_the_kernel_prompt(session) -> None:
     assert s.cmd("pj", KERNEL_PROMPT).strip() == "(3, 0.0)"
     assert s.cmd("times j 10", KERNEL_PROMPT).split() == ["30", "'j", "10'"]
     assert s.quit() == 0
+
+
+def test_kernel_breakpoint_errors_read_as_pdb_messages(session) -> None:
+    s = session()
+    s.cmd(f"break {LINE_INNER} if j == 3")
+    s.cmd("continue", KERNEL_PROMPT)
+    for command in ("enable 99", "disable 99", "clear 99", "delete 2"):
+        number = command.split()[1]
+        out = s.cmd(command, KERNEL_PROMPT).strip()
+        assert out == f"*** Breakpoint number {number} out of range", out  # no ValueError
+    out = s.cmd("break /nonexistent/file.py:3", KERNEL_PROMPT).strip()
+    assert out == "*** No such file: /nonexistent/file.py", out
+    assert "has no line 9999" in s.cmd(f"break {s.program}:9999", KERNEL_PROMPT)
+    assert s.quit() == 0

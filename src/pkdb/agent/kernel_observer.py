@@ -444,7 +444,10 @@ class KernelObserver:
             from . import live_commands
 
             return (*live_commands.handle_kernel_request(self, action, args), {})
-        bp = debugger.get_bpbynumber(str(args["number"]))
+        try:
+            bp = debugger.get_bpbynumber(str(args["number"]))
+        except ValueError as exc:  # pdb's own words, as host mode prints them
+            return False, str(exc), {}
         if action == "clear":
             debugger.clear_bpbynumber(str(args["number"]))
         elif action == "disable":
@@ -486,6 +489,8 @@ def _not_code(file: str, line: int) -> str | None:
     """What pdb's ``break`` says of a line that holds no code (blank, a comment, past the
     end of the file), else None."""
     text = linecache.getline(file, line)
+    if not text and not os.path.exists(file):
+        return f"No such file: {file}"
     if not text:
         return f"End of file: {file} has no line {line}"
     text = text.strip()
