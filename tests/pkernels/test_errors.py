@@ -4,6 +4,7 @@ name the generated source."""
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 
@@ -508,3 +509,27 @@ def k(i: int, arr: pk.View1D[pk.int32], scale: int):
         pk.parallel_for(2, module.k, arr=np.zeros(2), scale=1)
     with pytest.raises(pk.ArgumentTypeError, match=r"'scale' is annotated int64 but receives"):
         pk.parallel_for(2, module.k, arr=np.zeros(2, np.int32), scale=1.5)
+
+
+def _passing_through(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@_passing_through
+@pk.workunit
+def wrapped_fill(i, x):
+    x[i] = 1.0
+
+
+def test_a_workunit_wrapped_by_another_decorator_is_refused_with_a_message(space):
+    with pytest.raises(pk.DispatchError, match="wrapped by another decorator"):
+        pk.parallel_for(pk.RangePolicy(space, 0, 2), wrapped_fill, x=np.zeros(2))
+
+
+def test_a_range_past_int64_is_refused_when_the_policy_is_made():
+    with pytest.raises(ValueError, match="RangePolicy end 1180591620717411303424 is outside"):
+        pk.RangePolicy(pk.OpenMP, 0, 2**70)

@@ -30,6 +30,9 @@ class RangePolicy(ExecutionPolicy):
             begin, end = (operator.index(v) for v in rest)
         except TypeError:
             raise TypeError(f"RangePolicy bounds must be integers, got {rest!r}") from None
+        for name, value in (("begin", begin), ("end", end)):
+            if not -(2**63) <= value < 2**63:  # the index is an int64 in every space
+                raise ValueError(f"RangePolicy {name} {value} is outside the int64 range")
         object.__setattr__(self, "space", resolve_space(space))
         object.__setattr__(self, "begin", begin)
         object.__setattr__(self, "end", end)

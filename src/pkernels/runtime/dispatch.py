@@ -187,6 +187,14 @@ def _run(
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(not_a_workunit(operation, workunit))
+    if not isinstance(workunit, types.FunctionType | types.MethodType) or hasattr(
+        workunit, "__wrapped__"
+    ):  # functools.wraps and lru_cache copy the marker onto their wrapper
+        raise DispatchError(
+            f"parallel_{operation} of {getattr(workunit, '__name__', workunit)!r}: the workunit "
+            "is wrapped by another decorator; a kernel is translated from its own def, so "
+            "use @pk.workunit alone on it"
+        )
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
         kwargs = {**kwargs, **fields}
