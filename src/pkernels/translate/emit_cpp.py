@@ -735,19 +735,7 @@ class CppEmitter:
         want_new = op.endswith("_new")
         base = op.removesuffix("_new")
         # pk_old / pk_value: a kernel's own names are never spelled so (see cpp_name).
-        updates = {
-            "add": "pk_old + pk_value", "sub": "pk_old - pk_value",
-            "mul": "pk_old * pk_value", "div": "pk_old / pk_value",
-            "max": "(pk_old < pk_value ? pk_value : pk_old)",
-            "min": "(pk_value < pk_old ? pk_value : pk_old)",
-            "and": "pk_old & pk_value", "or": "pk_old | pk_value", "xor": "pk_old ^ pk_value",
-            "mod": f"pk_rt::mod(pk_old, pk_value, {_WHERE})",
-            "lshift": "pk_rt::lshift(pk_old, pk_value)",
-            "rshift": "pk_rt::rshift(pk_old, pk_value)",
-        }  # fmt: skip
-        update = updates[base]
-        if base == "div" and e.type.is_integer:
-            update = f"pk_rt::truncdiv(pk_old, pk_value, {_WHERE})"
+        update = atomic_update(base, e.type, "pk_old", "pk_value")
         lam = (
             f"[&]({ctype} pk_old) {{ {ctype} pk_value = {operands[0]}; "
             f"return ({ctype})({update}); }}"
@@ -755,6 +743,24 @@ class CppEmitter:
         if want_new:
             return f"({{ {ctype} pk_new; pk_rt::atomic_update({ptr}, {lam}, &pk_new); pk_new; }})"
         return f"pk_rt::atomic_update({ptr}, {lam}, ({ctype}*)nullptr)"
+
+
+def atomic_update(base: str, dtype: DataType, old: str, value: str) -> str:
+    """The new value an atomic update ``base`` (add, div, lshift, ...) computes from the
+    element ``old`` and the operand ``value`` (C++ names), for the CPU's runtime and the
+    GPU's alike: integer ``div`` truncates as Kokkos' does without trapping on 0, shifts
+    and ``mod`` as the operators compute them."""
+    if base == "div" and dtype.is_integer:
+        return f"pk_rt::truncdiv({old}, {value}, {_WHERE})"
+    return {
+        "add": f"{old} + {value}", "sub": f"{old} - {value}",
+        "mul": f"{old} * {value}", "div": f"{old} / {value}",
+        "max": f"({old} < {value} ? {value} : {old})",
+        "min": f"({value} < {old} ? {value} : {old})",
+        "and": f"{old} & {value}", "or": f"{old} | {value}", "xor": f"{old} ^ {value}",
+        "mod": f"pk_rt::mod({old}, {value}, {_WHERE})",
+        "lshift": f"pk_rt::lshift({old}, {value})", "rshift": f"pk_rt::rshift({old}, {value})",
+    }[base]  # fmt: skip
 
 
 def _fits(value: float, to: DataType) -> bool:

@@ -32,7 +32,14 @@ from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import emit_cpp, ir
 from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
-from .emit_cpp import KERNEL_NAMESPACE, CppEmitter, c_string, cpp_name, view_cpp_type
+from .emit_cpp import (
+    KERNEL_NAMESPACE,
+    CppEmitter,
+    atomic_update,
+    c_string,
+    cpp_name,
+    view_cpp_type,
+)
 from .ir import ViewType
 from .printf import printf_format
 
@@ -127,15 +134,7 @@ class CudaEmitter(CppEmitter):
             return f"pk_rt::{helper}({ptr}, {value})"
         # The operand is evaluated once; the update runs in a CAS loop (the names are
         # pk_ ones, which kernel names never are: cpp_name renames those).
-        update = {
-            "add": "pk_a + pk_v", "sub": "pk_a - pk_v", "mul": "pk_a * pk_v",
-            "div": "pk_a / pk_v", "max": "(pk_a < pk_v ? pk_v : pk_a)",
-            "min": "(pk_v < pk_a ? pk_v : pk_a)", "and": "pk_a & pk_v", "or": "pk_a | pk_v",
-            "xor": "pk_a ^ pk_v", "mod": "pk_rt::mod(pk_a, pk_v, __FILE__, __LINE__)",
-            "lshift": "pk_rt::lshift(pk_a, pk_v)", "rshift": "pk_rt::rshift(pk_a, pk_v)",
-        }[base]  # fmt: skip
-        if base == "div" and e.type.is_integer:  # Kokkos' truncating /, no trap on 0
-            update = "pk_rt::truncdiv(pk_a, pk_v, __FILE__, __LINE__)"
+        update = atomic_update(base, e.type, "pk_a", "pk_v")
         function = f"[]({ctype} pk_a, {ctype} pk_v) {{ return ({ctype})({update}); }}"
         return (
             f"pk_rt::atomic_apply({ptr}, {values[0]}, {function}, "
