@@ -637,8 +637,9 @@ def debug_cell(reducer: Reducer, start: Any) -> AccumulatorCell:
     x[i]``) are converted at each store to their C type too. Float64 and bool
     accumulators are kept as they are."""
     if reducer.parts:
-        converters = {name: _c_store(type(value))[1] for name, value in start._asdict().items()}
-        return AccumulatorCell(_StoringFields(converters, start._asdict()))
+        fields = start._asdict()
+        converters = {name: _c_store(type(value))[1] for name, value in fields.items()}
+        return AccumulatorCell(_StoringFields(converters, fields))
     if not isinstance(start, np.generic) or start.dtype in _WIDE:
         return AccumulatorCell(reducer.accumulator(start))
     wide, stored = _c_store(type(start))
