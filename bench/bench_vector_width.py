@@ -1,15 +1,19 @@
-"""Would 512-bit vectors pay, kernel by kernel? (The stencil7-vs-Numba question.)
+"""Would 512-bit vectors pay, kernel by kernel, and does the run-time choice find out?
 
-Each kernel of ``_width_kernels.py`` is compiled twice in one process, with pkernels'
-release flags and with ``-mprefer-vector-width=512`` added, and both builds are timed
-in interleaved rounds on the same arrays; the table gives the paired ratio
-time(256-bit) / time(512-bit) per round (above 1: the 512-bit build is faster). With
-``--aligned`` every array is copied to a 64-byte boundary first (NumPy's own large
-arrays start 16 bytes past one, so a 64-byte store there writes two cache lines).
+Each kernel of ``_width_kernels.py`` is compiled three times in one process: with
+pkernels' release flags running its plain (256-bit) loops, with
+``-mprefer-vector-width=512`` added (the whole build), and as released, where a
+parallel_for that stores into views inside its loops times its plain loops against their
+512-bit twin at the first launches and keeps the faster (runtime/width_tuning.py). The
+builds are timed in interleaved rounds on the same arrays; the table gives the paired
+ratios per round (above 1: faster than the 256-bit build) and the width the released
+build chose (``-``: it has one only). With ``--aligned`` every array is copied to a
+64-byte boundary first (NumPy's own large arrays start 16 bytes past one, so a 64-byte
+store there writes two cache lines).
 
     python bench/bench_vector_width.py [--repeats 100] [--threads 2] [--aligned] [--only NAME]
 
-g++ applies the flag only where AVX-512 exists; elsewhere both builds are the same.
+g++ applies the flag only where AVX-512 exists; elsewhere the builds are the same.
 """
 
 from __future__ import annotations
@@ -74,32 +78,42 @@ def main() -> int:
         dispatch = pk.parallel_for if operation == "for" else pk.parallel_reduce
         builds = {}
         results = {}
-        for label, flags in (("256", release), ("512", release + wide)):
-            unit = _twin(workunit)
-            toolchain.RELEASE_FLAGS = flags  # read when the build is made, at first dispatch
+        units = {}
+        for label, flags, width in (("256", release, "256"), ("512", release + wide, "256"),
+                                    ("auto", release, "auto")):  # fmt: skip
+            unit = units[label] = _twin(workunit)
+            # Both read when the build is made and loaded, at its first dispatch.
+            toolchain.RELEASE_FLAGS = flags
+            os.environ["PKERNELS_VECTOR_WIDTH"] = width
             try:
                 results[label] = dispatch(pk.RangePolicy(pk.OpenMP, 0, extent), unit, **args)
             finally:
                 toolchain.RELEASE_FLAGS = release
+                os.environ.pop("PKERNELS_VECTOR_WIDTH")
             builds[label] = functools.partial(
                 dispatch, pk.RangePolicy(pk.OpenMP, 0, extent), unit, **args
             )
         if operation == "reduce" and not np.isclose(results["256"], results["512"], rtol=1e-12):
             raise SystemExit(f"{name}: the two builds disagree: {results}")
         samples = interleaved(builds, options.repeats)
-        ratio = paired(samples["256"], samples["512"])
+        to_512 = paired(samples["256"], samples["512"])
+        to_auto = paired(samples["256"], samples["auto"])
+        (auto_build,) = units["auto"].__pkernels__.specializations.values()
         rows.append([
             name, what, fmt_seconds(median(samples["256"])), fmt_seconds(median(samples["512"])),
-            f"{ratio.median:.3f}", f"[{ratio.low:.3f}, {ratio.high:.3f}]",
+            f"{to_512.median:.3f} [{to_512.low:.3f}, {to_512.high:.3f}]",
+            auto_build.vector_width or "-", f"{to_auto.median:.3f}",
         ])  # fmt: skip
     alignment = "64-byte aligned" if options.aligned else "as NumPy allocates them"
     print_table(
         f"256-bit vs 512-bit builds ({os.environ.get('OMP_NUM_THREADS', 'all')} threads, "
         f"{options.repeats} rounds, arrays {alignment})",
-        ["kernel", "what", "256-bit", "512-bit", "256/512 paired", "90% interval"],
+        ["kernel", "what", "256-bit", "512-bit", "256/512 paired [90%]", "chose", "256/auto"],
         rows,
     )
     print("256/512 paired: median per round of time(256-bit) / time(512-bit); > 1: 512 faster")
+    print("chose: the width the released build kept after timing both; 256/auto: its time")
+    print("against the 256-bit build's, the timing launches included")
     return 0
 
 

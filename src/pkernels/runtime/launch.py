@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ from ..errors import (
     KernelValueError,
     KernelZeroDivisionError,
 )
-from ..translate.emit_cpp import KernelEntry, has_hybrid_launch
+from ..translate.emit_cpp import WIDE_SYMBOL, KernelEntry, has_hybrid_launch
+from . import width_tuning
 from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
 # The C marshaller, built at install when a C compiler and Python's headers are there;
@@ -74,6 +76,10 @@ class CompiledKernel:
     # Addresses of the release build's packed launch entries (see emit_cpp._packed_entry),
     # for pkernels.runtime._launch; empty where launches go through ctypes.
     _packed: dict[ExecutionSpace, int] = field(repr=False, default_factory=dict)
+    # The OpenMP launcher's two variants where the build has wide-vector loops, as
+    # (packed address or None, ctypes function), PLAIN first; see width_tuning.
+    _widths: tuple[tuple[int | None, Any], ...] = field(repr=False, default=())
+    _tuner: width_tuning.WidthTuner | None = field(repr=False, default=None)
 
     @property
     def library(self) -> Path:
@@ -118,6 +124,45 @@ class CompiledKernel:
                     self._packed[space] = ctypes.cast(packed, ctypes.c_void_p).value
         self._lib.pk_fault_message.restype = ctypes.c_char_p
         self._lib.pk_fault_kind.restype = ctypes.c_int
+        if not self.module.debug:
+            self._load_wide_variant(argtypes)
+
+    def _load_wide_variant(self, argtypes: list[Any]) -> None:
+        """Set up the choice between the OpenMP launcher and its wide-vector twin (see
+        ``width_tuning``), where the build has one."""
+        wide = getattr(self._lib, WIDE_SYMBOL, None)
+        if wide is None:
+            return
+        wide.argtypes = argtypes
+        wide.restype = None
+        space = ExecutionSpace.OpenMP
+        wide_packed = None
+        if space in self._packed:
+            packed = getattr(self._lib, f"{WIDE_SYMBOL}_packed")
+            wide_packed = ctypes.cast(packed, ctypes.c_void_p).value
+        self._widths = ((self._packed.get(space), self._launchers[space]), (wide_packed, wide))
+        forced = width_tuning.forced_width()
+        if forced is None:
+            self._tuner = width_tuning.WidthTuner()
+        else:
+            self._use_width(forced)
+
+    def _use_width(self, variant: int) -> None:
+        packed, launcher = self._widths[variant]
+        if packed is not None:
+            self._packed[ExecutionSpace.OpenMP] = packed
+        self._launchers[ExecutionSpace.OpenMP] = launcher
+
+    @property
+    def vector_width(self) -> str | None:
+        """For a build with wide-vector loops (see ``width_tuning``): "256" or "512", the
+        OpenMP loops it runs, or "timing" while its first launches compare them; None for
+        other builds."""
+        if not self._widths:
+            return None
+        if self._tuner is not None:
+            return "timing"
+        return "512" if self._launchers[ExecutionSpace.OpenMP] is self._widths[1][1] else "256"
 
     def _symbols(self) -> tuple[tuple[ExecutionSpace, str], ...]:
         """(space, its launch symbol) for the spaces a C++ build runs."""
@@ -180,6 +225,26 @@ class CompiledKernel:
 
         A kernel built for an MDRangePolicy box (``entry.rank`` > 1) takes ``begin`` and
         ``end`` as ctypes arrays of ``rank`` int64 (see :func:`box_bounds`)."""
+        if self._tuner is not None and space is ExecutionSpace.OpenMP:
+            return self._timed_launch(begin, end, kwargs)
+        return self._run(space, begin, end, kwargs)
+
+    def _timed_launch(self, begin: Any, end: Any, kwargs: dict[str, Any]) -> Any:
+        """A launch while the two vector widths are compared: the tuner picks the loops,
+        and takes their time (only of launches that end without a fault)."""
+        tuner = self._tuner
+        assert tuner is not None
+        variant = tuner.next_variant()
+        self._use_width(variant)
+        start = time.perf_counter()
+        result = self._run(ExecutionSpace.OpenMP, begin, end, kwargs)
+        choice = tuner.record(variant, time.perf_counter() - start)
+        if choice is not None:
+            self._use_width(choice)
+            self._tuner = None
+        return result
+
+    def _run(self, space: ExecutionSpace, begin: Any, end: Any, kwargs: dict[str, Any]) -> Any:
         acc_type = self.entry.acc_type
         result = result_buffer(acc_type) if acc_type is not None else None
         if self.entry.uses_print:

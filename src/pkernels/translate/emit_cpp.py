@@ -1080,6 +1080,7 @@ def emit_module(
     # Release for/reduce: one function serves both spaces (`omp ... if(pk_parallel)`), so
     # the inlined body is compiled once per alias variant rather than once per space.
     shared = operation in ("for", "reduce") and rank != TEAM
+    wide = shared and has_wide_variant(operation, release.no_alias)
     if shared:
         em.lines.append("#if !PK_DEBUG")
         em.lines.append(f"static void pk_run(bool pk_parallel, {', '.join(c_params)}) {{")
@@ -1087,6 +1088,10 @@ def emit_module(
         em.lines.extend(release.body(operation, "pk_parallel"))
         em.lines.append("}")
         em.lines.append("#endif")
+    if wide:
+        em.lines.extend(
+            _wide_variant(c_params, c_names, build_views, release.body(operation, True))
+        )
     symbols = {}
     for space, parallel in (("openmp", True), ("serial", False)):
         symbol = f"pk_launch_{space}"
@@ -1123,6 +1128,9 @@ def emit_module(
         em.lines.append("}")
         if rank == 1:
             em.lines.extend(_packed_entry(symbol, slots))
+    if wide and rank == 1:
+        em.lines.append(WIDE_GUARD)
+        em.lines.extend(_packed_entry(WIDE_SYMBOL, slots)[1:])  # inside the guard
     if has_hybrid_launch(operation, rank) and rank == 1:
         em.lines.extend(
             _hybrid_entries(operation, c_params, c_names, build_views, release, kname, args)
@@ -1229,6 +1237,50 @@ class _ReleaseLaunch:
             lines += [indent + "    " + line for line in body_of(na, self.call_args(na))]
         lines.append(indent + "    }")
         return lines
+
+
+#: The OpenMP launcher of a kernel's wide-vector variant (see :func:`has_wide_variant`).
+WIDE_SYMBOL = "pk_launch_openmp_wide"
+# Only where -march=native gives AVX-512: elsewhere the variant would be the same code.
+WIDE_GUARD = "#if !PK_DEBUG && defined(__AVX512F__)"
+
+
+def has_wide_variant(operation: str, no_alias: str) -> bool:
+    """Whether a release build also holds ``pk_launch_openmp_wide``: the same launch loops
+    compiled for 512-bit vectors, which pkernels.runtime.launch times against the plain
+    (256-bit) ones at the first launches and keeps the faster of.
+
+    A parallel_for that stores into views inside its loops (``no_alias`` not "false")
+    vectorises those loops, and there which width wins depends on the arrays' sizes
+    against the caches, known at run time only (bench/bench_vector_width.py: a 192³
+    7-point stencil 1.08x faster with 512 bits, a variable-coefficient one 1.18x, a 96³
+    one 0.99x, a radius-2 one 0.97x, a 3D map 0.93x). Both variants give the same bits:
+    without -ffast-math g++ vectorises no floating-point reduction and calls no vector
+    math library, so each element is computed by the same operations either way.
+    Reductions are left out: their interleaved lanes are scalar code, which 512-bit
+    tuning only slows (dot product 0.70x)."""
+    return operation == "for" and no_alias != "false"
+
+
+def _wide_variant(
+    c_params: list[str], c_names: list[str], build_views: list[str], loops: list[str]
+) -> list[str]:
+    """``pk_run_wide`` (the parallel loops of ``pk_run``, compiled to prefer 512-bit
+    vectors; g++ inlines the always_inline body into it) and its ``extern "C"`` launcher."""
+    return [
+        WIDE_GUARD,
+        '__attribute__((target("prefer-vector-width=512")))',
+        f"static void pk_run_wide({', '.join(c_params)}) {{",
+        *build_views,
+        *loops,
+        "}",
+        f'extern "C" __attribute__((visibility("default"))) void {WIDE_SYMBOL}('
+        + ", ".join(c_params)
+        + ") {",
+        f"    pk_run_wide({', '.join(c_names)});",
+        "}",
+        "#endif",
+    ]
 
 
 def has_hybrid_launch(operation: str, rank: int) -> bool:
