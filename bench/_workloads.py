@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import pkernels as pk
+from pkernels.translate.emit_cpp import WIDE_SYMBOL
 
 Call = Callable[[], Any]
 
@@ -102,7 +103,15 @@ def launch_only(
         if k.operation == operation and not k.debug
     )
     space = "serial" if policy.space is pk.Serial else "openmp"
-    fn = getattr(ctypes.CDLL(str(kernel.library)), kernel.entry.symbols[space])
+    symbol = kernel.entry.symbols[space]
+    if space == "openmp" and kernel.vector_width is not None:
+        # A kernel with 512-bit twin loops: launch it until it has chosen (runtime/
+        # width_tuning.py), then call the loops it kept.
+        while kernel.vector_width == "timing":
+            dispatch(policy, workunit, **kwargs)
+        if kernel.vector_width == "512":
+            symbol = WIDE_SYMBOL
+    fn = getattr(ctypes.CDLL(str(kernel.library)), symbol)
     fn.argtypes = c_argtypes(kernel.entry.params)
     fn.restype = None
     args = c_arguments(kernel.entry.params, kwargs)
