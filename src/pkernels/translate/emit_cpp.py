@@ -1089,9 +1089,7 @@ def emit_module(
         em.lines.append("}")
         em.lines.append("#endif")
     if wide:
-        em.lines.extend(
-            _wide_variant(c_params, c_names, build_views, release.body(operation, True))
-        )
+        em.lines.extend(_wide_variant(c_params, c_names, build_views, release.wide_loops(c_names)))
     symbols = {}
     for space, parallel in (("openmp", True), ("serial", False)):
         symbol = f"pk_launch_{space}"
@@ -1213,6 +1211,23 @@ class _ReleaseLaunch:
             body = _launch_body(operation, True, kname, self.idx, args, self.acc)
             return [_omp_if(line, parallel) for line in body]
         return _launch_body(operation, parallel, kname, self.idx, args, self.acc)
+
+    def wide_loops(self, c_names: list[str]) -> list[str]:
+        """The OpenMP for loops of ``pk_run_wide``: the restrict-qualified variant only;
+        views that overlap run the plain ``pk_run`` (each variant compiled anew is
+        another copy of the body for g++ to optimise, and overlapping views are rare)."""
+        lines = ["    pk_fault_clear();"]
+        loops = self._loops("for", True, "true", self.call_args("true"))
+        if self.no_alias == "true":
+            return lines + loops
+        return [
+            *lines,
+            f"    if (!({self.no_alias})) {{",
+            f"        pk_run(true, {', '.join(c_names)});",
+            "        return;",
+            "    }",
+            *loops,
+        ]
 
     def call_args(self, na: str) -> str:
         """The arguments after the index of a call of the body's ``<na>`` variant."""
