@@ -169,3 +169,24 @@ def test_one_slow_block_does_not_make_the_choice():
         variant = tuner.next_variant()
         choice = tuner.record(variant, next(times) * 1e-3)
     assert choice == PLAIN
+
+
+@needs_avx512
+def test_the_wide_loops_of_views_that_overlap_run_the_plain_ones(monkeypatch):
+    """The wide loops are the restrict-qualified variant only: a view written in place
+    (``out`` is ``a``) takes the plain loops, which keep every access in order: here each
+    element is computed from the one the previous iteration wrote."""
+    monkeypatch.setenv("PKERNELS_VECTOR_WIDTH", "512")
+
+    @pk.workunit
+    def shift_rows(i, a, out):
+        for j in range(a.extent(1) - 1):
+            out[i, j + 1] = a[i, j] * 0.5 + 1.0
+
+    a = np.arange(5.0 * 40).reshape(5, 40)
+    expected = a.copy()
+    for j in range(39):
+        expected[:, j + 1] = expected[:, j] * 0.5 + 1.0
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 5), shift_rows, a=a, out=a)
+    assert the_build(shift_rows).vector_width == "512"
+    assert np.array_equal(a, expected)
