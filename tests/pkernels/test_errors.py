@@ -290,6 +290,63 @@ def bits_of_uint64_and_int64(i, w, out):
     out[i] = w[i] & i
 
 
+@pk.function
+def sign_of(v: float) -> int:
+    if v > 0:
+        return 1
+    elif v < 0:
+        return -1
+
+
+@pk.workunit
+def helper_without_return(i, x, out):
+    out[i] = sign_of(x[i])
+
+
+@pk.function
+def halved(n: int) -> int:
+    return n / 2
+
+
+@pk.workunit
+def helper_returns_float_as_int(i, out):
+    out[i] = halved(i)
+
+
+@pk.workunit
+def float_into_annotated_int(i, out):
+    n: int = 2.5
+    out[i] = n
+
+
+@pk.workunit
+def float_into_index(i, out):
+    i = i * 0.5
+    out[0] = i
+
+
+@pk.workunit
+def assigned_on_one_branch(i, x, out):
+    if x[i] > 0:
+        maybe = 1.0
+    out[i] = maybe
+
+
+@pk.workunit
+def assigned_in_loop_only(i, out):
+    for j in range(i):
+        last = j
+    out[i] = last
+
+
+@pk.workunit
+def read_before_the_loop_assigns(i, x, out):
+    for j in range(4):
+        if j > 0:
+            out[i] += prev
+        prev = x[j]
+
+
 def make_indented():
     @pk.workunit
     def indented(i, out):
@@ -364,6 +421,42 @@ CASES = [
     ("bits_of_uint64_and_int64", "w", "w[i] & i", "w[i] & i", r"no integer type holds"),
     # Python's pk.atomic_add returns None; C++ would give a number.
     ("atomic_value", "", "old = pk.atomic_add", "pk.atomic_add", r"atomic_add returns nothing"),
+    # C++ would run off the end of a non-void function; Python returns None.
+    (
+        "helper_without_return",
+        "x",
+        "elif v < 0:",
+        "elif",
+        r"sign_of\(\) is annotated `-> int` but can reach its end without a return: when the "
+        r"condition on line \d+ is false and the condition on line \d+ is false \(there is no",
+    ),
+    # Python keeps the float (the Debug space returns 0.5); C++ would truncate it.
+    ("helper_returns_float_as_int", "", "return n / 2", "return", r"returns a float \(float64\)"),
+    ("float_into_annotated_int", "", "n: int = 2.5", "n: int", r"'n', declared int64, is assig"),
+    ("float_into_index", "", "i = i * 0.5", "i = i", r"the index 'i' \(an int64\) is assigned a"),
+    # Python raises UnboundLocalError; a compiled kernel would read whatever is there.
+    (
+        "assigned_on_one_branch",
+        "x",
+        "out[i] = maybe",
+        "maybe",
+        r"'maybe' may have no value here: it is not assigned when the condition on line \d+ is fal",
+    ),
+    (
+        "assigned_in_loop_only",
+        "",
+        "out[i] = last",
+        "last",
+        r"'last' may have no value here: it is assigned in the for loop on line \d+, which may "
+        r"run zero times",
+    ),
+    (
+        "read_before_the_loop_assigns",
+        "x",
+        "out[i] += prev",
+        "prev",
+        r"'prev' has no value here in the first pass of the for loop on line \d+",
+    ),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]

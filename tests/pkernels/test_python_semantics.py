@@ -931,3 +931,67 @@ def test_float_constants_out_of_an_int_range_convert_as_any_float():
     with observing(ForceDebugBuild()):  # the debug build stops at the first one
         with pytest.raises(pk.KernelOverflowError, match="cannot convert 1e\\+30 to a 64-bit"):
             pk.parallel_for(policy, store_float_constants, counts=counts, big=1.0)
+
+
+@pk.function
+def sign_every_path(v: float) -> int:
+    if v > 0:
+        return 1
+    elif v < 0:
+        return -1
+    else:
+        return 0
+
+
+@pk.function
+def first_power_above(limit: float) -> int:
+    k = 0
+    while True:
+        if 2.0**k > limit:
+            return k
+        k += 1
+
+
+@pk.function
+def count_below(v: float, n: int) -> int:
+    for j in range(n):
+        if j >= v:
+            return j
+    return n
+
+
+@pk.function
+def truncated_half(n: int) -> int:
+    return int(n / 2)
+
+
+@pk.workunit
+def every_path_assigns(i, x, out):
+    if x[i] > 0:
+        t = 1.0
+    else:
+        t = -1.0
+    prev = 0.0
+    for j in range(i):
+        prev = prev * 0.5 + j
+    while True:
+        found = i * 2
+        break
+    n: int = int(x[i] * 2.5)
+    i = i + 1  # an integer into the index: Python's local, the C++ parameter's copy
+    out[i - 1, 0] = t + prev + found + n
+    out[i - 1, 1] = sign_every_path(x[i - 1]) + first_power_above(x[i - 1] * 8)
+    out[i - 1, 2] = count_below(x[i - 1], 3) + truncated_half(i + 2)
+
+
+def test_locals_and_helpers_assigned_and_returning_on_every_path_run_as_python(space):
+    # Kernels that give a local a value and return from a helper on every path (if/else,
+    # an endless while left by return or break, a return after a loop) translate, and
+    # compute what Python computes; int(...) makes the float explicit where a float would
+    # go into an int.
+    x = np.array([-1.5, 0.0, 0.75, 2.5, 3.25])
+    out = np.zeros((len(x), 3))
+    expected = run_python(every_path_assigns, len(x), x=x, out=out.copy())
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), every_path_assigns, x=x, out=out)
+    np.testing.assert_array_equal(out, expected["out"])
+    assert out[3].tolist() == [1.0 + 2.5 + 6 + 6, 1 + 5, 3 + 3]

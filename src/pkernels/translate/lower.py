@@ -22,6 +22,7 @@ from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError
 from . import ir
 from .classtypes import StructRegistry
+from .flow import check_assigned_before_read, missing_return
 from .ir import Expr, StructType, ViewType
 from .lower_classtypes import ClassTypeLowering, call_arg_types
 from .lower_lists import ListAnnotation, ListLowering, is_list_display, list_annotation
@@ -38,6 +39,7 @@ from .typing_rules import (
     PY_INT_ROUNDING,
     RANDOM_FUNCTIONS,
     annotation_mismatch,
+    declared_conversion,
     float_of,
     is_weak,
     literal_outside,
@@ -204,7 +206,7 @@ class FunctionLowerer(
         self.helpers = helpers
         self.cpp_name = cpp_name
         self.locals: dict[str, DataType] = {}
-        self.declared: set[str] = set()  # annotated locals: assignments convert silently
+        self.declared: set[str] = set()  # annotated locals: ints convert, floats are refused
         self.first_assign_line: dict[str, int] = {}
         self.params: dict[str, ir.Param] = {}
         self.views: dict[str, ViewType] = {}
@@ -270,6 +272,7 @@ class FunctionLowerer(
             [],
             end_lineno=tree.end_lineno or tree.lineno,
         )
+        check_assigned_before_read(self.src, tree)
         self.function.body = self._block(tree.body)
         self.helpers.propagate_writes(self.function)
         return self.function
@@ -376,6 +379,7 @@ class FunctionLowerer(
 
     def lower_body(self) -> None:
         assert self.function is not None
+        check_assigned_before_read(self.src, self.src.tree)
         self.function.body = self._block(self.src.tree.body)
         if self.constructing is not None:  # __init__ returns the value it filled in
             assert self.struct_self is not None
@@ -386,7 +390,28 @@ class FunctionLowerer(
             self.src.error(
                 self.bare_returns[0], f"this function must return a {self.return_type.name}"
             )
+        if self.return_type is not None and self.constructing is None:
+            self._check_every_path_returns()
         self.function.return_type = self.return_type
+
+    def _check_every_path_returns(self) -> None:
+        """A helper that returns a value must return one on every path: C++ would run off
+        the end of a non-void function (any value, or worse), where Python returns None."""
+        assert self.return_type is not None
+        tree = self.src.tree
+        found = missing_return(tree.body)
+        if found is None:
+            return
+        stmt, path = found
+        written = f"is annotated `-> {ast.unparse(tree.returns)}`" if tree.returns else "returns"
+        written += "" if tree.returns else " a value"
+        self.src.error(
+            stmt,
+            f"{self.src.name}() {written} but can reach its end without a return: {path}",
+            hint=f"Return a value ({self.return_type.name}) on that path too, e.g. with a "
+            f"`return` at the end of {self.src.name}(): Python would return None there, the "
+            "compiled function an undefined value.",
+        )
 
     # ------------------------------------------------------------ parameters
 
@@ -688,6 +713,7 @@ class FunctionLowerer(
                     f"{name!r} was declared {self.locals[name].name} on line "
                     f"{self.first_assign_line[name]}; a local keeps one type",
                 )
+            self._check_declared_store(target, name, declared, value)
             self.locals.setdefault(name, declared)
             self.declared.add(name)
             self.first_assign_line.setdefault(name, target.lineno)
@@ -707,6 +733,10 @@ class FunctionLowerer(
         self, node: ast.AST, name: str, target: DataType, value: Expr, declared: bool
     ) -> None:
         if declared:
+            param = self.params.get(name)
+            accumulator = name in self.accumulators or param is not None and param.role == "acc"
+            if not accumulator:  # an accumulator's stores convert (README)
+                self._check_declared_store(node, name, target, value)
             return
         line = self.first_assign_line.get(name)
         where = f"on line {line}" if line else "as a parameter"
@@ -723,6 +753,30 @@ class FunctionLowerer(
             node,
             f"{name!r} is an integer (from its first assignment {where}) but is assigned a float",
             hint=f"Declare it as a float where it starts, e.g. `{name}: float = 0`.",
+        )
+
+    def _check_declared_store(
+        self, node: ast.AST, name: str, target: DataType, value: Expr
+    ) -> None:
+        """A float stored into a variable of a declared integer type (an annotated local,
+        a parameter, the index), or a number into a declared bool: Python keeps the value
+        as it is (the Debug space too) where C++ would convert it, so it is refused."""
+        problem = declared_conversion(target, value.type)
+        if problem is None:
+            return
+        what, convert = problem
+        param = self.params.get(name)
+        if param is not None and param.role == "index":
+            kind = f"the index {name!r} (an {target.name})"
+        elif param is not None:
+            kind = f"the parameter {name!r} ({target.name})"
+        else:
+            kind = f"{name!r}, declared {target.name},"
+        self.src.error(
+            node,
+            f"{kind} is assigned {what}",
+            hint=f"Convert it with {convert}(...): C++ would do so without a word, where Python "
+            "keeps the value as it is (or use another variable for it).",
         )
 
     def _aug_assign(
@@ -829,6 +883,18 @@ class FunctionLowerer(
                     "a function annotated `-> None` cannot return a value",
                     hint="Annotate the type it returns, e.g. `-> float`, or leave it out.",
                 )
+            if isinstance(self.return_type, DataType) and isinstance(value.type, DataType):
+                problem = declared_conversion(self.return_type, value.type)
+                if problem is not None:  # as an annotated local is refused the same value
+                    what, convert = problem
+                    self.src.error(
+                        node,
+                        f"{self.src.name}() is annotated `-> {ast.unparse(self.src.tree.returns)}`"
+                        f" but returns {what}",
+                        hint=f"Convert it, `return {convert}(...)`: C++ would do so without a "
+                        "word, where Python returns the value as it is (or annotate the type it "
+                        "returns).",
+                    )
         elif self.return_type is None:
             self.return_type = value.type
         elif value.type != self.return_type:
