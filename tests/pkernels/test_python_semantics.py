@@ -995,3 +995,42 @@ def test_locals_and_helpers_assigned_and_returning_on_every_path_run_as_python(s
     pk.parallel_for(pk.RangePolicy(space, 0, len(x)), every_path_assigns, x=x, out=out)
     np.testing.assert_array_equal(out, expected["out"])
     assert out[3].tolist() == [1.0 + 2.5 + 6 + 6, 1 + 5, 3 + 3]
+
+
+@pk.workunit
+def literal_arithmetic_stays_weak(i, v8, u8, f32, o8, ou8, of32):
+    o8[i, 0] = v8[i] + 1
+    o8[i, 1] = v8[i] + (1 + 1)
+    o8[i, 2] = v8[i] + -(2)
+    o8[i, 3] = v8[i] * (3 - 1) * (2 * 3)
+    o8[i, 4] = v8[i] + ~1
+    o8[i, 5] = (v8[i] + (50 + 50)) + (50 * 2)  # wraps in int8, as NumPy
+    ou8[i, 0] = u8[i] + (100 + 100) + +(60)  # wraps in uint8
+    ou8[i, 1] = u8[i] * (2**4)
+    of32[i, 0] = f32[i] + 1 / 3  # the float32 nearest to f32[i] + float32(1/3)
+    of32[i, 1] = f32[i] * (0.1 * 3)
+    of32[i, 2] = f32[i] - +(0.1) - 2**-1
+
+
+def test_literal_only_arithmetic_keeps_python_scalar_typing_as_numpy(space):
+    # NumPy 2 lets a Python scalar take the other operand's type, also when the scalar
+    # is literal arithmetic: v8[i] + (1 + 1) is an int8 (wrapping), f32[i] + 1 / 3 a
+    # float32. The compiled kernel folds such literals so they stay Python scalars.
+    v8 = np.array([1, 27, -100, 120], np.int8)
+    u8 = np.array([0, 3, 100, 250], np.uint8)
+    f32 = np.array([1.5, 0.1, -3.25, 1e-3], np.float32)
+    o8, ou8, of32 = np.zeros((4, 6), np.int8), np.zeros((4, 2), np.uint8), np.zeros((4, 3))
+    kernel = literal_arithmetic_stays_weak
+    with np.errstate(over="ignore"):  # the Debug space's NumPy scalars wrap, warning
+        pk.parallel_for(
+            pk.RangePolicy(space, 0, 4), kernel, v8=v8, u8=u8, f32=f32, o8=o8, ou8=ou8, of32=of32
+        )
+        for i in range(4):
+            a, b, x = v8[i], u8[i], f32[i]  # NumPy scalars
+            want8 = [a + 1, a + 2, a + -2, a * 2 * 6, a + ~1, (a + 100) + 100]
+            assert [type(v) for v in want8] == [np.int8] * 6
+            assert o8[i].tolist() == [int(v) for v in want8]
+            assert ou8[i].tolist() == [int(b + 200 + 60), int(b * 16)]
+            want32 = [x + 1 / 3, x * (0.1 * 3), x - 0.1 - 0.5]
+            assert [type(v) for v in want32] == [np.float32] * 3
+            assert of32[i].tolist() == [float(v) for v in want32]

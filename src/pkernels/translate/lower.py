@@ -6,6 +6,7 @@ import ast
 import builtins
 import functools
 import math
+import operator
 import types
 from collections.abc import Callable
 from typing import Any
@@ -1045,14 +1046,17 @@ class FunctionLowerer(
                 if folded is not None and -(2**63) <= folded < 2**63:  # -2**63 fits
                     return ir.Const(t.int64, folded)
                 inner = self._expr(operand)
-                if isinstance(inner, ir.Const) and isinstance(op, ast.USub):
-                    return ir.Const(inner.type if inner.type != t.bool_ else t.int64, -inner.value)
+                if isinstance(inner, ir.Const):  # -(0.5), +(1 + 1): still a literal
+                    value = -inner.value if isinstance(op, ast.USub) else +inner.value
+                    return ir.Const(inner.type if inner.type != t.bool_ else t.int64, value)
                 rtype = t.int64 if inner.type == t.bool_ else inner.type
                 return ir.UnaryOp(rtype, "-" if isinstance(op, ast.USub) else "+", inner)
             case ast.UnaryOp(op=ast.Invert(), operand=operand):
                 inner = self._expr(operand)
                 if not inner.type.is_integer:
                     self.src.error(node, "~ needs an integer")
+                if isinstance(inner, ir.Const) and inner.weak:  # ~1: the literal -2
+                    return ir.Const(inner.type, ~int(inner.value))
                 return ir.UnaryOp(inner.type, "~", inner)
             case ast.BoolOp(op=op, values=values):
                 operands = [self._expr(v) for v in values]
@@ -1137,6 +1141,9 @@ class FunctionLowerer(
                 self._struct_misuse(node, operand)
         self._check_literal_arithmetic(node, op, left, right)
         self._check_literal_fits(node, left, right)
+        folded = _fold_literals(op, left, right)
+        if folded is not None:
+            return folded
         if op == "/":
             # Ints divide in float64 (Python's true division); with a float operand, the
             # type `*` takes (NumPy's: float32 / int16 is float32, float32 / int32 float64).
@@ -1674,6 +1681,35 @@ def _literal_int(e: Expr) -> int | None:
         if a is None or b is None:
             return None
         return _literal_result(e.op, a, b)
+    return None
+
+
+_PY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+}  # fmt: skip
+
+
+def _fold_literals(op: str, left: Expr, right: Expr) -> ir.Const | None:
+    """``left op right`` of two number literals as the literal Python computes (``1 + 1``
+    is the Python int 2, ``0.5 * 2`` the float 1.0): it stays weak, taking the type of a
+    typed operand as NumPy 2 lets a Python scalar (``v8[i] + (1 + 1)`` is an int8, as in
+    the Debug space). None when not both are number literals, or Python would raise or
+    give another kind of number (a complex); the callers have refused what an int64
+    cannot hold or Python refuses (``1 // 0``, ``2**70``) already."""
+    if not (isinstance(left, ir.Const) and isinstance(right, ir.Const)):
+        return None
+    if not (left.weak and right.weak):  # a bool's type is its own, as in this translator
+        return None
+    try:
+        value = _PY_OPERATORS[op](left.value, right.value)
+    except (ArithmeticError, ValueError, TypeError):  # 1.0 / 0, 10.0 ** 400, 1.5 & 1
+        return None
+    if type(value) is int and -(2**63) <= value < 2**63:
+        return ir.Const(t.int64, value)
+    if type(value) is float:
+        return ir.Const(t.float64, value)
     return None
 
 
