@@ -16,6 +16,7 @@ call (or, for ``return``, a local of the function, whose name ends with it).
 from __future__ import annotations
 
 import ast
+import difflib
 import inspect
 import types
 from typing import TYPE_CHECKING, Any
@@ -250,9 +251,11 @@ class ClassTypeLowering:
             )
         if ftype is None:
             names = ", ".join(name for name, _ in struct.fields) or "none"
+            close = difflib.get_close_matches(node.attr, [name for name, _ in struct.fields], 1)
             self.src.error(
                 node,
-                f"classtype {struct.name} has no field {node.attr!r}",
+                f"classtype {struct.name} has no field {node.attr!r}"
+                + (f": did you mean {close[0]!r}?" if close else ""),
                 hint=f"Its fields ({names}) are the annotated assignments `self.f: T = ...` "
                 f"of {struct.name}.__init__.",
             )
