@@ -419,10 +419,12 @@ class FunctionLowerer(
     def _plain_params(self, tree: ast.FunctionDef) -> list[ast.arg]:
         a = tree.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+            names = ", ".join(x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs])
             self.src.error(
                 tree,
                 "kernel parameters must be plain names (no *args, **kwargs, defaults, "
                 "keyword-only or positional-only markers)",
+                hint=f"Write `def {tree.name}({names})` and pass every value at each call.",
             )
         return list(a.args)
 
