@@ -244,6 +244,37 @@ def float_to_int_helper(i, x, out):
 
 
 @pk.function
+def add_both(a: float, b: float) -> float:
+    return a + b
+
+
+@pk.workunit
+def helper_short_of_an_argument(i, x, out):
+    out[i] = add_both(x[i])
+
+
+@pk.classtype
+class Scaled:
+    def __init__(self, x: float):
+        self.x: float = x
+
+    def times(self, k: int) -> float:
+        return self.x * k
+
+
+@pk.workunit
+def constructor_with_too_many(i, out):
+    p = Scaled(1.0, 2.0)
+    out[i] = p.x
+
+
+@pk.workunit
+def method_given_a_float(i, x, out):
+    p = Scaled(1.0)
+    out[i] = p.times(x[i])
+
+
+@pk.function
 def returns_none(value) -> None:
     return value
 
@@ -404,7 +435,37 @@ CASES = [
     ("undefined_name", "", "nothing_here", "nothing_here", r"'nothing_here' is not defined"),
     ("view_in_arithmetic", "x", "out[i] = x + 1", "x + 1", r"index"),
     ("bool_local_gets_int", "", "flag = 5", "flag = 5", r"'flag' is a bool"),
-    ("float_to_int_helper", "x", "def twice_int", "n: int", r"'n' is annotated int64"),
+    # A call whose arguments do not fit the helper: reported at the call, with the def.
+    (
+        "float_to_int_helper",
+        "x",
+        "out[i] = twice_int(x[i])",
+        "x[i])",
+        r"'n' is annotated int64 but the call passes a float \(float64\) \(twice_int is "
+        r"defined on line \d+\)$",
+    ),
+    (
+        "helper_short_of_an_argument",
+        "x",
+        "out[i] = add_both(x[i])",
+        "add_both(x[i])",
+        r"add_both\(\) takes 2 arguments \(a, b\), called with 1 \(add_both is defined on line "
+        r"\d+\)$",
+    ),
+    (
+        "constructor_with_too_many",
+        "",
+        "p = Scaled(1.0, 2.0)",
+        "Scaled(1.0, 2.0)",
+        r"Scaled\(\) takes 1 argument \(x\), called with 2 \(Scaled.__init__ is defined on ",
+    ),
+    (
+        "method_given_a_float",
+        "x",
+        "p.times(x[i])",
+        "x[i])",
+        r"'k' is annotated int64 but the call passes a float \(float64\) \(Scaled.times is ",
+    ),
     ("calls_none_helper", "", "return value", "return value", r"annotated `-> None`"),
     ("text_value", "", 'name = "hello"', '"hello"', r"text \(a str\) cannot be a value"),
     ("none_value", "", "best = None", "None", r"None cannot be a value"),
@@ -506,6 +567,15 @@ def test_unsupported_construct(bad_module, name, args, line_text, caret_text, me
     assert lines[2] == "    " + " " * col + "^"
     assert (err.filename, err.lineno, err.col) == (path, lineno, col)
     assert err.hint and text.endswith(err.hint), f"no hint in:\n{text}"
+
+
+def test_a_bad_call_of_a_helper_names_the_line_of_its_def(bad_module):
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(4, bad_module.float_to_int_helper, x=np.zeros(4), out=np.zeros(4))
+    def_line, _ = _line_of(BAD_KERNELS, "def twice_int(n: int)")
+    call_line, _ = _line_of(BAD_KERNELS, "out[i] = twice_int(x[i])")
+    assert info.value.lineno == call_line
+    assert info.value.reason.endswith(f"(twice_int is defined on line {def_line})")
 
 
 def test_indented_kernel_caret(bad_module):
@@ -626,3 +696,38 @@ def test_a_workunit_wrapped_by_another_decorator_is_refused_with_a_message(space
 def test_a_range_past_int64_is_refused_when_the_policy_is_made():
     with pytest.raises(ValueError, match="RangePolicy end 1180591620717411303424 is outside"):
         pk.RangePolicy(pk.OpenMP, 0, 2**70)
+
+
+def test_a_bad_call_of_a_helper_from_another_file_names_that_file(make_module):
+    helpers = make_module(
+        """
+import pkernels as pk
+
+
+@pk.function
+def scale_by(v: float, k: int) -> float:
+    return v * k
+""",
+        name="pk_test_call_site_helpers",
+    )
+    kernels = make_module(
+        """
+import pkernels as pk
+from pk_test_call_site_helpers import scale_by
+
+
+@pk.workunit
+def uses_it(i, x, out):
+    out[i] = scale_by(x[i], 0.5)
+"""
+    )
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(2, kernels.uses_it, x=np.zeros(2), out=np.zeros(2))
+    err = info.value
+    assert (err.filename, err.lineno) == (kernels.__file__, 8)
+    assert err.source_line.strip() == "out[i] = scale_by(x[i], 0.5)"
+    assert err.col == err.source_line.index("0.5")
+    assert err.reason == (
+        "'k' is annotated int64 but the call passes a float (float64) (scale_by is defined on "
+        f"line 6 of {helpers.__file__})"
+    )

@@ -9,7 +9,7 @@ import math
 import operator
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -154,9 +154,11 @@ class HelperRegistry:
         arg_types: tuple[ir.Type, ...],
         struct: StructType | None = None,
         role: str = "function",
+        call: tuple[KernelSource, ast.Call] | None = None,
     ) -> ir.Function:
         """``func`` translated for ``arg_types``; ``role``: "function", or "init" /
-        "method" of the classtype ``struct``."""
+        "method" of the classtype ``struct``; ``call``: the call that needs it, where
+        arguments that do not fit its parameters are reported."""
         key = (func, arg_types, struct, role)
         found = self.functions.get(key)
         if found is not None:
@@ -169,7 +171,7 @@ class HelperRegistry:
             suffix += 1
             name = f"pk_fn_{base}_{suffix}"
         self._names.add(name)
-        lowerer = FunctionLowerer(source, self, cpp_name=name)
+        lowerer = FunctionLowerer(source, self, cpp_name=name, call=call)
         # Registered before lowering its body so recursive calls find it.
         if role == "init":
             assert struct is not None
@@ -202,10 +204,18 @@ class FunctionLowerer(
 ):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
-    def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
+    def __init__(
+        self,
+        source: KernelSource,
+        helpers: HelperRegistry,
+        cpp_name: str,
+        call: tuple[KernelSource, ast.Call] | None = None,
+    ) -> None:
         self.src = source
         self.helpers = helpers
         self.cpp_name = cpp_name
+        self.call = call  # a helper's: the call translating it (its source and node)
+        self.def_name = source.name  # as messages name it: f, P.method, P.__init__
         self.locals: dict[str, DataType] = {}
         self.declared: set[str] = set()  # annotated locals: ints convert, floats are refused
         self.first_assign_line: dict[str, int] = {}
@@ -327,16 +337,23 @@ class FunctionLowerer(
     ) -> list[ir.Param]:
         """The parameters of a helper called with ``arg_types``: a scalar (of its annotation,
         else of the call), a view (passed whole) or a classtype value (by reference)."""
+        self.def_name = f"{name}.__init__" if tree.name == "__init__" else name
         if len(args) != len(arg_types):
-            self.src.error(
-                tree, f"{name}() takes {len(args)} arguments, called with {len(arg_types)}"
+            wanted = ", ".join(a.arg for a in args)
+            self._call_error(
+                None,
+                tree,
+                f"{name}() takes {len(args)} argument{'s' * (len(args) != 1)} ({wanted}), "
+                f"called with {len(arg_types)}",
+                hint=f"Call it with one value per parameter: {name}({wanted}).",
             )
         params = []
-        for arg, actual in zip(args, arg_types, strict=True):
+        for k, (arg, actual) in enumerate(zip(args, arg_types, strict=True)):
             declared = self._annotation(arg.annotation) if arg.annotation else actual
             if isinstance(actual, ViewType):
                 if not isinstance(declared, ViewAnnotation | ViewType):
-                    self.src.error(
+                    self._call_error(
+                        k,
                         arg,
                         f"{arg.arg!r} is annotated {_type_name(declared)} but the call passes "
                         "a view",
@@ -344,21 +361,24 @@ class FunctionLowerer(
                 if isinstance(declared, ViewAnnotation) and (
                     declared.rank != actual.rank or not declared.accepts(actual.dtype)
                 ):
-                    self.src.error(
+                    self._call_error(
+                        k,
                         arg,
                         f"{arg.arg!r} is annotated {declared.name} but the call passes a {actual}",
                     )
                 params.append(ir.Param(arg.arg, actual))
                 continue
             if isinstance(declared, ViewAnnotation):
-                self.src.error(
+                self._call_error(
+                    k,
                     arg,
                     f"{arg.arg!r} is annotated as a view but the call passes a "
                     f"{_type_name(actual)}",
                 )
             if isinstance(actual, StructType) or isinstance(declared, StructType):
                 if declared != actual:
-                    self.src.error(
+                    self._call_error(
+                        k,
                         arg,
                         f"{arg.arg!r} is annotated {_type_name(declared)} but the call passes "
                         f"a {_type_name(actual)}",
@@ -369,7 +389,8 @@ class FunctionLowerer(
                 self.src.error(arg, f"unsupported annotation for the parameter {arg.arg!r}")
             if actual.is_float and not declared.is_float:
                 # Python would pass the float through; C++ would truncate it silently.
-                self.src.error(
+                self._call_error(
+                    k,
                     arg,
                     f"{arg.arg!r} is annotated {declared.name} but the call passes a float "
                     f"({actual.name})",
@@ -377,6 +398,21 @@ class FunctionLowerer(
                 )
             params.append(ir.Param(arg.arg, declared))
         return params
+
+    def _call_error(
+        self, index: int | None, node: ast.AST, message: str, hint: str = ""
+    ) -> NoReturn:
+        """Report arguments that do not fit this helper's parameters at the call that
+        passes them (its ``index``-th argument; None: the call), naming where the helper
+        is defined; at the parameter ``node`` when there is no call (never, so far)."""
+        if self.call is None:
+            self.src.error(node, message, hint=hint)
+        caller, call = self.call
+        where = call.args[index] if index is not None and index < len(call.args) else call
+        defined = f"line {self.src.tree.lineno}"
+        if self.src.filename != caller.filename:
+            defined += f" of {self.src.filename}"
+        caller.error(where, f"{message} ({self.def_name} is defined on {defined})", hint=hint)
 
     def lower_body(self) -> None:
         assert self.function is not None
@@ -1617,7 +1653,7 @@ class FunctionLowerer(
                 hint=hint,
             )
         args = self._call_args(node.args)
-        function = self.helpers.get(target, call_arg_types(args))
+        function = self.helpers.get(target, call_arg_types(args), call=(self.src, node))
         return self._user_call(node, function, args, statement)
 
 

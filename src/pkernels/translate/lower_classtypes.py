@@ -178,7 +178,8 @@ class ClassTypeLowering:
         """``Particle(...)``: a new value of the classtype ``cls``."""
         struct = self._struct_of(cls, node)
         args = self._call_args(node.args)
-        function = self.helpers.get(vars(cls)["__init__"], call_arg_types(args), struct, "init")
+        init = vars(cls)["__init__"]
+        function = self.helpers.get(init, call_arg_types(args), struct, "init", (self.src, node))
         return self._user_call(node, function, args, statement)
 
     # ------------------------------------------------------------ calls with views and structs
@@ -353,7 +354,9 @@ class ClassTypeLowering:
                 hint="Kernels call a classtype's plain methods, `def m(self, ...) -> T:`.",
             )
         args = [receiver, *self._call_args(node.args)]
-        function = self.helpers.get(method, call_arg_types(args), struct, "method")
+        function = self.helpers.get(
+            method, call_arg_types(args), struct, "method", (self.src, node)
+        )
         return self._user_call(node, function, args, statement)
 
     # ------------------------------------------------------------ binding values
