@@ -152,6 +152,7 @@ from .api.views import (  # noqa: E402
 )
 from .api.workloads import callback, execute, functor, main, workload  # noqa: E402
 from .errors import (  # noqa: E402
+    AnnotationError,
     ArgumentTypeError,
     CompileError,
     DispatchError,
@@ -162,7 +163,9 @@ from .errors import (  # noqa: E402
     KernelValueError,
     KernelZeroDivisionError,
     PkernelsError,
+    SpaceError,
     TranslationError,
+    UnsupportedSpaceError,
 )
 from .runtime import hooks  # noqa: E402
 from .runtime.dispatch import parallel_for, parallel_reduce, parallel_scan  # noqa: E402
@@ -179,6 +182,18 @@ DataTypeClass = DataType  # PyKokkos' name of the type of pk.int32 & co (annotat
 LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402
 MemorySpaceDefault, HostSpace, CudaSpace = MemorySpace  # noqa: E402
 TraitDefault, Atomic, RandomAccess, Restrict, Unmanaged = Trait  # noqa: E402
+
+
+def __getattr__(name: str) -> object:
+    """``pk.HIP``, ``pk.SYCL`` ...: spaces PyKokkos or Kokkos have and pkernels lacks are
+    refused with what to use instead (an UnsupportedSpaceError, an AttributeError)."""
+    from .api.spaces import unsupported_space
+
+    error = unsupported_space(name) if not name.startswith("_") else None
+    if error is not None:
+        raise error
+    raise AttributeError(f"module 'pkernels' has no attribute {name!r}")
+
 
 # `from pkernels import *` brings every public name but those that would shadow Python's
 # own builtins in the importing module with another meaning (np.any of a generator is

@@ -51,6 +51,20 @@ class DispatchError(PkernelsError, TypeError):
     """A ``parallel_*`` call whose arguments do not fit the workunit."""
 
 
+class SpaceError(PkernelsError, TypeError):
+    """A value given where an execution space belongs that is none, e.g. the string in
+    ``RangePolicy("OpenMP", 0, n)``."""
+
+
+class UnsupportedSpaceError(SpaceError, AttributeError):
+    """An execution space PyKokkos or Kokkos has that pkernels does not (``pk.HIP``,
+    ``pk.ExecutionSpace.SYCL``); an ``AttributeError`` too, so ``hasattr`` says False."""
+
+
+class AnnotationError(PkernelsError, TypeError):
+    """A type annotation kernels cannot take, e.g. ``pk.Acc[str]``."""
+
+
 class CompileError(PkernelsError):
     """The C++ compiler rejected generated code: a bug in pkernels, reported with context."""
 

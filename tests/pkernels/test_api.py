@@ -139,6 +139,64 @@ def test_spaces_and_aliases():
     assert pk.Cuda is pk.ExecutionSpace.Cuda
 
 
+@pytest.mark.parametrize("item", [str, complex, np.complex64, "text", None, object])
+def test_an_accumulator_of_something_not_a_number_says_which_types_it_takes(item):
+    with pytest.raises(pk.AnnotationError) as info:
+        pk.Acc[item]
+    text = str(info.value)
+    name = getattr(item, "__name__", repr(item))
+    assert text.startswith(f"pk.Acc[{name}]: an accumulator holds a number, e.g. pk.Acc[pk.")
+    assert text.endswith("pk.uint64, pk.float32, pk.float64, pk.bool")
+    assert isinstance(info.value, TypeError)  # as any bad subscript
+    assert pk.Acc[bool].dtype is pk.bool_ and pk.Acc[np.uint8].dtype is pk.uint8
+
+
+def test_spaces_pykokkos_or_kokkos_have_and_pkernels_lacks_say_what_to_use():
+    for name in ("HIP", "Threads", "SYCL", "HPX", "OpenMPTarget", "OpenACC"):
+        for owner in (pk, pk.ExecutionSpace):
+            with pytest.raises(pk.UnsupportedSpaceError) as info:
+                getattr(owner, name)
+            text = str(info.value)
+            assert text.startswith(f"pkernels has no {name} execution space: ")
+            assert "The spaces are pk.OpenMP (CPU threads), pk.Serial (one CPU thread), " in text
+            assert " pk." in text.split(". The spaces")[0]  # what to use instead
+    assert "AMD GPUs are not supported" in str(pytest.raises(AttributeError, lambda: pk.HIP).value)
+    # An AttributeError too: code that probes for a space goes on.
+    assert not hasattr(pk, "HIP") and not hasattr(pk.ExecutionSpace, "Threads")
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        pk.not_a_name  # noqa: B018
+    with pytest.raises(AttributeError):
+        pk.ExecutionSpace.not_a_name  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda space: pk.RangePolicy(space, 0, 4),
+        lambda space: pk.MDRangePolicy(space, [0, 0], [2, 2]),
+        lambda space: pk.TeamPolicy(space, 2, 2),
+    ],
+    ids=["RangePolicy", "MDRangePolicy", "TeamPolicy"],
+)
+def test_a_policy_given_a_space_by_name_says_what_to_write(make):
+    # (RangePolicy(3.5, 0, 4) too; the other policies take three numbers without a space.)
+    policy = type(make(pk.OpenMP)).__name__
+    with pytest.raises(pk.SpaceError) as info:
+        make("OpenMP")
+    assert str(info.value) == (
+        f"{policy}: the space is the string 'OpenMP'; write pk.ExecutionSpace.OpenMP (or pk.OpenMP)"
+    )
+    with pytest.raises(pk.SpaceError, match="write pk.ExecutionSpace.Serial"):
+        make("serial")
+    with pytest.raises(pk.UnsupportedSpaceError, match="pkernels has no HIP execution space"):
+        make("HIP")
+    with pytest.raises(TypeError):  # a SpaceError is one, as any wrong argument
+        make("Cuda ")
+    assert make(pk.Serial).space is pk.Serial
+    with pytest.raises(pk.SpaceError, match="RangePolicy: the space must be one of pk.OpenMP"):
+        pk.RangePolicy(3.5, 0, 4)
+
+
 def test_decorators_keep_plain_python_functions():
     # A workunit is still an ordinary function: callable from Python directly.
     out = np.zeros(3)

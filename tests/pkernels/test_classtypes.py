@@ -372,6 +372,12 @@ def no_field(i, out):
 
 
 @pk.workunit
+def misspelt_field(i, out):
+    p = P(1.0, 2.0)
+    out[i] = p.idd
+
+
+@pk.workunit
 def arithmetic(i, out):
     p = P(1.0, 2.0)
     out[i] = p + 1.0
@@ -454,6 +460,8 @@ CASES = [
     ("alias_store", "h.p = p", "h.p = p", "assigning `p` to `h.p` would share one P object"),
     ("alias_return", "return self", "return", "returning `self` would share one P object"),
     ("no_field", "out[i] = p.y", "p.y", "classtype P has no field 'y'"),
+    ("misspelt_field", "out[i] = p.idd", "p.idd", "classtype P has no field 'idd': did you mean "
+     "'id'?"),
     ("arithmetic", "out[i] = p + 1.0", "p + 1.0", "a P value cannot be used here"),
     ("float_into_int_field", "p.id = out[i]", "p.id", "the field p.id is an int64 but is "
      "assigned a float"),

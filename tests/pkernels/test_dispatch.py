@@ -243,6 +243,87 @@ def test_extra_keyword_argument(space):
         pk.parallel_for(pk.RangePolicy(space, 0, 3), axpy, a=1.0, x=np.zeros(3), y=np.zeros(3), z=1)
 
 
+@pk.workunit
+def with_default(i, out, scale=2.0):
+    out[i] = scale
+
+
+@pk.workunit
+def keyword_only(i, out, *, scale):
+    out[i] = scale
+
+
+@pk.workunit
+def any_keywords(i, out, **extra):
+    out[i] = 1.0
+
+
+@pk.workunit
+def any_values(i, *values):
+    pass
+
+
+@pk.workunit
+def positional_only(i, /, out):
+    out[i] = 1.0
+
+
+class WithDefault:
+    @pk.workunit
+    def fill(self, i, scale=1.5):
+        self.out[i] = scale
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "kernel, kwargs, message",
+    [
+        (
+            with_default,
+            {},
+            r"parameters with a default value \(scale=2\.0\) are not supported; "
+            r".* write `def with_default\(i, out, scale\)` and pass scale=2\.0 to parallel_for$",
+        ),
+        # Passing the value too: still refused (the Debug space would have run it).
+        (with_default, {"scale": 3.0}, r"write `def with_default\(i, out, scale\)` and pass"),
+        (
+            keyword_only,
+            {"scale": 3.0},
+            r"the `\*` marker before scale is not supported; .* "
+            r"write `def keyword_only\(i, out, scale\)`$",
+        ),
+        (
+            any_keywords,
+            {},
+            r"\*\*extra takes any keyword argument; .* write "
+            r"`def any_keywords\(i, out\)`, naming each value the kernel uses$",
+        ),
+        (any_values, {}, r"\*values takes any number of values"),
+        (
+            positional_only,
+            {},
+            r"the `/` marker is not supported; .*`def positional_only\(i, "
+            r"out\)`$",
+        ),
+    ],  # fmt: skip
+    ids=["default", "default-passed", "keyword-only", "kwargs", "args", "positional-only"],
+)
+def test_parameters_that_are_not_plain_names_say_what_to_write(space, kernel, kwargs, message):
+    out = np.zeros(3)
+    with pytest.raises(pk.DispatchError, match=message) as info:
+        pk.parallel_for(pk.RangePolicy(space, 0, 3), kernel, out=out, **kwargs)
+    assert info.value.args[0].startswith(f"parallel_for of {kernel.__name__}: ")
+    assert not out.any()
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=lambda s: s.name)
+def test_a_functor_method_with_a_default_says_what_to_write(space):
+    functor = pk.functor(WithDefault)()
+    functor.out = np.zeros(2)
+    with pytest.raises(pk.DispatchError, match=r"write `def fill\(i, scale\)` and pass scale=1\.5"):
+        pk.parallel_for(pk.RangePolicy(space, 0, 2), functor.fill)
+
+
 def test_a_compiled_kernel_checks_its_arguments_as_at_the_first_dispatch(native_space):
     # Once a kernel is compiled, dispatches take a shorter path; a call that does not
     # fit must still fail with the full path's message, not run.

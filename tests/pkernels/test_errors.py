@@ -244,6 +244,37 @@ def float_to_int_helper(i, x, out):
 
 
 @pk.function
+def add_both(a: float, b: float) -> float:
+    return a + b
+
+
+@pk.workunit
+def helper_short_of_an_argument(i, x, out):
+    out[i] = add_both(x[i])
+
+
+@pk.classtype
+class Scaled:
+    def __init__(self, x: float):
+        self.x: float = x
+
+    def times(self, k: int) -> float:
+        return self.x * k
+
+
+@pk.workunit
+def constructor_with_too_many(i, out):
+    p = Scaled(1.0, 2.0)
+    out[i] = p.x
+
+
+@pk.workunit
+def method_given_a_float(i, x, out):
+    p = Scaled(1.0)
+    out[i] = p.times(x[i])
+
+
+@pk.function
 def returns_none(value) -> None:
     return value
 
@@ -288,6 +319,63 @@ def literal_past_narrow_type(i, u, out):
 @pk.workunit
 def bits_of_uint64_and_int64(i, w, out):
     out[i] = w[i] & i
+
+
+@pk.function
+def sign_of(v: float) -> int:
+    if v > 0:
+        return 1
+    elif v < 0:
+        return -1
+
+
+@pk.workunit
+def helper_without_return(i, x, out):
+    out[i] = sign_of(x[i])
+
+
+@pk.function
+def halved(n: int) -> int:
+    return n / 2
+
+
+@pk.workunit
+def helper_returns_float_as_int(i, out):
+    out[i] = halved(i)
+
+
+@pk.workunit
+def float_into_annotated_int(i, out):
+    n: int = 2.5
+    out[i] = n
+
+
+@pk.workunit
+def float_into_index(i, out):
+    i = i * 0.5
+    out[0] = i
+
+
+@pk.workunit
+def assigned_on_one_branch(i, x, out):
+    if x[i] > 0:
+        maybe = 1.0
+    out[i] = maybe
+
+
+@pk.workunit
+def assigned_in_loop_only(i, out):
+    for j in range(i):
+        last = j
+    out[i] = last
+
+
+@pk.workunit
+def read_before_the_loop_assigns(i, x, out):
+    for j in range(4):
+        if j > 0:
+            out[i] += prev
+        prev = x[j]
 
 
 def make_indented():
@@ -347,7 +435,37 @@ CASES = [
     ("undefined_name", "", "nothing_here", "nothing_here", r"'nothing_here' is not defined"),
     ("view_in_arithmetic", "x", "out[i] = x + 1", "x + 1", r"index"),
     ("bool_local_gets_int", "", "flag = 5", "flag = 5", r"'flag' is a bool"),
-    ("float_to_int_helper", "x", "def twice_int", "n: int", r"'n' is annotated int64"),
+    # A call whose arguments do not fit the helper: reported at the call, with the def.
+    (
+        "float_to_int_helper",
+        "x",
+        "out[i] = twice_int(x[i])",
+        "x[i])",
+        r"'n' is annotated int64 but the call passes a float \(float64\) \(twice_int is "
+        r"defined on line \d+\)$",
+    ),
+    (
+        "helper_short_of_an_argument",
+        "x",
+        "out[i] = add_both(x[i])",
+        "add_both(x[i])",
+        r"add_both\(\) takes 2 arguments \(a, b\), called with 1 \(add_both is defined on line "
+        r"\d+\)$",
+    ),
+    (
+        "constructor_with_too_many",
+        "",
+        "p = Scaled(1.0, 2.0)",
+        "Scaled(1.0, 2.0)",
+        r"Scaled\(\) takes 1 argument \(x\), called with 2 \(Scaled.__init__ is defined on ",
+    ),
+    (
+        "method_given_a_float",
+        "x",
+        "p.times(x[i])",
+        "x[i])",
+        r"'k' is annotated int64 but the call passes a float \(float64\) \(Scaled.times is ",
+    ),
     ("calls_none_helper", "", "return value", "return value", r"annotated `-> None`"),
     ("text_value", "", 'name = "hello"', '"hello"', r"text \(a str\) cannot be a value"),
     ("none_value", "", "best = None", "None", r"None cannot be a value"),
@@ -364,6 +482,42 @@ CASES = [
     ("bits_of_uint64_and_int64", "w", "w[i] & i", "w[i] & i", r"no integer type holds"),
     # Python's pk.atomic_add returns None; C++ would give a number.
     ("atomic_value", "", "old = pk.atomic_add", "pk.atomic_add", r"atomic_add returns nothing"),
+    # C++ would run off the end of a non-void function; Python returns None.
+    (
+        "helper_without_return",
+        "x",
+        "elif v < 0:",
+        "elif",
+        r"sign_of\(\) is annotated `-> int` but can reach its end without a return: when the "
+        r"condition on line \d+ is false and the condition on line \d+ is false \(there is no",
+    ),
+    # Python keeps the float (the Debug space returns 0.5); C++ would truncate it.
+    ("helper_returns_float_as_int", "", "return n / 2", "return", r"returns a float \(float64\)"),
+    ("float_into_annotated_int", "", "n: int = 2.5", "n: int", r"'n', declared int64, is assig"),
+    ("float_into_index", "", "i = i * 0.5", "i = i", r"the index 'i' \(an int64\) is assigned a"),
+    # Python raises UnboundLocalError; a compiled kernel would read whatever is there.
+    (
+        "assigned_on_one_branch",
+        "x",
+        "out[i] = maybe",
+        "maybe",
+        r"'maybe' may have no value here: it is not assigned when the condition on line \d+ is fal",
+    ),
+    (
+        "assigned_in_loop_only",
+        "",
+        "out[i] = last",
+        "last",
+        r"'last' may have no value here: it is assigned in the for loop on line \d+, which may "
+        r"run zero times",
+    ),
+    (
+        "read_before_the_loop_assigns",
+        "x",
+        "out[i] += prev",
+        "prev",
+        r"'prev' has no value here in the first pass of the for loop on line \d+",
+    ),
     # Columns count characters, not UTF-8 bytes.
     ("greek_letters", "x", "α * frob", "frob", r"'frob' is not defined"),
 ]
@@ -413,6 +567,15 @@ def test_unsupported_construct(bad_module, name, args, line_text, caret_text, me
     assert lines[2] == "    " + " " * col + "^"
     assert (err.filename, err.lineno, err.col) == (path, lineno, col)
     assert err.hint and text.endswith(err.hint), f"no hint in:\n{text}"
+
+
+def test_a_bad_call_of_a_helper_names_the_line_of_its_def(bad_module):
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(4, bad_module.float_to_int_helper, x=np.zeros(4), out=np.zeros(4))
+    def_line, _ = _line_of(BAD_KERNELS, "def twice_int(n: int)")
+    call_line, _ = _line_of(BAD_KERNELS, "out[i] = twice_int(x[i])")
+    assert info.value.lineno == call_line
+    assert info.value.reason.endswith(f"(twice_int is defined on line {def_line})")
 
 
 def test_indented_kernel_caret(bad_module):
@@ -533,3 +696,38 @@ def test_a_workunit_wrapped_by_another_decorator_is_refused_with_a_message(space
 def test_a_range_past_int64_is_refused_when_the_policy_is_made():
     with pytest.raises(ValueError, match="RangePolicy end 1180591620717411303424 is outside"):
         pk.RangePolicy(pk.OpenMP, 0, 2**70)
+
+
+def test_a_bad_call_of_a_helper_from_another_file_names_that_file(make_module):
+    helpers = make_module(
+        """
+import pkernels as pk
+
+
+@pk.function
+def scale_by(v: float, k: int) -> float:
+    return v * k
+""",
+        name="pk_test_call_site_helpers",
+    )
+    kernels = make_module(
+        """
+import pkernels as pk
+from pk_test_call_site_helpers import scale_by
+
+
+@pk.workunit
+def uses_it(i, x, out):
+    out[i] = scale_by(x[i], 0.5)
+"""
+    )
+    with pytest.raises(pk.TranslationError) as info:
+        pk.parallel_for(2, kernels.uses_it, x=np.zeros(2), out=np.zeros(2))
+    err = info.value
+    assert (err.filename, err.lineno) == (kernels.__file__, 8)
+    assert err.source_line.strip() == "out[i] = scale_by(x[i], 0.5)"
+    assert err.col == err.source_line.index("0.5")
+    assert err.reason == (
+        "'k' is annotated int64 but the call passes a float (float64) (scale_by is defined on "
+        f"line 6 of {helpers.__file__})"
+    )

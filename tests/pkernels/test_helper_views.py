@@ -338,12 +338,13 @@ def view_arithmetic(i, x, out):
 
 CASES = [
     # kernel, text on the offending line, text the caret points at, message
-    ("rank_mismatch", "def takes_2d(", "m: pk.View2D", "annotated View2D[float64] but the call "
-     "passes a View1D[float64]"),
-    ("view_for_float", "def takes_float(", "v: float", "'v' is annotated float64 but the call "
-     "passes a view"),
-    ("float_for_view", "def takes_view(", "v: pk.View1D", "'v' is annotated as a view but the "
-     "call passes a float64"),
+    # Arguments that do not fit: at the call's argument, naming the helper's def line.
+    ("rank_mismatch", "takes_2d(x, i)", "x, i)", "annotated View2D[float64] but the call "
+     "passes a View1D[float64] (takes_2d is defined on line 5)"),
+    ("view_for_float", "takes_float(x)", "x)", "'v' is annotated float64 but the call "
+     "passes a view (takes_float is defined on line 10)"),
+    ("float_for_view", "takes_view(x[i])", "x[i])", "'v' is annotated as a view but the "
+     "call passes a float64 (takes_view is defined on line 15)"),
     ("view_arithmetic", "return v + 1.0", "v + 1.0", "view 'v' must be indexed here"),
 ]  # fmt: skip
 

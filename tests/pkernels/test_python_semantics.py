@@ -931,3 +931,106 @@ def test_float_constants_out_of_an_int_range_convert_as_any_float():
     with observing(ForceDebugBuild()):  # the debug build stops at the first one
         with pytest.raises(pk.KernelOverflowError, match="cannot convert 1e\\+30 to a 64-bit"):
             pk.parallel_for(policy, store_float_constants, counts=counts, big=1.0)
+
+
+@pk.function
+def sign_every_path(v: float) -> int:
+    if v > 0:
+        return 1
+    elif v < 0:
+        return -1
+    else:
+        return 0
+
+
+@pk.function
+def first_power_above(limit: float) -> int:
+    k = 0
+    while True:
+        if 2.0**k > limit:
+            return k
+        k += 1
+
+
+@pk.function
+def count_below(v: float, n: int) -> int:
+    for j in range(n):
+        if j >= v:
+            return j
+    return n
+
+
+@pk.function
+def truncated_half(n: int) -> int:
+    return int(n / 2)
+
+
+@pk.workunit
+def every_path_assigns(i, x, out):
+    if x[i] > 0:
+        t = 1.0
+    else:
+        t = -1.0
+    prev = 0.0
+    for j in range(i):
+        prev = prev * 0.5 + j
+    while True:
+        found = i * 2
+        break
+    n: int = int(x[i] * 2.5)
+    i = i + 1  # an integer into the index: Python's local, the C++ parameter's copy
+    out[i - 1, 0] = t + prev + found + n
+    out[i - 1, 1] = sign_every_path(x[i - 1]) + first_power_above(x[i - 1] * 8)
+    out[i - 1, 2] = count_below(x[i - 1], 3) + truncated_half(i + 2)
+
+
+def test_locals_and_helpers_assigned_and_returning_on_every_path_run_as_python(space):
+    # Kernels that give a local a value and return from a helper on every path (if/else,
+    # an endless while left by return or break, a return after a loop) translate, and
+    # compute what Python computes; int(...) makes the float explicit where a float would
+    # go into an int.
+    x = np.array([-1.5, 0.0, 0.75, 2.5, 3.25])
+    out = np.zeros((len(x), 3))
+    expected = run_python(every_path_assigns, len(x), x=x, out=out.copy())
+    pk.parallel_for(pk.RangePolicy(space, 0, len(x)), every_path_assigns, x=x, out=out)
+    np.testing.assert_array_equal(out, expected["out"])
+    assert out[3].tolist() == [1.0 + 2.5 + 6 + 6, 1 + 5, 3 + 3]
+
+
+@pk.workunit
+def literal_arithmetic_stays_weak(i, v8, u8, f32, o8, ou8, of32):
+    o8[i, 0] = v8[i] + 1
+    o8[i, 1] = v8[i] + (1 + 1)
+    o8[i, 2] = v8[i] + -(2)
+    o8[i, 3] = v8[i] * (3 - 1) * (2 * 3)
+    o8[i, 4] = v8[i] + ~1
+    o8[i, 5] = (v8[i] + (50 + 50)) + (50 * 2)  # wraps in int8, as NumPy
+    ou8[i, 0] = u8[i] + (100 + 100) + +(60)  # wraps in uint8
+    ou8[i, 1] = u8[i] * (2**4)
+    of32[i, 0] = f32[i] + 1 / 3  # the float32 nearest to f32[i] + float32(1/3)
+    of32[i, 1] = f32[i] * (0.1 * 3)
+    of32[i, 2] = f32[i] - +(0.1) - 2**-1
+
+
+def test_literal_only_arithmetic_keeps_python_scalar_typing_as_numpy(space):
+    # NumPy 2 lets a Python scalar take the other operand's type, also when the scalar
+    # is literal arithmetic: v8[i] + (1 + 1) is an int8 (wrapping), f32[i] + 1 / 3 a
+    # float32. The compiled kernel folds such literals so they stay Python scalars.
+    v8 = np.array([1, 27, -100, 120], np.int8)
+    u8 = np.array([0, 3, 100, 250], np.uint8)
+    f32 = np.array([1.5, 0.1, -3.25, 1e-3], np.float32)
+    o8, ou8, of32 = np.zeros((4, 6), np.int8), np.zeros((4, 2), np.uint8), np.zeros((4, 3))
+    kernel = literal_arithmetic_stays_weak
+    with np.errstate(over="ignore"):  # the Debug space's NumPy scalars wrap, warning
+        pk.parallel_for(
+            pk.RangePolicy(space, 0, 4), kernel, v8=v8, u8=u8, f32=f32, o8=o8, ou8=ou8, of32=of32
+        )
+        for i in range(4):
+            a, b, x = v8[i], u8[i], f32[i]  # NumPy scalars
+            want8 = [a + 1, a + 2, a + -2, a * 2 * 6, a + ~1, (a + 100) + 100]
+            assert [type(v) for v in want8] == [np.int8] * 6
+            assert o8[i].tolist() == [int(v) for v in want8]
+            assert ou8[i].tolist() == [int(b + 200 + 60), int(b * 16)]
+            want32 = [x + 1 / 3, x * (0.1 * 3), x - 0.1 - 0.5]
+            assert [type(v) for v in want32] == [np.float32] * 3
+            assert of32[i].tolist() == [float(v) for v in want32]

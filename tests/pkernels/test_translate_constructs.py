@@ -90,7 +90,7 @@ def locals_kernel(i, x, out):
     a += d
     a = a * b
     b = b // 2
-    b += 1.0  # declared int: converts like an assignment to an int variable in C
+    b += int(1.5)  # declared int: a float is converted first (C++ would do it silently)
     out[i, 0] = a
     out[i, 1] = b
     out[i, 2] = c

@@ -363,6 +363,18 @@ class Bad:
     @pk.workunit
     def calls_workunit(self, i):
         self.assigns(i)
+
+    @pk.workunit
+    def reads_a_typo(self, i):
+        x = self.cuont + i
+
+    @pk.function
+    def twice_n(self) -> int:
+        return 2 * self.nn
+
+    @pk.workunit
+    def calls_a_typo(self, i):
+        x = self.twice_n() + i
 """
 
 
@@ -372,13 +384,29 @@ class Bad:
         ("assigns", "self.count = i", "self.count", "cannot assign the field self.count"),
         ("calls_plain", "x = self.plain(i)", "self.plain(i)", "Bad.plain is not a @pk.function"),
         ("calls_workunit", "self.assigns(i)", "self.assigns(i)", "Bad.assigns is a workunit"),
-    ],
+        # A field the object lacks: where it is read, with the fields it has.
+        (
+            "reads_a_typo",
+            "self.cuont + i",
+            "self.cuont",
+            "Bad has no field 'cuont': did you mean 'count'?",
+        ),
+        (
+            "calls_a_typo",
+            "return 2 * self.nn",
+            "self.nn",
+            "Bad has no field 'nn': did you mean 'n'?",
+        ),
+    ],  # fmt: skip
 )
-def test_function_method_errors(make_module, workunit, line_text, caret_text, message) -> None:
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Debug], ids=lambda s: s.name)
+def test_function_method_errors(
+    make_module, workunit, line_text, caret_text, message, space
+) -> None:
     module = make_module(METHOD_ERRORS)
     bad = module.Bad()
     with pytest.raises(pk.TranslationError) as info:
-        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), getattr(bad, workunit))
+        pk.parallel_for(pk.RangePolicy(space, 0, 4), getattr(bad, workunit))
     err = info.value
     lines = METHOD_ERRORS.splitlines()
     lineno = next(k for k, line in enumerate(lines, 1) if line_text in line)
@@ -387,6 +415,8 @@ def test_function_method_errors(make_module, workunit, line_text, caret_text, me
     assert (err.filename, err.lineno, err.col) == (module.__file__, lineno, col)
     assert str(err).startswith(f"{module.__file__}:{lineno}:{col + 1}: ")
     assert "\n    " + " " * col + "^" in str(err) and err.hint
+    if "no field" in message:
+        assert err.hint.startswith("The fields of this Bad object: count, n ")
 
 
 @pk.workload

@@ -7,7 +7,7 @@ import operator
 from dataclasses import dataclass
 
 from ..errors import DispatchError
-from .spaces import ExecutionPolicy, ExecutionSpace, resolve_space
+from .spaces import ExecutionPolicy, ExecutionSpace, as_space, resolve_space
 from .teams import TeamPolicy
 
 
@@ -22,6 +22,8 @@ class RangePolicy(ExecutionPolicy):
     def __init__(self, *args: object) -> None:
         if args and isinstance(args[0], ExecutionSpace):
             space, rest = args[0], args[1:]
+        elif len(args) == 3 or args and isinstance(args[0], str):  # a space of another kind
+            space, rest = as_space(args[0], "RangePolicy"), args[1:]
         else:
             space, rest = ExecutionSpace.Default, args
         if len(rest) != 2:
@@ -83,7 +85,7 @@ class MDRangePolicy(ExecutionPolicy):
         iter_inner: Iterate = Iterate.Default,
         rank: Rank | None = None,
     ) -> None:
-        if args and isinstance(args[0], ExecutionSpace):
+        if args and isinstance(args[0], ExecutionSpace | str):
             if space is not None:
                 raise TypeError("MDRangePolicy: the space is given twice")
             space, rest = args[0], args[1:]
@@ -91,8 +93,7 @@ class MDRangePolicy(ExecutionPolicy):
             rest = args
         if space is None:
             space = ExecutionSpace.Default
-        if not isinstance(space, ExecutionSpace):
-            raise TypeError(f"MDRangePolicy space must be an ExecutionSpace, not {space!r}")
+        space = as_space(space, "MDRangePolicy")
         if tiling is not None:
             rest = (*rest, tiling)
         if len(rest) not in (2, 3):

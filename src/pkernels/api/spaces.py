@@ -4,8 +4,43 @@ from __future__ import annotations
 
 import enum
 
+from ..errors import SpaceError, UnsupportedSpaceError
 
-class ExecutionSpace(enum.Enum):
+# Spaces of PyKokkos (HIP, Threads) and Kokkos pkernels lacks: what to use instead.
+_ELSEWHERE = {
+    "HIP": "AMD GPUs are not supported; on NVIDIA GPUs use pk.Cuda",
+    "SYCL": "use pk.Cuda on NVIDIA GPUs, or pk.OpenMP on the CPU",
+    "OpenMPTarget": "use pk.Cuda on NVIDIA GPUs, or pk.OpenMP on the CPU",
+    "OpenACC": "use pk.Cuda on NVIDIA GPUs, or pk.OpenMP on the CPU",
+    "Threads": "pk.OpenMP runs kernels on all CPU threads",
+    "HPX": "pk.OpenMP runs kernels on all CPU threads",
+}
+SUPPORTED = (
+    "pk.OpenMP (CPU threads), pk.Serial (one CPU thread), pk.Cuda (NVIDIA GPUs), "
+    "pk.Debug (plain Python) and pk.Default"
+)
+
+
+def unsupported_space(name: str) -> UnsupportedSpaceError | None:
+    """The error for a space pkernels lacks named ``name`` (None: not one of those)."""
+    found = next((n for n in _ELSEWHERE if n.lower() == name.lower()), None)
+    if found is None:
+        return None
+    return UnsupportedSpaceError(
+        f"pkernels has no {found} execution space: {_ELSEWHERE[found]}. The spaces are "
+        f"{SUPPORTED}, also as pk.ExecutionSpace.<name>."
+    )
+
+
+class _SpaceType(enum.EnumType):
+    def __getattr__(cls, name: str) -> object:
+        error = unsupported_space(name) if not name.startswith("_") else None
+        if error is not None:
+            raise error
+        return super().__getattr__(name)  # type: ignore[misc]
+
+
+class ExecutionSpace(enum.Enum, metaclass=_SpaceType):
     """Where a kernel runs.
 
     ``OpenMP``: native code on all CPU cores. ``Serial``: the same native code on one
@@ -39,8 +74,34 @@ def set_default_space(space: ExecutionSpace) -> None:
     """Make ``space`` the one used by int policies and policies without a space."""
     global _default_space
     if not isinstance(space, ExecutionSpace) or space is ExecutionSpace.Default:
-        raise ValueError(f"set_default_space needs a concrete ExecutionSpace, not {space!r}")
+        hint = f": {_string_hint(space)}" if isinstance(space, str) else ""
+        raise ValueError(f"set_default_space needs a concrete ExecutionSpace, not {space!r}{hint}")
     _default_space = space
+
+
+def as_space(value: object, where: str) -> ExecutionSpace:
+    """``value``, the space a policy (``where``) is given, checked: a string or another
+    value is refused (a SpaceError, an UnsupportedSpaceError for HIP ...), saying what to
+    write instead."""
+    if isinstance(value, ExecutionSpace):
+        return value
+    if isinstance(value, str):
+        error = unsupported_space(value)
+        if error is not None:
+            raise error
+        raise SpaceError(f"{where}: the space is the string {value!r}; {_string_hint(value)}")
+    raise SpaceError(f"{where}: the space must be one of {SUPPORTED}, not {value!r}")
+
+
+def _string_hint(text: str) -> str:
+    """What to write for a space named by a string."""
+    member = next((m for m in ExecutionSpace if m.name.lower() == text.lower()), None)
+    if member is not None:
+        return f"write pk.ExecutionSpace.{member.name} (or pk.{member.name})"
+    error = unsupported_space(text)
+    if error is not None:
+        return str(error)
+    return f"the spaces are {SUPPORTED}"
 
 
 def get_default_space() -> ExecutionSpace:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DispatchError
-from .spaces import ExecutionPolicy, ExecutionSpace, resolve_space
+from .spaces import ExecutionPolicy, ExecutionSpace, as_space, resolve_space
 from .types import DataType, to_datatype
 
 # The most threads one team may have (a CUDA block's limit; on CPUs a team is real threads).
@@ -88,17 +88,16 @@ class TeamPolicy(ExecutionPolicy):
         space: ExecutionSpace | None = None,
     ) -> None:
         usage = "TeamPolicy takes ([space,] league_size, team_size | pk.AUTO[, vector_length])"
-        if args and isinstance(args[0], ExecutionSpace):
+        if args and isinstance(args[0], ExecutionSpace | str):
             given_space, rest = args[0], args[1:]
-        elif len(args) == 4 and isinstance(args[3], ExecutionSpace):
+        elif len(args) == 4 and isinstance(args[3], ExecutionSpace | str):
             given_space, rest = args[3], args[:3]  # older PyKokkos: the space last
         else:
             given_space, rest = None, args
         if given_space is not None and space is not None:
             raise TypeError(f"TeamPolicy: the space is given twice; {usage}")
         space = given_space or space or ExecutionSpace.Default
-        if not isinstance(space, ExecutionSpace):
-            raise TypeError(f"TeamPolicy space must be an ExecutionSpace, not {space!r}")
+        space = as_space(space, "TeamPolicy")
         # Keywords fill the places after the positional arguments, in order.
         keywords = {"league_size": league_size, "team_size": team_size}
         keywords["vector_length"] = vector_length

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import AnnotationError
+
 
 @dataclass(frozen=True)
 class DataType:
@@ -95,7 +97,18 @@ class Acc:
     """Annotation of a reduce/scan accumulator: ``acc: pk.Acc[pk.double]``."""
 
     def __class_getitem__(cls, item: object) -> AccAnnotation:
-        return AccAnnotation(to_datatype(item))
+        try:
+            dtype = to_datatype(item)
+        except TypeError:
+            dtype = None
+        if dtype is None or dtype.np_dtype.kind not in "biuf":
+            name = getattr(item, "__name__", repr(item))
+            raise AnnotationError(
+                f"pk.Acc[{name}]: an accumulator holds a number, e.g. pk.Acc[pk.double] or "
+                "pk.Acc[int]; the types are float, int, bool and pk."
+                + ", pk.".join(t.name for t in ALL_TYPES)
+            )
+        return AccAnnotation(dtype)
 
 
 @dataclass(frozen=True)

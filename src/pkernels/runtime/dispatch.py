@@ -11,6 +11,7 @@ import ctypes
 import functools
 import inspect
 import itertools
+import reprlib
 import sys
 import types
 from collections.abc import Callable
@@ -108,6 +109,7 @@ def _dispatch(
         return run_nested_in_python(operation, args[0], args[1], kwargs, reducer)
     policy = as_policy(args[0])
     workunit = args[1]
+    _check_plain_parameters(operation, workunit)
     if is_lambda(workunit):  # PyKokkos' lambdas in @pk.main: see translate.lambdas
         workunit, captured = lambda_form(workunit, operation, LAMBDA_VIEW in kwargs)
         kwargs = {**kwargs, **captured}
@@ -165,6 +167,52 @@ def _compiled_range_kernel(
     except (KeyError, DispatchError):
         return None  # the full path reports what does not fit
     return marker.specializations.get(key)
+
+
+def _check_plain_parameters(operation: str, workunit: object) -> None:
+    """Refuse a workunit whose parameters are not plain names, in every space: a kernel
+    takes each value after the index (and accumulator) as a keyword argument of every
+    dispatch, so a default, ``*``, ``/``, ``*args`` or ``**kwargs`` has no meaning in
+    compiled code (and the Debug space would run what the others refuse)."""
+    func = getattr(workunit, "__func__", workunit)  # a workload method: its def
+    if (
+        type(func) is not types.FunctionType
+        or hasattr(workunit, "__wrapped__")  # _run says what to do about the wrapper
+        or is_lambda(func)
+        or marker_of(workunit) is None
+    ):
+        return
+    code = func.__code__
+    names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    positional = names[: code.co_argcount]
+    defaults = dict(zip(reversed(positional), reversed(func.__defaults__ or ()), strict=False))
+    defaults = dict(reversed(defaults.items())) | (func.__kwdefaults__ or {})
+    passed = ", ".join(f"{name}={reprlib.repr(value)}" for name, value in defaults.items())
+    star = code.co_argcount + code.co_kwonlyargcount  # where *args, then **kwargs, are
+    if code.co_flags & inspect.CO_VARARGS:
+        problem = f"*{code.co_varnames[star]} takes any number of values"
+    elif code.co_flags & inspect.CO_VARKEYWORDS:
+        problem = f"**{code.co_varnames[star]} takes any keyword argument"
+    elif defaults:
+        problem = f"parameters with a default value ({passed}) are not supported"
+    elif code.co_kwonlyargcount:
+        problem = f"the `*` marker before {', '.join(names[code.co_argcount :])} is not supported"
+    elif code.co_posonlyargcount:
+        problem = "the `/` marker is not supported"
+    else:
+        return
+    if isinstance(workunit, types.MethodType):
+        names = names[1:]  # self
+    raise DispatchError(
+        f"parallel_{operation} of {func.__name__}: {problem}; a workunit's parameters are "
+        "plain names, each one after the index a keyword argument of every dispatch: write "
+        f"`def {func.__name__}({', '.join(names)})`"
+        + (f" and pass {passed} to parallel_{operation}" if defaults else "")
+        + (", naming each value the kernel uses" if code.co_flags & _STARS else "")
+    )
+
+
+_STARS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
 def not_a_workunit(operation: str, workunit: object) -> str:

@@ -6,9 +6,10 @@ import ast
 import builtins
 import functools
 import math
+import operator
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError
 from . import ir
 from .classtypes import StructRegistry
+from .flow import check_assigned_before_read, missing_return
 from .ir import Expr, StructType, ViewType
 from .lower_classtypes import ClassTypeLowering, call_arg_types
 from .lower_lists import ListAnnotation, ListLowering, is_list_display, list_annotation
@@ -38,6 +40,7 @@ from .typing_rules import (
     PY_INT_ROUNDING,
     RANDOM_FUNCTIONS,
     annotation_mismatch,
+    declared_conversion,
     float_of,
     is_weak,
     literal_outside,
@@ -151,9 +154,11 @@ class HelperRegistry:
         arg_types: tuple[ir.Type, ...],
         struct: StructType | None = None,
         role: str = "function",
+        call: tuple[KernelSource, ast.Call] | None = None,
     ) -> ir.Function:
         """``func`` translated for ``arg_types``; ``role``: "function", or "init" /
-        "method" of the classtype ``struct``."""
+        "method" of the classtype ``struct``; ``call``: the call that needs it, where
+        arguments that do not fit its parameters are reported."""
         key = (func, arg_types, struct, role)
         found = self.functions.get(key)
         if found is not None:
@@ -166,7 +171,7 @@ class HelperRegistry:
             suffix += 1
             name = f"pk_fn_{base}_{suffix}"
         self._names.add(name)
-        lowerer = FunctionLowerer(source, self, cpp_name=name)
+        lowerer = FunctionLowerer(source, self, cpp_name=name, call=call)
         # Registered before lowering its body so recursive calls find it.
         if role == "init":
             assert struct is not None
@@ -199,12 +204,20 @@ class FunctionLowerer(
 ):
     """Lowers one Python function (a workunit or a helper) to an ``ir.Function``."""
 
-    def __init__(self, source: KernelSource, helpers: HelperRegistry, cpp_name: str) -> None:
+    def __init__(
+        self,
+        source: KernelSource,
+        helpers: HelperRegistry,
+        cpp_name: str,
+        call: tuple[KernelSource, ast.Call] | None = None,
+    ) -> None:
         self.src = source
         self.helpers = helpers
         self.cpp_name = cpp_name
+        self.call = call  # a helper's: the call translating it (its source and node)
+        self.def_name = source.name  # as messages name it: f, P.method, P.__init__
         self.locals: dict[str, DataType] = {}
-        self.declared: set[str] = set()  # annotated locals: assignments convert silently
+        self.declared: set[str] = set()  # annotated locals: ints convert, floats are refused
         self.first_assign_line: dict[str, int] = {}
         self.params: dict[str, ir.Param] = {}
         self.views: dict[str, ViewType] = {}
@@ -270,6 +283,7 @@ class FunctionLowerer(
             [],
             end_lineno=tree.end_lineno or tree.lineno,
         )
+        check_assigned_before_read(self.src, tree)
         self.function.body = self._block(tree.body)
         self.helpers.propagate_writes(self.function)
         return self.function
@@ -323,16 +337,23 @@ class FunctionLowerer(
     ) -> list[ir.Param]:
         """The parameters of a helper called with ``arg_types``: a scalar (of its annotation,
         else of the call), a view (passed whole) or a classtype value (by reference)."""
+        self.def_name = f"{name}.__init__" if tree.name == "__init__" else name
         if len(args) != len(arg_types):
-            self.src.error(
-                tree, f"{name}() takes {len(args)} arguments, called with {len(arg_types)}"
+            wanted = ", ".join(a.arg for a in args)
+            self._call_error(
+                None,
+                tree,
+                f"{name}() takes {len(args)} argument{'s' * (len(args) != 1)} ({wanted}), "
+                f"called with {len(arg_types)}",
+                hint=f"Call it with one value per parameter: {name}({wanted}).",
             )
         params = []
-        for arg, actual in zip(args, arg_types, strict=True):
+        for k, (arg, actual) in enumerate(zip(args, arg_types, strict=True)):
             declared = self._annotation(arg.annotation) if arg.annotation else actual
             if isinstance(actual, ViewType):
                 if not isinstance(declared, ViewAnnotation | ViewType):
-                    self.src.error(
+                    self._call_error(
+                        k,
                         arg,
                         f"{arg.arg!r} is annotated {_type_name(declared)} but the call passes "
                         "a view",
@@ -340,21 +361,24 @@ class FunctionLowerer(
                 if isinstance(declared, ViewAnnotation) and (
                     declared.rank != actual.rank or not declared.accepts(actual.dtype)
                 ):
-                    self.src.error(
+                    self._call_error(
+                        k,
                         arg,
                         f"{arg.arg!r} is annotated {declared.name} but the call passes a {actual}",
                     )
                 params.append(ir.Param(arg.arg, actual))
                 continue
             if isinstance(declared, ViewAnnotation):
-                self.src.error(
+                self._call_error(
+                    k,
                     arg,
                     f"{arg.arg!r} is annotated as a view but the call passes a "
                     f"{_type_name(actual)}",
                 )
             if isinstance(actual, StructType) or isinstance(declared, StructType):
                 if declared != actual:
-                    self.src.error(
+                    self._call_error(
+                        k,
                         arg,
                         f"{arg.arg!r} is annotated {_type_name(declared)} but the call passes "
                         f"a {_type_name(actual)}",
@@ -365,7 +389,8 @@ class FunctionLowerer(
                 self.src.error(arg, f"unsupported annotation for the parameter {arg.arg!r}")
             if actual.is_float and not declared.is_float:
                 # Python would pass the float through; C++ would truncate it silently.
-                self.src.error(
+                self._call_error(
+                    k,
                     arg,
                     f"{arg.arg!r} is annotated {declared.name} but the call passes a float "
                     f"({actual.name})",
@@ -374,8 +399,24 @@ class FunctionLowerer(
             params.append(ir.Param(arg.arg, declared))
         return params
 
+    def _call_error(
+        self, index: int | None, node: ast.AST, message: str, hint: str = ""
+    ) -> NoReturn:
+        """Report arguments that do not fit this helper's parameters at the call that
+        passes them (its ``index``-th argument; None: the call), naming where the helper
+        is defined; at the parameter ``node`` when there is no call (never, so far)."""
+        if self.call is None:
+            self.src.error(node, message, hint=hint)
+        caller, call = self.call
+        where = call.args[index] if index is not None and index < len(call.args) else call
+        defined = f"line {self.src.tree.lineno}"
+        if self.src.filename != caller.filename:
+            defined += f" of {self.src.filename}"
+        caller.error(where, f"{message} ({self.def_name} is defined on {defined})", hint=hint)
+
     def lower_body(self) -> None:
         assert self.function is not None
+        check_assigned_before_read(self.src, self.src.tree)
         self.function.body = self._block(self.src.tree.body)
         if self.constructing is not None:  # __init__ returns the value it filled in
             assert self.struct_self is not None
@@ -386,17 +427,40 @@ class FunctionLowerer(
             self.src.error(
                 self.bare_returns[0], f"this function must return a {self.return_type.name}"
             )
+        if self.return_type is not None and self.constructing is None:
+            self._check_every_path_returns()
         self.function.return_type = self.return_type
+
+    def _check_every_path_returns(self) -> None:
+        """A helper that returns a value must return one on every path: C++ would run off
+        the end of a non-void function (any value, or worse), where Python returns None."""
+        assert self.return_type is not None
+        tree = self.src.tree
+        found = missing_return(tree.body)
+        if found is None:
+            return
+        stmt, path = found
+        written = f"is annotated `-> {ast.unparse(tree.returns)}`" if tree.returns else "returns"
+        written += "" if tree.returns else " a value"
+        self.src.error(
+            stmt,
+            f"{self.src.name}() {written} but can reach its end without a return: {path}",
+            hint=f"Return a value ({self.return_type.name}) on that path too, e.g. with a "
+            f"`return` at the end of {self.src.name}(): Python would return None there, the "
+            "compiled function an undefined value.",
+        )
 
     # ------------------------------------------------------------ parameters
 
     def _plain_params(self, tree: ast.FunctionDef) -> list[ast.arg]:
         a = tree.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+            names = ", ".join(x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs])
             self.src.error(
                 tree,
                 "kernel parameters must be plain names (no *args, **kwargs, defaults, "
                 "keyword-only or positional-only markers)",
+                hint=f"Write `def {tree.name}({names})` and pass every value at each call.",
             )
         return list(a.args)
 
@@ -688,6 +752,7 @@ class FunctionLowerer(
                     f"{name!r} was declared {self.locals[name].name} on line "
                     f"{self.first_assign_line[name]}; a local keeps one type",
                 )
+            self._check_declared_store(target, name, declared, value)
             self.locals.setdefault(name, declared)
             self.declared.add(name)
             self.first_assign_line.setdefault(name, target.lineno)
@@ -707,6 +772,10 @@ class FunctionLowerer(
         self, node: ast.AST, name: str, target: DataType, value: Expr, declared: bool
     ) -> None:
         if declared:
+            param = self.params.get(name)
+            accumulator = name in self.accumulators or param is not None and param.role == "acc"
+            if not accumulator:  # an accumulator's stores convert (README)
+                self._check_declared_store(node, name, target, value)
             return
         line = self.first_assign_line.get(name)
         where = f"on line {line}" if line else "as a parameter"
@@ -723,6 +792,30 @@ class FunctionLowerer(
             node,
             f"{name!r} is an integer (from its first assignment {where}) but is assigned a float",
             hint=f"Declare it as a float where it starts, e.g. `{name}: float = 0`.",
+        )
+
+    def _check_declared_store(
+        self, node: ast.AST, name: str, target: DataType, value: Expr
+    ) -> None:
+        """A float stored into a variable of a declared integer type (an annotated local,
+        a parameter, the index), or a number into a declared bool: Python keeps the value
+        as it is (the Debug space too) where C++ would convert it, so it is refused."""
+        problem = declared_conversion(target, value.type)
+        if problem is None:
+            return
+        what, convert = problem
+        param = self.params.get(name)
+        if param is not None and param.role == "index":
+            kind = f"the index {name!r} (an {target.name})"
+        elif param is not None:
+            kind = f"the parameter {name!r} ({target.name})"
+        else:
+            kind = f"{name!r}, declared {target.name},"
+        self.src.error(
+            node,
+            f"{kind} is assigned {what}",
+            hint=f"Convert it with {convert}(...): C++ would do so without a word, where Python "
+            "keeps the value as it is (or use another variable for it).",
         )
 
     def _aug_assign(
@@ -829,6 +922,18 @@ class FunctionLowerer(
                     "a function annotated `-> None` cannot return a value",
                     hint="Annotate the type it returns, e.g. `-> float`, or leave it out.",
                 )
+            if isinstance(self.return_type, DataType) and isinstance(value.type, DataType):
+                problem = declared_conversion(self.return_type, value.type)
+                if problem is not None:  # as an annotated local is refused the same value
+                    what, convert = problem
+                    self.src.error(
+                        node,
+                        f"{self.src.name}() is annotated `-> {ast.unparse(self.src.tree.returns)}`"
+                        f" but returns {what}",
+                        hint=f"Convert it, `return {convert}(...)`: C++ would do so without a "
+                        "word, where Python returns the value as it is (or annotate the type it "
+                        "returns).",
+                    )
         elif self.return_type is None:
             self.return_type = value.type
         elif value.type != self.return_type:
@@ -979,14 +1084,17 @@ class FunctionLowerer(
                 if folded is not None and -(2**63) <= folded < 2**63:  # -2**63 fits
                     return ir.Const(t.int64, folded)
                 inner = self._expr(operand)
-                if isinstance(inner, ir.Const) and isinstance(op, ast.USub):
-                    return ir.Const(inner.type if inner.type != t.bool_ else t.int64, -inner.value)
+                if isinstance(inner, ir.Const):  # -(0.5), +(1 + 1): still a literal
+                    value = -inner.value if isinstance(op, ast.USub) else +inner.value
+                    return ir.Const(inner.type if inner.type != t.bool_ else t.int64, value)
                 rtype = t.int64 if inner.type == t.bool_ else inner.type
                 return ir.UnaryOp(rtype, "-" if isinstance(op, ast.USub) else "+", inner)
             case ast.UnaryOp(op=ast.Invert(), operand=operand):
                 inner = self._expr(operand)
                 if not inner.type.is_integer:
                     self.src.error(node, "~ needs an integer")
+                if isinstance(inner, ir.Const) and inner.weak:  # ~1: the literal -2
+                    return ir.Const(inner.type, ~int(inner.value))
                 return ir.UnaryOp(inner.type, "~", inner)
             case ast.BoolOp(op=op, values=values):
                 operands = [self._expr(v) for v in values]
@@ -1071,6 +1179,9 @@ class FunctionLowerer(
                 self._struct_misuse(node, operand)
         self._check_literal_arithmetic(node, op, left, right)
         self._check_literal_fits(node, left, right)
+        folded = _fold_literals(op, left, right)
+        if folded is not None:
+            return folded
         if op == "/":
             # Ints divide in float64 (Python's true division); with a float operand, the
             # type `*` takes (NumPy's: float32 / int16 is float32, float32 / int32 float64).
@@ -1542,7 +1653,7 @@ class FunctionLowerer(
                 hint=hint,
             )
         args = self._call_args(node.args)
-        function = self.helpers.get(target, call_arg_types(args))
+        function = self.helpers.get(target, call_arg_types(args), call=(self.src, node))
         return self._user_call(node, function, args, statement)
 
 
@@ -1608,6 +1719,35 @@ def _literal_int(e: Expr) -> int | None:
         if a is None or b is None:
             return None
         return _literal_result(e.op, a, b)
+    return None
+
+
+_PY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+}  # fmt: skip
+
+
+def _fold_literals(op: str, left: Expr, right: Expr) -> ir.Const | None:
+    """``left op right`` of two number literals as the literal Python computes (``1 + 1``
+    is the Python int 2, ``0.5 * 2`` the float 1.0): it stays weak, taking the type of a
+    typed operand as NumPy 2 lets a Python scalar (``v8[i] + (1 + 1)`` is an int8, as in
+    the Debug space). None when not both are number literals, or Python would raise or
+    give another kind of number (a complex); the callers have refused what an int64
+    cannot hold or Python refuses (``1 // 0``, ``2**70``) already."""
+    if not (isinstance(left, ir.Const) and isinstance(right, ir.Const)):
+        return None
+    if not (left.weak and right.weak):  # a bool's type is its own, as in this translator
+        return None
+    try:
+        value = _PY_OPERATORS[op](left.value, right.value)
+    except (ArithmeticError, ValueError, TypeError):  # 1.0 / 0, 10.0 ** 400, 1.5 & 1
+        return None
+    if type(value) is int and -(2**63) <= value < 2**63:
+        return ir.Const(t.int64, value)
+    if type(value) is float:
+        return ir.Const(t.float64, value)
     return None
 
 

@@ -16,6 +16,7 @@ call (or, for ``return``, a local of the function, whose name ends with it).
 from __future__ import annotations
 
 import ast
+import difflib
 import inspect
 import types
 from typing import TYPE_CHECKING, Any
@@ -177,7 +178,8 @@ class ClassTypeLowering:
         """``Particle(...)``: a new value of the classtype ``cls``."""
         struct = self._struct_of(cls, node)
         args = self._call_args(node.args)
-        function = self.helpers.get(vars(cls)["__init__"], call_arg_types(args), struct, "init")
+        init = vars(cls)["__init__"]
+        function = self.helpers.get(init, call_arg_types(args), struct, "init", (self.src, node))
         return self._user_call(node, function, args, statement)
 
     # ------------------------------------------------------------ calls with views and structs
@@ -250,9 +252,11 @@ class ClassTypeLowering:
             )
         if ftype is None:
             names = ", ".join(name for name, _ in struct.fields) or "none"
+            close = difflib.get_close_matches(node.attr, [name for name, _ in struct.fields], 1)
             self.src.error(
                 node,
-                f"classtype {struct.name} has no field {node.attr!r}",
+                f"classtype {struct.name} has no field {node.attr!r}"
+                + (f": did you mean {close[0]!r}?" if close else ""),
                 hint=f"Its fields ({names}) are the annotated assignments `self.f: T = ...` "
                 f"of {struct.name}.__init__.",
             )
@@ -350,7 +354,9 @@ class ClassTypeLowering:
                 hint="Kernels call a classtype's plain methods, `def m(self, ...) -> T:`.",
             )
         args = [receiver, *self._call_args(node.args)]
-        function = self.helpers.get(method, call_arg_types(args), struct, "method")
+        function = self.helpers.get(
+            method, call_arg_types(args), struct, "method", (self.src, node)
+        )
         return self._user_call(node, function, args, statement)
 
     # ------------------------------------------------------------ binding values

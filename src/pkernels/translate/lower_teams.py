@@ -66,6 +66,7 @@ class TeamLowering:
         self.outer_scopes: list[dict[str, DataType]] = []
         self.outer_declared: list[set[str]] = []  # their declared (annotated) names
         self.nonlocal_names: set[str] = set()  # the nested def's `nonlocal` names
+        self.accumulators: set[str] = set()  # a nested body's: stores convert (README)
         self.nested_kinds: list[str] = []  # the ranges (or "single") being lowered
         self.return_labels: list[str] = []
         # Conditions of the branches and loops around the statement being lowered.
@@ -345,6 +346,7 @@ class TeamLowering:
                 except TypeError as exc:
                     self.src.error(acc_arg, str(exc))
             acc = self._nested_param(acc_arg.arg, acc_type)
+            self.accumulators.add(acc_arg.arg)
         if operation == "scan":
             last_pass = self._nested_param(fn.args.args[rank + 1].arg, t.bool_)
         body = self._block(fn.body)  # type: ignore[attr-defined]
@@ -470,6 +472,7 @@ class TeamLowering:
             self.loop_depth,
             self.nonlocal_names,
             dict(self.subviews),  # a subview made in the body is the body's
+            set(self.accumulators),
         )
         self.outer_scopes.append(self.locals)
         self.outer_declared.append(self.declared)
@@ -489,6 +492,7 @@ class TeamLowering:
             self.loop_depth,
             self.nonlocal_names,
             self.subviews,
+            self.accumulators,
         ) = saved
         self.outer_scopes.pop()
         self.outer_declared.pop()

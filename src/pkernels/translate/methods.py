@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import difflib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ class _Method:
     self_name: str
     fields: list[str] = field(default_factory=list)
     calls: list[Callable[..., Any]] = field(default_factory=list)  # @pk.function methods
+    # Where each field is first read (in this method or one it calls), for messages.
+    reads: dict[str, tuple[KernelSource, ast.AST]] = field(default_factory=dict)
 
 
 def _helper_method(cls: type, source: KernelSource, node: ast.Call, name: str) -> Any:
@@ -109,6 +112,7 @@ class _Scan(ast.NodeVisitor):
             )
         if node.attr not in self.method.fields:
             self.method.fields.append(node.attr)
+            self.method.reads[node.attr] = (self.method.source, node)
 
 
 class _FieldsToParameters(ast.NodeTransformer):
@@ -150,10 +154,32 @@ def method_form(method: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
     form = _forms.get(key)
     if form is None:
         form = _build(func, type(obj))
-    fields = {
-        f"{form.__pkernels_self__}_{name}": getattr(obj, name) for name in form.__pkernels_fields__
-    }
+    fields = {}
+    for name in form.__pkernels_fields__:
+        try:
+            fields[f"{form.__pkernels_self__}_{name}"] = getattr(obj, name)
+        except AttributeError:
+            _no_such_field(form, obj, name)
     return form, fields
+
+
+def _no_such_field(form: Any, obj: Any, name: str) -> None:
+    """Refuse ``self.<name>`` that ``obj`` lacks (a typo, most often) where the kernel
+    reads it, naming the fields it has and the closest one."""
+    source, node = form.__pkernels_field_reads__[name]
+    known = sorted(
+        attr
+        for attr in {*vars(obj), *dir(type(obj))}
+        if not attr.startswith("_") and not callable(inspect.getattr_static(obj, attr, None))
+    )
+    close = difflib.get_close_matches(name, known, n=1)
+    cls = type(obj).__name__
+    source.error(
+        node,
+        f"{cls} has no field {name!r}" + (f": did you mean {close[0]!r}?" if close else ""),
+        hint=f"The fields of this {cls} object: {', '.join(known) or 'none'} (kernels read what "
+        "__init__ assigns to self.<name>).",
+    )
 
 
 def _scan(func: Callable[..., Any], cls: type) -> _Method:
@@ -185,6 +211,7 @@ def _build(func: Callable[..., Any], cls: type) -> Callable[..., Any]:
                 for name in methods[callee].fields:
                     if name not in method.fields:
                         method.fields.append(name)
+                        method.reads[name] = methods[callee].reads[name]
                         changed = True
     _check_resolution(root, cls, tuple(methods))
     for helper in methods:
@@ -247,4 +274,5 @@ def _compile(method: _Method, cls: type, methods: dict[Any, _Method]) -> Callabl
     form.__pkernels_source__ = KernelSource(form, source.filename, tree, source.indent)
     form.__pkernels_self__ = method.self_name
     form.__pkernels_fields__ = tuple(method.fields)
+    form.__pkernels_field_reads__ = dict(method.reads)
     return form

@@ -31,6 +31,17 @@ def annotation_mismatch(name: str, ann: Any, actual: Any) -> str | None:
     return None
 
 
+def declared_conversion(target: DataType, value: DataType) -> tuple[str, str] | None:
+    """What C++ would convert silently where Python keeps the value, storing a ``value``
+    into a variable (or a return) declared ``target``: (the value, as a message says it;
+    the conversion to write: "int" or "bool"); None when nothing is lost that way."""
+    if target.is_integer and value.is_float:
+        return f"a float ({value.name})", "int"
+    if target == t.bool_ and value != t.bool_:
+        return f"a number ({value.name})", "bool"
+    return None
+
+
 def is_weak(expr: Expr) -> bool:
     """A Python literal, which takes the type of the other operand (NumPy 2 rules)."""
     return isinstance(expr, Const) and expr.weak
