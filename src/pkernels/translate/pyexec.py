@@ -24,6 +24,7 @@ from ..api.decorators import marker_of
 from ..errors import TranslationError
 from .lower_lists import ListAnnotation, is_list_display, list_annotation
 from .pycode import bind_like, compile_like, module_attribute, nested_code
+from .pytyped import LocalTypes, typed_stores
 from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
 
@@ -131,18 +132,20 @@ def _binds(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     return assigned
 
 
-def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..., Any]:
+def accumulator_form(
+    func: Callable[..., Any], position: int = 1, local_types: LocalTypes | None = None
+) -> Callable[..., Any]:
     """``func`` as the Debug space runs a reduce or scan: its accumulator (the parameter
     at ``position``: the second, or the one after an MDRangePolicy's indices) comes in
     as a value and each store into it also goes to the cell given as ``__pk_acc=``
-    (:func:`mirror_accumulator`)."""
+    (:func:`mirror_accumulator`); stores into its locals convert to ``local_types``."""
     source = KernelSource.of(func)
     # A copy: the tree is the one the compiled spaces translate (cached per lambda and
     # workload method), which must keep its accumulator and annotations.
     tree = copy.deepcopy(source.tree)
     acc_name = tree.args.args[position].arg
     prepare_helpers(func)
-    tree.body = debug_rewrite(func, tree.body)
+    tree.body, cells = debug_rewrite(func, tree.body, local_types)
     mirror_accumulator(tree, acc_name)
     new_tree = ast.FunctionDef(
         name=tree.name,
@@ -157,7 +160,8 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
         arg.annotation = None  # pk.Acc[...] etc. mean nothing to plain Python
     # Compiled with the workunit's free variables and bound to its closure cells: a
     # workunit defined in a function reads what it captured, as the original does.
-    return bind_like(compile_like(new_tree, source.filename, func.__code__), func)
+    code = compile_like(new_tree, source.filename, func.__code__, tuple(cells))
+    return bind_like(code, func, cells)
 
 
 class BareMathNames(ast.NodeTransformer):
@@ -206,39 +210,52 @@ def bare_math_module(name: str) -> str:
     return "pkernels" if hasattr(kernel_builtins, name) else "math"
 
 
-def python_form(func: Callable[..., Any]) -> Callable[..., Any]:
+def python_form(
+    func: Callable[..., Any], local_types: LocalTypes | None = None
+) -> Callable[..., Any]:
     """``func`` as the Debug space calls it: itself, or a copy reading the math functions
-    it calls bare and making its list locals as the compiled kernel does (see
+    it calls bare, making its list locals as the compiled kernel does and converting
+    each store into a local to its kernel type (``local_types``; see
     :func:`debug_rewrite`)."""
     prepare_helpers(func)
     try:
         source = KernelSource.of(func)
     except TranslationError:  # no source to read (exec, a prompt): it runs as it is
         return func
-    if not needs_debug_rewrite(func, source.tree):
-        return func
     tree = copy.deepcopy(source.tree)
     for arg in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]:
         arg.annotation = None
     tree.returns = None
-    tree.body = debug_rewrite(func, tree.body)
-    form = bind_like(compile_like(tree, source.filename, func.__code__), func)
+    tree.body, cells = debug_rewrite(func, tree.body, local_types)
+    if not cells and not needs_debug_rewrite(func, source.tree):
+        return func  # nothing to change: the function itself
+    form = bind_like(compile_like(tree, source.filename, func.__code__, tuple(cells)), func, cells)
     form.__annotations__ = dict(func.__annotations__)
     return form
 
 
 def needs_debug_rewrite(func: Callable[..., Any], tree: ast.FunctionDef) -> bool:
-    """Whether :func:`debug_rewrite` changes ``func`` (whose def is ``tree``)."""
+    """Whether :func:`debug_rewrite` changes ``func`` (whose def is ``tree``) other than
+    by typed stores."""
     return bool(bare_math_names(func)) or any(_list_made(node) for node in ast.walk(tree))
 
 
-def debug_rewrite(func: Callable[..., Any], body: list[ast.stmt]) -> list[ast.stmt]:
+def debug_rewrite(
+    func: Callable[..., Any], body: list[ast.stmt], local_types: LocalTypes | None = None
+) -> tuple[list[ast.stmt], dict[str, types.CellType]]:
     """The statements of ``func``'s (copied) def as the Debug space runs them: math
     functions called bare read as the translator reads them (:class:`BareMathNames`),
-    list locals made as typed arrays (:class:`ListLocals`)."""
+    list locals made as typed arrays (:class:`ListLocals`), stores into the scalar locals
+    of ``local_types`` converted to their types (``pytyped.typed_stores``); and the cells
+    of what the new statements read by name (for ``pycode.bind_like``)."""
     bare = BareMathNames(bare_math_names(func))
     lists = ListLocals(func)
-    return [bare.visit(lists.visit(stmt)) for stmt in body]
+    body = [bare.visit(lists.visit(stmt)) for stmt in body]
+    cells: dict[str, types.CellType] = {}
+    if local_types is not None:
+        body, converters = typed_stores(body, local_types)
+        cells |= {name: types.CellType(value) for name, value in converters.items()}
+    return body, cells
 
 
 class ListLocals(ast.NodeTransformer):
