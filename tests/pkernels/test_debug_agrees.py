@@ -1,9 +1,11 @@
 """The Debug space agrees with the compiled spaces: it refuses what the translator refuses
-(at the first dispatch of each argument signature), and its scalar locals hold their
-kernel types (each store converts, as into a C++ variable). Results are compared with
-OpenMP and with NumPy."""
+(at the first dispatch of each argument signature), its scalar locals hold their kernel
+types (each store converts, as into a C++ variable), and ``@pk.function`` helpers make
+their list locals as typed arrays. Results are compared with OpenMP and with NumPy."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -253,3 +255,45 @@ def test_a_reduce_body_converts_its_locals(space):
     v16 = np.array([30000, -20000, 5], np.int16)
     total = pk.parallel_reduce(pk.RangePolicy(space, 0, 3), product_total, v16=v16)
     assert total == int(v16.astype(np.int64).sum()) * 1000
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+HELPERS = """
+from typing import List
+
+import pkernels as pk
+
+@pk.function
+def truncated(a: float) -> float:
+    v: List[int] = [0, 0]
+    v[0] = a  # an int element: truncated, as into an int64 view
+    return v[0] + 0.5
+
+@pk.function
+def rooted(a: float, b: float) -> float:
+    w = [a, b]
+    return sqrt(w[0] * w[0] + w[1] * w[1])  # bare, no import: as PyKokkos reads it
+
+@pk.function
+def outer(a: float) -> float:
+    return truncated(a) * 2  # no list itself: calls a helper that makes one
+
+@pk.workunit
+def uses_helpers(i, x, out):
+    out[i, 0] = truncated(x[i])
+    out[i, 1] = rooted(x[i], 1.0)
+    out[i, 2] = outer(x[i])
+"""
+
+
+@pytest.mark.parametrize("space", [pk.Debug, pk.OpenMP], ids=["Debug", "OpenMP"])
+def test_helpers_make_typed_list_locals_and_read_bare_math(space, make_module):
+    module = make_module(HELPERS)
+    x = np.array([1.75, -2.5, 3.25])
+    out = np.zeros((3, 3))
+    pk.parallel_for(pk.RangePolicy(space, 0, 3), module.uses_helpers, x=x, out=out)
+    assert out[:, 0].tolist() == [1.5, -1.5, 3.5]  # trunc(x) + 0.5
+    assert out[:, 1].tolist() == [math.sqrt(v * v + 1.0) for v in x]
+    assert out[:, 2].tolist() == [3.0, -3.0, 7.0]
+    assert module.truncated(1.75) == 2.25  # called from host code: Python's list, as written

@@ -5,7 +5,8 @@ accumulator also goes to a one-element list, its cell (:func:`mirror_accumulator
 copy of the function compiled with the original file name and line numbers (tracebacks
 and pdb point at the user's source). A math function the kernel calls bare, without an import
 (``sqrt(x)``, as PyKokkos lets kernels write), is read as the compiled kernel reads it
-(``pk.sqrt``) in such a copy too.
+(``pk.sqrt``) in such a copy too; list locals are typed arrays there, in the kernel and
+in the ``@pk.function`` helpers it calls (each a copy of its own, :func:`helper_cells`).
 """
 
 from __future__ import annotations
@@ -245,13 +246,16 @@ def debug_rewrite(
 ) -> tuple[list[ast.stmt], dict[str, types.CellType]]:
     """The statements of ``func``'s (copied) def as the Debug space runs them: math
     functions called bare read as the translator reads them (:class:`BareMathNames`),
-    list locals made as typed arrays (:class:`ListLocals`), stores into the scalar locals
-    of ``local_types`` converted to their types (``pytyped.typed_stores``); and the cells
-    of what the new statements read by name (for ``pycode.bind_like``)."""
+    list locals made as typed arrays (:class:`ListLocals`), helpers that make list
+    locals called as such forms of their own (:class:`HelperCalls`), stores into the
+    scalar locals of ``local_types`` converted to their types (``pytyped.typed_stores``); and
+    the cells of what the new statements read by name (for ``pycode.bind_like``)."""
     bare = BareMathNames(bare_math_names(func))
     lists = ListLocals(func)
-    body = [bare.visit(lists.visit(stmt)) for stmt in body]
-    cells: dict[str, types.CellType] = {}
+    helpers = helper_cells(func)
+    calls = HelperCalls(set(helpers))
+    body = [calls.visit(bare.visit(lists.visit(stmt))) for stmt in body]
+    cells = {f"{HELPER_PREFIX}{name}": cell for name, cell in helpers.items()}
     if local_types is not None:
         body, converters = typed_stores(body, local_types)
         cells |= {name: types.CellType(value) for name, value in converters.items()}
@@ -364,6 +368,116 @@ def _element_dtype(values: list[Any]) -> np.dtype:
 
 
 _PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+HELPER_PREFIX = "__pk_fn_"  # the name a Debug form reads a helper's own form under
+
+
+class HelperCalls(ast.NodeTransformer):
+    """``helper(...)`` -> ``__pk_fn_helper(...)`` for the helpers ``names`` (called by
+    name) that the Debug space runs as forms of their own (:func:`helper_cells`)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        outer = self.names  # a nested body's own local of that name is not the helper
+        self.names = {name for name in outer if not _binds(node, name)}
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.names = outer
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id not in self.names or not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(ast.Name(id=HELPER_PREFIX + node.id, ctx=ast.Load()), node)
+
+
+def helper_cells(func: Callable[..., Any]) -> dict[str, types.CellType]:
+    """The ``@pk.function`` helpers ``func`` calls by name whose Debug form is not the
+    helper itself, each as the cell holding that form, by the name ``func`` calls it by.
+
+    A helper making a list local (or calling one that does, at any depth) runs as a copy
+    making it as compiled kernels do, a typed array (:class:`ListLocals`); the helper
+    itself, which host code may call too, keeps Python's lists. A helper called through
+    a module attribute (``mod.helper(x)``) runs as it is."""
+    called = _called_helpers(func)
+    if not called:
+        return {}
+    graph: dict[Any, dict[str, Any]] = {}
+    pending = list(called.values())
+    while pending:  # every helper reachable from func, and what each calls
+        helper = pending.pop()
+        if helper not in graph:
+            graph[helper] = _called_helpers(helper)
+            pending += graph[helper].values()
+    needs = {h for h in graph if _makes_lists(h)}
+    grown = True
+    while grown:  # and the helpers calling those, at any depth (recursion included)
+        grown = False
+        for helper, calls in graph.items():
+            if helper not in needs and any(c in needs for c in calls.values()):
+                needs.add(helper)
+                grown = True
+    for helper in needs:
+        _helper_form_cell(helper, graph[helper], needs)
+    return {name: _helper_forms[h][1] for name, h in called.items() if h in needs}
+
+
+# A helper's Debug form, by helper: the code it was made from and the cell holding it.
+_helper_forms: dict[Any, tuple[types.CodeType, types.CellType]] = {}
+
+
+def _helper_form_cell(helper: Any, calls: dict[str, Any], needs: set[Any]) -> types.CellType:
+    """The cell of ``helper``'s Debug form (made now unless made from its current
+    code); the cells of the helpers it calls exist before any is filled, so helpers
+    calling each other find each other's forms."""
+    found = _helper_forms.get(helper)
+    if found is not None and found[0] is helper.__code__:
+        return found[1]
+    cell = types.CellType()
+    _helper_forms[helper] = (helper.__code__, cell)
+    try:
+        for callee in calls.values():
+            if callee in needs:
+                _helper_form_cell(callee, _called_helpers(callee), needs)
+        source = KernelSource.of(helper)
+        tree = copy.deepcopy(source.tree)
+        tree.body, cells = debug_rewrite(helper, tree.body)
+        code = compile_like(tree, source.filename, helper.__code__, tuple(cells))
+    except BaseException:
+        del _helper_forms[helper]  # no empty cell left for a later dispatch
+        raise
+    form = bind_like(code, helper, cells)
+    form.__annotations__ = dict(helper.__annotations__)
+    cell.cell_contents = form
+    return cell
+
+
+def _called_helpers(func: Callable[..., Any]) -> dict[str, Any]:
+    """The ``@pk.function`` helpers (with source) ``func`` reads by name: name -> helper."""
+    found = {}
+    own = func.__code__.co_varnames  # a local or parameter of that name is not the helper
+    for name in _global_names(func.__code__) - set(own):
+        helper = resolve(func, name)
+        marker = marker_of(helper)
+        if marker is not None and marker.kind == "function" and _has_source(helper):
+            found[name] = helper
+    return found
+
+
+def _makes_lists(helper: Any) -> bool:
+    tree = KernelSource.of(helper).tree
+    return any(_list_made(node) for node in ast.walk(tree))
+
+
+def _has_source(func: Callable[..., Any]) -> bool:
+    try:
+        KernelSource.of(func)
+    except TranslationError:
+        return False
+    return True
 
 
 def prepare_helpers(func: Callable[..., Any], seen: set[Any] | None = None) -> None:
