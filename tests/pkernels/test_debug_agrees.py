@@ -219,6 +219,29 @@ def test_declared_narrow_locals_round_and_wrap_at_each_store(space):
 
 
 @pk.workunit
+def wrapped_products(i, a: pk.View1D[pk.int64], b: pk.View1D[pk.int64], out):
+    p: pk.int32 = a[i] * b[i]  # the int64 product wraps into int32 at the store
+    q = a[i] * b[i] * b[i]  # an int64 local: wraps as int64
+    out[i, 0] = p
+    out[i, 1] = q
+    out[i, 2] = p + i  # a repeated value: the same int32 local each time
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # NumPy's, on Debug
+@pytest.mark.parametrize("space", [pk.Debug, pk.OpenMP], ids=["Debug", "OpenMP"])
+def test_integer_stores_wrap_as_in_c(space):
+    # Debug reads int64 elements as Python ints: their product is exact until the store.
+    a = np.array([2**40, 3, 70000, 2**40], np.int64)
+    b = np.array([2**30, 5, 70000, 2**30], np.int64)
+    out = _run(space, wrapped_products, 4, a=a, b=b, out=np.zeros((4, 3), np.int64))
+    with np.errstate(over="ignore"):
+        p = (a * b).astype(np.int32)
+        q = a * b * b
+    assert out[:, 0].tolist() == p.tolist() and out[:, 1].tolist() == q.tolist()
+    assert out[:, 2].tolist() == (p.astype(np.int64) + np.arange(4)).tolist()
+
+
+@pk.workunit
 def team_accumulated(team_member: pk.TeamMember, f32: pk.View1D[pk.float32], out, n: int):
     r: int = team_member.league_rank()
 

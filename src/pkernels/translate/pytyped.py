@@ -149,18 +149,33 @@ def store_as(kind: DataType) -> Callable[[Any], Any]:
 
         return to_float
     low, high = int(np.iinfo(np_type).min), int(np.iinfo(np_type).max)
+    # NumPy makes a scalar of a Python int slowly (~5x an addition); the indices and
+    # counters a kernel stores repeat, so the first few thousand are kept (scalars are
+    # immutable: sharing one is safe).
+    made: dict[int, Any] = {}
 
     def to_int(value: Any) -> Any:
         cls = value.__class__
         if cls is np_type:
             return value
-        if cls is int and not low <= value <= high:
+        if cls is int:
+            found = made.get(value)
+            if found is not None:
+                return found
+            if low <= value <= high:
+                found = np_type(value)
+                if len(made) < _KEPT_INTS:
+                    made[value] = found
+                return found
             value = np.uint64(value & _MASK64)  # C's modular conversion
         elif cls is float:
             value = np.float64(value)  # truncated toward zero, as C converts
         return np_type(value)
 
     return to_int
+
+
+_KEPT_INTS = 4096  # scalars kept per integer type (see store_as)
 
 
 def _wrapped(value: int) -> np.int64:
