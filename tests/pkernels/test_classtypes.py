@@ -514,9 +514,16 @@ def test_alias_error_suggests_a_copy(make_module) -> None:
     assert "Make the copy explicit with the constructor, `P(...)`" in info.value.hint
 
 
-def test_the_debug_space_runs_what_translation_refuses(make_module) -> None:
-    """Python itself runs these (the errors are about what C++ could not do the same)."""
+def test_the_debug_space_refuses_what_translation_refuses(make_module) -> None:
+    """Python itself could run these, but a program checked on Debug must not fail on
+    OpenMP: the Debug space raises the translator's error at the first dispatch."""
     module = make_module(BAD)
     out = np.zeros(2)
-    pk.parallel_for(_range(pk.Debug, 2), module.alias, out=out)
-    assert out.tolist() == [1.0, 1.0]
+    errors = []
+    for space in (pk.Debug, pk.OpenMP):
+        with pytest.raises(pk.TranslationError) as info:
+            pk.parallel_for(_range(space, 2), module.alias, out=out)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    assert "would share one P object in Python but copy it in C++" in errors[0]
+    assert out.tolist() == [0.0, 0.0]  # nothing ran

@@ -41,7 +41,8 @@ from . import hooks
 from .hooks import BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
 from .marshal import argument_type, signature_key
-from .python_arguments import check_python_arguments
+from .python_arguments import check_argument_values
+from .python_forms import checked_form
 from .python_teams import run_nested_in_python, run_team_in_python
 
 
@@ -603,9 +604,6 @@ def _last_line(code: types.CodeType) -> int:
     return last
 
 
-_python_forms: dict[Any, Callable[..., Any]] = {}
-
-
 def run_in_python(
     workunit: Callable[..., Any],
     operation: str,
@@ -614,40 +612,47 @@ def run_in_python(
     reducer: Reducer = Sum,
 ) -> Any:
     """The ``Debug`` space: the body as plain Python, index by index (an MDRangePolicy's
-    index tuples in row-major order); a reduce's accumulator starts at the reducer's
-    identity (one accumulator: the body's own updates are the reduction)."""
+    index tuples in row-major order), after the translator's checks (python_forms); a
+    reduce's accumulator starts at the reducer's identity (one accumulator: the body's
+    own updates are the reduction)."""
+    rank = policy.rank if isinstance(policy, MDRangePolicy) else 1
+    if operation == "for":
+        body = checked_form(
+            workunit,
+            operation,
+            kwargs,
+            rank,
+            reducer,
+            lambda local_types: python_form(workunit, local_types),
+        )
+    else:
+        body = checked_form(
+            workunit,
+            operation,
+            kwargs,
+            rank,
+            reducer,
+            lambda local_types: accumulator_form(workunit, rank, local_types),
+        )
+    check_argument_values(workunit, kwargs)
+    kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     if isinstance(policy, MDRangePolicy):
-        rank = policy.rank
-        _check_arguments(workunit, operation, kwargs, rank)
-        check_python_arguments(workunit, kwargs)
-        kwargs = {name: _as_view(value) for name, value in kwargs.items()}
         boxes = itertools.product(*map(range, policy.begins, policy.ends))
         if operation == "for":
-            body = _python_call_form(workunit)
             for index in boxes:
                 body(*index, **kwargs)
             return None
         assert operation == "reduce"
-        body = _python_forms.get((workunit, rank))
-        if body is None:
-            body = _python_forms[(workunit, rank)] = accumulator_form(workunit, rank)
         start, kind = _start_and_type(reducer, workunit, rank)
         acc = debug_cell(reducer, start)
         for index in boxes:
             body(*index, acc[0], __pk_acc=acc, **kwargs)
         return reducer.value_of(acc[0], kind)
-    _check_arguments(workunit, operation, kwargs)
-    check_python_arguments(workunit, kwargs)
-    kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     indices = range(policy.begin, policy.end)
     if operation == "for":
-        body = _python_call_form(workunit)
         for i in indices:
             body(i, **kwargs)
         return None
-    body = _python_forms.get(workunit)
-    if body is None:
-        body = _python_forms[workunit] = accumulator_form(workunit)
     start, kind = _start_and_type(reducer, workunit, 1)
     acc = debug_cell(reducer, start)
     scan = (True,) if operation == "scan" else ()
@@ -656,19 +661,6 @@ def run_in_python(
     # The compiled spaces return a Python int/float/bool; so does this one (not a NumPy
     # scalar picked up from a view element).
     return reducer.value_of(acc[0], kind)
-
-
-_python_call_forms: dict[Callable[..., Any], tuple[Any, Callable[..., Any]]] = {}
-
-
-def _python_call_form(workunit: Callable[..., Any]) -> Callable[..., Any]:
-    """What the Debug space calls for a parallel_for: the workunit, or its copy reading
-    bare math names as compiled kernels do (pyexec.python_form); made again when the
-    workunit's code changed (pkdb's hotswap)."""
-    found = _python_call_forms.get(workunit)
-    if found is None or found[0] is not workunit.__code__:
-        found = _python_call_forms[workunit] = (workunit.__code__, python_form(workunit))
-    return found[1]
 
 
 _WIDE = (np.dtype(np.float64), np.dtype(np.bool_))

@@ -4,7 +4,8 @@ Plain Python would run a kernel on a list, a float16 array or a float for an ``i
 parameter, and a program checked on Debug would then fail on OpenMP: the same
 arguments are refused here, with the compiled spaces' errors (``DispatchError`` for what
 no kernel takes, ``ArgumentTypeError`` at the parameter for a value its annotation
-refuses). What only translation sees (a view indexed with the wrong rank) is not.
+refuses). Types are checked once per argument signature (python_forms, before the
+translator's own checks), the values of integers at every dispatch.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from ..translate.typing_rules import annotation_mismatch
 from .marshal import INT_RANGES, argument_type
 
 
-def check_python_arguments(workunit: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-    """Raise what a compiled space would raise for these keyword arguments."""
+def check_argument_types(workunit: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    """Raise what a compiled space would raise for the types of these arguments (once
+    per argument signature: see python_forms)."""
     annotations = _annotations(workunit)
     for name, value in kwargs.items():
         actual = argument_type(name, value)
@@ -34,9 +36,16 @@ def check_python_arguments(workunit: Callable[..., Any], kwargs: dict[str, Any])
             source = KernelSource.of(workunit)
             arg = next((a for a in source.tree.args.args if a.arg == name), None)
             source.error(arg, problem, kind=ArgumentTypeError)
+
+
+def check_argument_values(workunit: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    """Raise what a compiled space would raise for the values of these arguments (at
+    every dispatch): an integer the kernel's integer type cannot hold."""
+    for name, value in kwargs.items():
         if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
             # The integer type the kernel holds it in: its annotation's, else its own.
-            held = wanted if isinstance(wanted, DataType) else actual
+            wanted = _annotations(workunit).get(name)
+            held = wanted if isinstance(wanted, DataType) else argument_type(name, value)
             if held.is_integer:
                 low, high = INT_RANGES[held.name]
                 if not low <= int(value) <= high:

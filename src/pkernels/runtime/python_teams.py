@@ -38,6 +38,7 @@ import numpy as np
 from ..api.teams import SCRATCH_ALIGNMENT, NestedRange, TeamMember, TeamPolicy
 from ..api.types import float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
+from ..translate.kernel import TEAM
 from ..translate.pycode import bind_like, compile_like
 from ..translate.pyexec import (
     BareMathNames,
@@ -46,6 +47,7 @@ from ..translate.pyexec import (
     mirror_accumulator,
     prepare_helpers,
 )
+from ..translate.pytyped import LocalTypes
 from ..translate.source import KernelSource
 
 # -- running a TeamPolicy ---------------------------------------------------------------
@@ -59,17 +61,24 @@ def run_team_in_python(
     order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
     (each member starting from its identity)."""
     from ..api.reducers import Sum
-    from .dispatch import _as_view, _check_arguments, _start_and_type, debug_cell
-    from .python_arguments import check_python_arguments
+    from .dispatch import _as_view, _start_and_type, debug_cell
+    from .python_arguments import check_argument_values
+    from .python_forms import checked_form
 
     reducer = reducer or Sum
 
     assert operation in ("for", "reduce"), operation
     assert isinstance(policy, TeamPolicy)
-    _check_arguments(workunit, operation, kwargs, rank=0)
-    check_python_arguments(workunit, kwargs)
+    form = checked_form(
+        workunit,
+        operation,
+        kwargs,
+        TEAM,
+        reducer,
+        lambda local_types: _team_form(workunit, operation, local_types),
+    )
+    check_argument_values(workunit, kwargs)
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
-    form = _team_form(workunit, operation)
     team_size = policy.resolved_team_size()
     # One scratch buffer per level for the whole dispatch: each team gets it in turn
     # (not zeroed between teams, as scratch memory is not on a device).
@@ -438,31 +447,29 @@ def _box_share(nested: NestedRange, team_size: int, rank: int) -> Iterable[tuple
 
 # -- Python forms of kernels ----------------------------------------------------------
 
-_team_forms: dict[tuple[Any, str], Callable[..., Any]] = {}
 # Nested defs of compiled forms, by their code object: a nested body's rewrite starts
 # from the form's syntax tree (a workload method's form reads `self_a`, not `self.a`).
 _nested_defs: dict[types.CodeType, ast.FunctionDef] = {}
 _nested_forms: dict[tuple[types.CodeType, int], tuple[types.CodeType, type]] = {}
 
 
-def _team_form(workunit: Callable[..., Any], operation: str) -> Callable[..., Any]:
+def _team_form(
+    workunit: Callable[..., Any], operation: str, local_types: LocalTypes | None = None
+) -> Callable[..., Any]:
     """The workunit as the Debug space runs it: ``s: pk.ScratchView1D[T] =
-    pk.ScratchView1D(...)`` passes ``dtype=T`` to the constructor and, for reduce, the
-    accumulator's stores also go to its cell (``pyexec.mirror_accumulator``)."""
-    key = (workunit, operation)
-    form = _team_forms.get(key)
-    if form is None:
-        source = KernelSource.of(workunit)
-        tree = copy.deepcopy(source.tree)
-        _strip_annotations(tree)
-        tree.body = [_ScratchElementType().visit(stmt) for stmt in tree.body]
-        prepare_helpers(workunit)
-        tree.body = debug_rewrite(workunit, tree.body)
-        if operation == "reduce":
-            mirror_accumulator(tree, tree.args.args[1].arg)
-        code = _compile_def(tree, source.filename, workunit.__code__)
-        form = _team_forms[key] = _bind(code, workunit)
-    return form
+    pk.ScratchView1D(...)`` passes ``dtype=T`` to the constructor, stores into locals
+    convert to ``local_types`` and, for reduce, the accumulator's stores also go to its cell
+    (``pyexec.mirror_accumulator``)."""
+    source = KernelSource.of(workunit)
+    tree = copy.deepcopy(source.tree)
+    _strip_annotations(tree)
+    tree.body = [_ScratchElementType().visit(stmt) for stmt in tree.body]
+    prepare_helpers(workunit)
+    tree.body, cells = debug_rewrite(workunit, tree.body, local_types)
+    if operation == "reduce":
+        mirror_accumulator(tree, tree.args.args[1].arg)
+    code = _compile_def(tree, source.filename, workunit.__code__, tuple(cells))
+    return bind_like(code, workunit, cells)
 
 
 def _nested_acc_form(
@@ -514,9 +521,11 @@ def _strip_annotations(tree: ast.FunctionDef) -> None:
     tree.returns = None
 
 
-def _compile_def(tree: ast.FunctionDef, filename: str, original: types.CodeType) -> types.CodeType:
+def _compile_def(
+    tree: ast.FunctionDef, filename: str, original: types.CodeType, extra: tuple[str, ...] = ()
+) -> types.CodeType:
     """:func:`compile_like`, remembering the defs nested in ``tree`` by code object."""
-    code = compile_like(tree, filename, original)
+    code = compile_like(tree, filename, original, extra)
     _index_nested_defs(tree, code)
     return code
 

@@ -16,12 +16,18 @@ from typing import Any
 _FUTURE_FLAGS = __future__.annotations.compiler_flag
 
 
-def compile_like(tree: ast.FunctionDef, filename: str, original: types.CodeType) -> types.CodeType:
+def compile_like(
+    tree: ast.FunctionDef,
+    filename: str,
+    original: types.CodeType,
+    extra: tuple[str, ...] = (),
+) -> types.CodeType:
     """Compile the def ``tree`` (with the file name and line numbers it has) into a code
-    object whose free variables are named as ``original``'s: a nested def is compiled
-    inside a generated function that has them as parameters. Nothing is run (no ``def``
+    object whose free variables are named as ``original``'s, plus the names ``extra`` the
+    rewritten tree reads (cells :func:`bind_like` fills): a nested def is compiled inside
+    a generated function that has them as parameters. Nothing is run (no ``def``
     executes, so a debugger's breakpoint on the def line does not stop)."""
-    freevars = original.co_freevars
+    freevars = original.co_freevars + tuple(n for n in extra if n not in original.co_freevars)
     node: ast.stmt = tree
     if freevars:
         outer = ast.FunctionDef(
@@ -55,10 +61,15 @@ def _code_named(code: types.CodeType, name: str) -> types.CodeType:
     raise AssertionError(f"no code object {name!r} in {code!r}")
 
 
-def bind_like(code: types.CodeType, like: Callable[..., Any]) -> Callable[..., Any]:
+def bind_like(
+    code: types.CodeType, like: Callable[..., Any], extra: dict[str, types.CellType] | None = None
+) -> Callable[..., Any]:
     """A function of ``code`` with ``like``'s globals, defaults and closure cells
-    (matched by name)."""
+    (matched by name), and the cells ``extra`` names for what the rewritten code reads
+    (see :func:`compile_like`)."""
     cells = dict(zip(like.__code__.co_freevars, like.__closure__ or (), strict=True))
+    for name, cell in (extra or {}).items():
+        cells.setdefault(name, cell)
     closure = tuple(cells[name] if name in cells else types.CellType() for name in code.co_freevars)
     func = types.FunctionType(
         code, like.__globals__, like.__name__, like.__defaults__, closure or None

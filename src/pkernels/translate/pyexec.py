@@ -5,7 +5,8 @@ accumulator also goes to a one-element list, its cell (:func:`mirror_accumulator
 copy of the function compiled with the original file name and line numbers (tracebacks
 and pdb point at the user's source). A math function the kernel calls bare, without an import
 (``sqrt(x)``, as PyKokkos lets kernels write), is read as the compiled kernel reads it
-(``pk.sqrt``) in such a copy too.
+(``pk.sqrt``) in such a copy too; list locals are typed arrays there, in the kernel and
+in the ``@pk.function`` helpers it calls (each a copy of its own, :func:`helper_cells`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..api.decorators import marker_of
 from ..errors import TranslationError
 from .lower_lists import ListAnnotation, is_list_display, list_annotation
 from .pycode import bind_like, compile_like, module_attribute, nested_code
+from .pytyped import LocalTypes, typed_stores
 from .source import KernelSource, closure_of, resolve
 from .typing_rules import BARE_MATH
 
@@ -131,18 +133,20 @@ def _binds(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     return assigned
 
 
-def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..., Any]:
+def accumulator_form(
+    func: Callable[..., Any], position: int = 1, local_types: LocalTypes | None = None
+) -> Callable[..., Any]:
     """``func`` as the Debug space runs a reduce or scan: its accumulator (the parameter
     at ``position``: the second, or the one after an MDRangePolicy's indices) comes in
     as a value and each store into it also goes to the cell given as ``__pk_acc=``
-    (:func:`mirror_accumulator`)."""
+    (:func:`mirror_accumulator`); stores into its locals convert to ``local_types``."""
     source = KernelSource.of(func)
     # A copy: the tree is the one the compiled spaces translate (cached per lambda and
     # workload method), which must keep its accumulator and annotations.
     tree = copy.deepcopy(source.tree)
     acc_name = tree.args.args[position].arg
     prepare_helpers(func)
-    tree.body = debug_rewrite(func, tree.body)
+    tree.body, cells = debug_rewrite(func, tree.body, local_types)
     mirror_accumulator(tree, acc_name)
     new_tree = ast.FunctionDef(
         name=tree.name,
@@ -157,7 +161,8 @@ def accumulator_form(func: Callable[..., Any], position: int = 1) -> Callable[..
         arg.annotation = None  # pk.Acc[...] etc. mean nothing to plain Python
     # Compiled with the workunit's free variables and bound to its closure cells: a
     # workunit defined in a function reads what it captured, as the original does.
-    return bind_like(compile_like(new_tree, source.filename, func.__code__), func)
+    code = compile_like(new_tree, source.filename, func.__code__, tuple(cells))
+    return bind_like(code, func, cells)
 
 
 class BareMathNames(ast.NodeTransformer):
@@ -206,39 +211,55 @@ def bare_math_module(name: str) -> str:
     return "pkernels" if hasattr(kernel_builtins, name) else "math"
 
 
-def python_form(func: Callable[..., Any]) -> Callable[..., Any]:
+def python_form(
+    func: Callable[..., Any], local_types: LocalTypes | None = None
+) -> Callable[..., Any]:
     """``func`` as the Debug space calls it: itself, or a copy reading the math functions
-    it calls bare and making its list locals as the compiled kernel does (see
+    it calls bare, making its list locals as the compiled kernel does and converting
+    each store into a local to its kernel type (``local_types``; see
     :func:`debug_rewrite`)."""
     prepare_helpers(func)
     try:
         source = KernelSource.of(func)
     except TranslationError:  # no source to read (exec, a prompt): it runs as it is
         return func
-    if not needs_debug_rewrite(func, source.tree):
-        return func
     tree = copy.deepcopy(source.tree)
     for arg in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]:
         arg.annotation = None
     tree.returns = None
-    tree.body = debug_rewrite(func, tree.body)
-    form = bind_like(compile_like(tree, source.filename, func.__code__), func)
+    tree.body, cells = debug_rewrite(func, tree.body, local_types)
+    if not cells and not needs_debug_rewrite(func, source.tree):
+        return func  # nothing to change: the function itself
+    form = bind_like(compile_like(tree, source.filename, func.__code__, tuple(cells)), func, cells)
     form.__annotations__ = dict(func.__annotations__)
     return form
 
 
 def needs_debug_rewrite(func: Callable[..., Any], tree: ast.FunctionDef) -> bool:
-    """Whether :func:`debug_rewrite` changes ``func`` (whose def is ``tree``)."""
+    """Whether :func:`debug_rewrite` changes ``func`` (whose def is ``tree``) other than
+    by typed stores."""
     return bool(bare_math_names(func)) or any(_list_made(node) for node in ast.walk(tree))
 
 
-def debug_rewrite(func: Callable[..., Any], body: list[ast.stmt]) -> list[ast.stmt]:
+def debug_rewrite(
+    func: Callable[..., Any], body: list[ast.stmt], local_types: LocalTypes | None = None
+) -> tuple[list[ast.stmt], dict[str, types.CellType]]:
     """The statements of ``func``'s (copied) def as the Debug space runs them: math
     functions called bare read as the translator reads them (:class:`BareMathNames`),
-    list locals made as typed arrays (:class:`ListLocals`)."""
+    list locals made as typed arrays (:class:`ListLocals`), helpers that make list
+    locals called as such forms of their own (:class:`HelperCalls`), stores into the
+    scalar locals of ``local_types`` converted to their types (``pytyped.typed_stores``); and
+    the cells of what the new statements read by name (for ``pycode.bind_like``)."""
     bare = BareMathNames(bare_math_names(func))
     lists = ListLocals(func)
-    return [bare.visit(lists.visit(stmt)) for stmt in body]
+    helpers = helper_cells(func)
+    calls = HelperCalls(set(helpers))
+    body = [calls.visit(bare.visit(lists.visit(stmt))) for stmt in body]
+    cells = {f"{HELPER_PREFIX}{name}": cell for name, cell in helpers.items()}
+    if local_types is not None:
+        body, converters = typed_stores(body, local_types)
+        cells |= {name: types.CellType(value) for name, value in converters.items()}
+    return body, cells
 
 
 class ListLocals(ast.NodeTransformer):
@@ -347,6 +368,116 @@ def _element_dtype(values: list[Any]) -> np.dtype:
 
 
 _PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+HELPER_PREFIX = "__pk_fn_"  # the name a Debug form reads a helper's own form under
+
+
+class HelperCalls(ast.NodeTransformer):
+    """``helper(...)`` -> ``__pk_fn_helper(...)`` for the helpers ``names`` (called by
+    name) that the Debug space runs as forms of their own (:func:`helper_cells`)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        outer = self.names  # a nested body's own local of that name is not the helper
+        self.names = {name for name in outer if not _binds(node, name)}
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.names = outer
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id not in self.names or not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(ast.Name(id=HELPER_PREFIX + node.id, ctx=ast.Load()), node)
+
+
+def helper_cells(func: Callable[..., Any]) -> dict[str, types.CellType]:
+    """The ``@pk.function`` helpers ``func`` calls by name whose Debug form is not the
+    helper itself, each as the cell holding that form, by the name ``func`` calls it by.
+
+    A helper making a list local (or calling one that does, at any depth) runs as a copy
+    making it as compiled kernels do, a typed array (:class:`ListLocals`); the helper
+    itself, which host code may call too, keeps Python's lists. A helper called through
+    a module attribute (``mod.helper(x)``) runs as it is."""
+    called = _called_helpers(func)
+    if not called:
+        return {}
+    graph: dict[Any, dict[str, Any]] = {}
+    pending = list(called.values())
+    while pending:  # every helper reachable from func, and what each calls
+        helper = pending.pop()
+        if helper not in graph:
+            graph[helper] = _called_helpers(helper)
+            pending += graph[helper].values()
+    needs = {h for h in graph if _makes_lists(h)}
+    grown = True
+    while grown:  # and the helpers calling those, at any depth (recursion included)
+        grown = False
+        for helper, calls in graph.items():
+            if helper not in needs and any(c in needs for c in calls.values()):
+                needs.add(helper)
+                grown = True
+    for helper in needs:
+        _helper_form_cell(helper, graph[helper], needs)
+    return {name: _helper_forms[h][1] for name, h in called.items() if h in needs}
+
+
+# A helper's Debug form, by helper: the code it was made from and the cell holding it.
+_helper_forms: dict[Any, tuple[types.CodeType, types.CellType]] = {}
+
+
+def _helper_form_cell(helper: Any, calls: dict[str, Any], needs: set[Any]) -> types.CellType:
+    """The cell of ``helper``'s Debug form (made now unless made from its current
+    code); the cells of the helpers it calls exist before any is filled, so helpers
+    calling each other find each other's forms."""
+    found = _helper_forms.get(helper)
+    if found is not None and found[0] is helper.__code__:
+        return found[1]
+    cell = types.CellType()
+    _helper_forms[helper] = (helper.__code__, cell)
+    try:
+        for callee in calls.values():
+            if callee in needs:
+                _helper_form_cell(callee, _called_helpers(callee), needs)
+        source = KernelSource.of(helper)
+        tree = copy.deepcopy(source.tree)
+        tree.body, cells = debug_rewrite(helper, tree.body)
+        code = compile_like(tree, source.filename, helper.__code__, tuple(cells))
+    except BaseException:
+        del _helper_forms[helper]  # no empty cell left for a later dispatch
+        raise
+    form = bind_like(code, helper, cells)
+    form.__annotations__ = dict(helper.__annotations__)
+    cell.cell_contents = form
+    return cell
+
+
+def _called_helpers(func: Callable[..., Any]) -> dict[str, Any]:
+    """The ``@pk.function`` helpers (with source) ``func`` reads by name: name -> helper."""
+    found = {}
+    own = func.__code__.co_varnames  # a local or parameter of that name is not the helper
+    for name in _global_names(func.__code__) - set(own):
+        helper = resolve(func, name)
+        marker = marker_of(helper)
+        if marker is not None and marker.kind == "function" and _has_source(helper):
+            found[name] = helper
+    return found
+
+
+def _makes_lists(helper: Any) -> bool:
+    tree = KernelSource.of(helper).tree
+    return any(_list_made(node) for node in ast.walk(tree))
+
+
+def _has_source(func: Callable[..., Any]) -> bool:
+    try:
+        KernelSource.of(func)
+    except TranslationError:
+        return False
+    return True
 
 
 def prepare_helpers(func: Callable[..., Any], seen: set[Any] | None = None) -> None:

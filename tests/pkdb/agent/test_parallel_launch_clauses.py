@@ -17,11 +17,7 @@ from pkdb.agent.live_scope import LiveScope
 from pkernels import hooks
 
 SOURCE = """
-import threading
-
 import pkernels as pk
-
-meeting = threading.Barrier(2, timeout=10)
 
 
 @pk.workunit
@@ -47,10 +43,15 @@ def running(i, acc, last_pass, x, out):
 
 
 @pk.workunit
-def meet(i, out):
-    # Debug space: plain Python, so it can wait for the other clause
-    meeting.wait()
-    out[i] = 1.0
+def meet(i, me: int, flags, out):
+    # Debug space: plain Python threads, so a clause can wait for another that shares
+    # `flags` (mut:flags): it raises its flag, then spins until the other's is up (a
+    # ZeroDivisionError if it never comes)
+    flags[me] = 1
+    spins: int = 0
+    while flags[1 - me] == 0 and spins < 10000000:
+        spins += 1
+    out[i] = 1.0 / flags[1 - me]
 """
 
 
@@ -64,7 +65,7 @@ def scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     sys.modules["pl_kernels"] = module
     spec.loader.exec_module(module)
     names = vars(module)
-    names.update(n=6, x=np.arange(6, dtype=np.float64), out=np.zeros(6))
+    names.update(n=6, x=np.arange(6, dtype=np.float64), out=np.zeros(6), flags=np.zeros(2, int))
     yield LiveScope(globals=names, main_file=str(path))
     sys.modules.pop("pl_kernels", None)
 
@@ -148,10 +149,10 @@ def test_clauses_run_at_the_same_time_and_failures_stay_in_their_column(scope: L
 
     hooks.add_observer(Spy())
     try:
-        # each `meet` waits for the other at a barrier: they finish only if concurrent
+        # each `meet` waits for the other's flag: they finish only if concurrent
         ok, text = pl.run_command(
-            "meet pk.Debug 1 out=out ; meet pk.Debug 1 out=out ; fill n out=missing value=1 ; "
-            "fill n out=out",
+            "meet pk.Debug 1 me=0 mut:flags out=out ; meet pk.Debug 1 me=1 mut:flags out=out ; "
+            "fill n out=missing value=1 ; fill n out=out",
             scope,
         )
     finally:
@@ -172,11 +173,12 @@ def test_clauses_run_at_the_same_time_and_failures_stay_in_their_column(scope: L
 def test_keepalive_while_clauses_run(scope: LiveScope, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pl, "KEEPALIVE_SECONDS", 0.0)
     calls: list[int] = []
-    mod = sys.modules["pl_kernels"]
-    mod.meeting = threading.Barrier(2, timeout=10)
-    release = threading.Timer(0.6, mod.meeting.wait)
-    release.start()  # the second party arrives late: the launch lasts ~0.6 s
-    ok, text = pl.run_command("meet pk.Debug 1 out=out", scope, keepalive=lambda: calls.append(1))
+    flags = scope.globals["flags"]
+    release = threading.Timer(0.6, flags.__setitem__, (1, 1))
+    release.start()  # the other party's flag comes late: the launch lasts ~0.6 s
+    ok, text = pl.run_command(
+        "meet pk.Debug 1 me=0 mut:flags out=out", scope, keepalive=lambda: calls.append(1)
+    )
     release.join()
     assert ok and "ok" in text
     assert calls, "no keepalive while the clause ran"
