@@ -205,6 +205,42 @@ def test_segfault_in_a_release_build_stops_at_the_python_line(start) -> None:
     assert s.quit() == 0
 
 
+# Both threads of a release build fault, the second while gdb is attaching for the first:
+# its crash report must not make pkdb resume the threads gdb holds (their SIGSEGV then
+# killed the program, or a later command met "Invalid thread id").
+TWO_CRASHES = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def scatter(i, n, stride, out):
+    x: float = 1.0
+    for k in range(i * n):
+        x = x * 1.0000001 + 0.5
+    j = (i + 1) * stride + int(x) % 2
+    out[j] = i
+
+
+out = np.zeros(2, dtype=np.int64)
+pk.parallel_for(2, scatter, n=20000000, stride=10**12, out=out)
+print(out)
+"""
+
+
+def test_two_threads_crashing_in_a_release_build_stop_both_under_gdb(start) -> None:
+    s = start("two.py", TWO_CRASHES)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(r"thread (\d+) received SIGSEGV at \S*two.py:11 \(thread \1\)", stop), stop
+    assert re.search(r"also stopped: thread \d+", stop), stop
+    threads = s.cmd("threads", KERNEL_PROMPT)
+    assert len(re.findall(r"two.py:11 \(scatter\)", threads)) == 2, threads
+    assert re.search(r"#0 \S*two.py:11 \(scatter\)", s.cmd("where", KERNEL_PROMPT))
+    out = s.cmd("continue")
+    assert "killed by signal SIGSEGV" in out
+    assert s.quit() == 0
+
+
 # A release build that runs for hours: no breakpoint, so no gdb until Ctrl-C.
 LONG_RELEASE = """
 import numpy as np

@@ -328,6 +328,12 @@ class KernelObserver:
         running = self.running
         if running is None:
             return  # not in a kernel: the program dies of it, as without pkdb
+        if self.active is not None:
+            # gdb is attached to this launch already (another thread's crash brought it):
+            # released, this thread faults again under gdb, which stops it. A second
+            # launch message would have the front end resume every thread, the crashed
+            # ones with their signal, which kills the program.
+            return
         dispatch, kernel = running
         self.finish_requested = False
         self.active = dispatch
