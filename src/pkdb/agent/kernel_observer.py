@@ -238,9 +238,15 @@ class KernelObserver:
 
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
-        # Other threads (eval at a stop, parallel_launch clauses) run release builds, and a
-        # GPU kernel (always a release build) has no host code of ours to stop in.
-        if threading.get_ident() != _MAIN_THREAD_ID or dispatch.space is self._spaces.Cuda:
+        if dispatch.space is self._spaces.Cuda:
+            return  # always a release build, with no host code of ours to stop in
+        if threading.get_ident() != _MAIN_THREAD_ID:
+            # eval at a kernel stop, a parallel_launch clause: run undebugged. A failed
+            # check is recorded in the kernel library, whose record the held launch
+            # shares when it is the same kernel: keep the held launch's, to put back once
+            # this launch has read its own (see dispatch_finished).
+            if self.active is not None:
+                dispatch.extra["pkdb_fault_record"] = (kernel, kernel.fault_record())
             return
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.
@@ -343,6 +349,10 @@ class KernelObserver:
 
     @_untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
+        saved = dispatch.extra.pop("pkdb_fault_record", None)
+        if saved is not None:
+            kernel, record = saved
+            kernel.restore_fault_record(record)
         trace = dispatch.extra.pop("pkdb_trace", None)
         try:
             self._finished(dispatch, error)
