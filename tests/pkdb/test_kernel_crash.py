@@ -274,3 +274,51 @@ def test_ctrl_c_interrupts_a_release_build_into_kernel_mode(start) -> None:
     assert "release build: its variables are not available" in stop
     assert re.search(r"#0 \S*long.py:(7|8|9) \(spin\)", s.cmd("where", KERNEL_PROMPT))
     assert s.quit() == 0
+
+
+# A release build run by an expression at the host prompt: Ctrl-C stops it in kernel
+# mode as it would in the program; `continue` then finishes the expression.
+HOST_EVAL_LONG = """
+import time
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def slow(i, a, m):
+    s: float = 0.0
+    for k in range(m):
+        s += k * 0.5
+    a[i] = s
+
+
+a = np.zeros(2)
+pk.parallel_for(2, slow, a=a, m=10)  # compiled now: the expression's dispatch just runs
+go = False
+while not go:
+    time.sleep(0.01)
+"""
+
+
+def test_ctrl_c_in_a_kernel_run_by_an_expression_at_the_host_prompt(start) -> None:
+    s = start("hostexpr.py", HOST_EVAL_LONG)
+    s.cmd("break 18")  # go = False
+    s.cmd("continue")
+    s.child.sendline("p (pk.parallel_for(2, slow, a=a, m=2 * 10**9), 5)")
+    s.child.expect("10\\*\\*9")
+    time.sleep(0.7)
+    s.child.sendintr()
+    stop = s.wait_prompt(KERNEL_PROMPT)
+    assert re.search(r"OpenMP kernel interrupted at \S*hostexpr.py:(10|11|12)", stop), stop
+    # continue: the kernel finishes and the expression shows its value; the Ctrl-C the
+    # kernel took is not raised into it afterwards (it was: "*** KeyboardInterrupt")
+    out = s.cmd("continue")
+    assert out.strip() == "(None, 5)", out
+    # nor does it swallow the next Ctrl-C, which stops the program as usual
+    s.cmd("clear 1")
+    s.child.sendline("continue")
+    s.child.expect("continue")
+    time.sleep(0.5)
+    s.child.sendintr()
+    assert "Program interrupted" in s.wait_prompt()
+    assert s.quit() == 0

@@ -253,6 +253,9 @@ class KernelObserver:
         release = _runs_release_code(dispatch, kernel)
         self._park_crashes(release)
         if release:
+            previous = self.debugger.guard_sigint_for_kernel()  # see _interrupted
+            if previous is not None:
+                dispatch.extra["pkdb_sigint"] = previous
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
             "debug_all_kernels"
@@ -353,6 +356,9 @@ class KernelObserver:
         if saved is not None:
             kernel, record = saved
             kernel.restore_fault_record(record)
+        handler = dispatch.extra.pop("pkdb_sigint", None)
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)  # a Ctrl-C the kernel took was skipped
         trace = dispatch.extra.pop("pkdb_trace", None)
         try:
             self._finished(dispatch, error)
