@@ -258,6 +258,23 @@ def test_up_and_down_take_counts_as_pdb_does(session) -> None:
     s.quit()
 
 
+def test_a_local_before_its_line_has_run_has_no_value(session) -> None:
+    # The debug build declares temp2 and i (as 0) at the def line; in Python they do
+    # not exist before `temp2: float = 0` and the loop have run.
+    s = session()
+    s.cmd(f"break {LINE_INNER - 2} if j == 10")  # temp2: float = 0
+    s.cmd("continue", KERNEL_PROMPT)
+    shown = s.cmd("locals", KERNEL_PROMPT)
+    assert "temp2 = <not yet assigned>" in shown and "i = <not yet assigned>" in shown, shown
+    failed = s.cmd("p temp2 + 1", KERNEL_PROMPT)
+    assert "UnboundLocalError: cannot access local variable 'temp2'" in failed, failed
+    assert s.cmd("p j", KERNEL_PROMPT).strip() == "10"  # arguments are there
+    s.cmd("next", KERNEL_PROMPT)
+    assert s.cmd("p temp2", KERNEL_PROMPT).strip() == "0.0"
+    assert "temp2 = 0.0" in s.cmd("info locals", KERNEL_PROMPT)
+    s.quit()
+
+
 def test_a_condition_gdb_cannot_evaluate_stops_there_and_leaves_the_others(session) -> None:
     # As pdb does with a condition that fails: the breakpoint stops unconditionally and
     # the user is told; the kernel stays debugged and the other breakpoints hold.
