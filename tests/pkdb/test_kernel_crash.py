@@ -111,8 +111,8 @@ def test_ctrl_c_interrupts_a_running_kernel_into_kernel_mode(start) -> None:
     s = start("spin.py", SPIN)
     s.cmd("break 9 if k < 0")  # never true: the kernel runs under gdb, never stops
     s.child.sendline("continue")
-    s.child.expect("continue")
-    time.sleep(1.0)
+    s.child.expect("is tested by gdb each time")  # said as the kernel starts under gdb
+    time.sleep(0.5)
     s.child.sendintr()
     stop = s.wait_prompt(KERNEL_PROMPT)
     assert re.search(
@@ -186,8 +186,8 @@ def test_ctrl_c_reaches_host_code_after_a_kernel_stop(start) -> None:
     s.cmd("go = True")
     s.cmd("break 14 if k < 0")  # never true: spin runs under gdb
     s.child.sendline("continue")
-    s.child.expect("continue")
-    time.sleep(1.0)
+    s.child.expect("is tested by gdb each time")  # said as the kernel starts under gdb
+    time.sleep(0.5)
     s.child.sendintr()  # in a debug kernel, Ctrl-C is gdb's again
     assert "OpenMP kernel interrupted" in s.wait_prompt(KERNEL_PROMPT)
     assert s.quit() == 0
