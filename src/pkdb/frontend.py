@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .channel import ChannelClosed
-from .commands.registry import expand_alias, split_commands
+from .commands.registry import expand_alias, split_command, split_commands
 from .modes import HostMode, KernelMode, Mode
+from .procstate import state
 from .protocol import (
     ENTRY_QUIET,
     ENTRY_STOP,
@@ -170,7 +171,13 @@ class Frontend(cmd.Cmd):
         if rest:
             self.cmdqueue.insert(0, rest)
         self.lastcmd = first
+        if self._notice_lost_process():
+            # The command was meant for the run that is gone; the session's own commands
+            # (run, restart, quit, help, set...) still run.
+            if self.host_mode.router.lookup(split_command(first)[0]) is None:
+                return self.finished
         self.mode.execute(self, first)
+        self._notice_lost_process()  # it died during the command (whose error is shown)
         return self.finished
 
     def _read_line(self) -> str | None:
@@ -337,6 +344,8 @@ class Frontend(cmd.Cmd):
         """Handle the agent's messages while the program runs. Returns False when a
         handler says the user has the word (a prompt), True when the run is over."""
         while True:
+            if self._gdb_loss() is not None:
+                return True  # _program_ended says so and ends the program
             if self.kernel_active and self._check_kernel_stop():
                 self._interrupt_at = None
                 self._partial = None
@@ -372,6 +381,18 @@ class Frontend(cmd.Cmd):
         self.agent_prompt = None
         request, self._finished_request = self._finished_request, None
         assert debuggee is not None
+        gdb_lost = self._gdb_loss()
+        if gdb_lost is not None and request is None:
+            # gdb's breakpoints are still in the program's code, and threads it held run
+            # on: nothing of the run can be trusted. End it (killed first, see
+            # _stop_debuggee).
+            debuggee.terminate()
+            self._leave_kernel(close=True)
+            self.error(
+                f"{gdb_lost}; the program it was debugging was ended with it ('run' or "
+                "'restart' starts it again)"
+            )
+            return None
         if request is None and self._kernel is not None and self._kernel.attached:
             # The program is exiting under gdb: let it finish before gdb detaches. gdb 13
             # aborts, dumping core, when told to detach from a process whose threads are
@@ -393,6 +414,33 @@ class Frontend(cmd.Cmd):
                 "at the faulting Python line (debug builds check every view index)."
             )
         return None
+
+    def _gdb_loss(self) -> str | None:
+        """How gdb ended, when it died while attached to the program (killed from
+        outside, say); None while it runs, or when it is not attached."""
+        kernel = self._kernel
+        if kernel is None or not kernel.attached or kernel.controller.alive:
+            return None
+        status = kernel.controller.exit_status
+        return describe_exit(status, "gdb") if status is not None else "gdb ended"
+
+    def _notice_lost_process(self) -> bool:
+        """Between commands: the program or gdb died while the session did not look
+        (killed from outside, say). Say which and how, end what is left of the run, and
+        go back to host mode ('run' or 'restart' start the program again). True when
+        one did. (In host mode, the next command that reaches the program reports its
+        end, as it always did.)"""
+        debuggee = self.debuggee
+        if debuggee is None:
+            if self._gdb_loss() is not None:
+                self._leave_kernel(close=True)
+            return False
+        if self._gdb_loss() is None and (self.mode is self.host_mode or not debuggee.gone()):
+            return False
+        self._finished_request = None
+        restart = self._program_ended()
+        assert restart is None
+        return True
 
     def _stop_debuggee(self) -> None:
         # Kill first, then let gdb go: detaching first would let a held kernel run on.
@@ -423,16 +471,21 @@ class Frontend(cmd.Cmd):
 
     def _on_kernel_launch(self, message: KernelLaunch) -> bool:
         """A debug build is about to run: attach gdb, set breakpoints, then let it go."""
+        assert self.debuggee is not None
         try:
             for problem in self.kernel.begin(message):
                 (self.message if problem.startswith("note: ") else self.error)(problem)
         except TargetError as exc:
-            self.error(f"cannot debug kernel {message.kernel}: {exc}; it runs undebugged")
             self._close_kernel()
-        assert self.debuggee is not None
+            if self.debuggee.gone():
+                return False  # it died meanwhile (why gdb could not attach): the pump says so
+            self.error(f"cannot debug kernel {message.kernel}: {exc}; it runs undebugged")
         from .kernel_protocol import KernelGo
 
-        self.debuggee.send(KernelGo(reply_to=message.id))
+        try:
+            self.debuggee.send(KernelGo(reply_to=message.id))
+        except ChannelClosed:
+            pass  # it died: the pump sees the end of the stream
         if message.crash_signal == signal.SIGINT and self.kernel.controller is not None:
             if message.stop_at_next_index:
                 # The threads stop as they begin their next index, in the debug build; one
@@ -727,7 +780,10 @@ class Frontend(cmd.Cmd):
         user_code = action in USER_CODE_ACTIONS
         self._kernel_request_ids += 1
         request_id = self._kernel_request_ids
-        debuggee.send(KernelRequest(id=request_id, action=action, args=args))
+        try:
+            debuggee.send(KernelRequest(id=request_id, action=action, args=args))
+        except ChannelClosed:
+            raise TargetError("the program ended") from None
         deadline = None if user_code else time.monotonic() + _REQUEST_PATIENCE
         while True:
             try:
@@ -816,12 +872,7 @@ class PartialContinue:
 def _sleeping(pid: int, tid: int) -> bool:
     """Whether the thread sleeps (an OpenMP thread done with its indices waits for the
     others in a futex; one running kernel code is runnable)."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as stat:
-            text = stat.read()
-    except OSError:
-        return False
-    return text[text.rindex(")") + 2] in "SD"
+    return state(pid, tid) in ("S", "D")
 
 
 def _busy_note(abandoned: int) -> str:

@@ -19,6 +19,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from .procstate import main_thread_exited
+
 if TYPE_CHECKING:
     from .channel import Channel
     from .protocol import Message, Start
@@ -132,6 +134,11 @@ class Debuggee:
             time.sleep(0.002)
         return True
 
+    def gone(self) -> bool:
+        """Whether the process has exited or is exiting (its main thread has: a wait
+        for it returns as soon as its other threads are gone too)."""
+        return self.wait_exited(0) or main_thread_exited(self.pid)
+
     def wait(self) -> int:
         """Reap the process; its exit status (negative: killed by that signal)."""
         if self.process.returncode is None:
@@ -205,15 +212,15 @@ class _ForkedProcess:
         return self.returncode
 
 
-def describe_exit(code: int | None) -> str:
-    """How the program ended, for the user."""
+def describe_exit(code: int | None, who: str = "The program") -> str:
+    """How the program (or ``who``: gdb, say) ended, for the user."""
     if code is None:
-        return "The program could not be stopped"
+        return f"{who} could not be stopped"
     if code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
         meaning = signal.strsignal(-code)
-        return f"The program was killed by signal {name}" + (f" ({meaning})" if meaning else "")
-    return f"The program exited with code {code}"
+        return f"{who} was killed by signal {name}" + (f" ({meaning})" if meaning else "")
+    return f"{who} exited with code {code}"

@@ -235,6 +235,46 @@ def test_conditional_breakpoint_and_helper_step(session) -> None:
     s.quit()
 
 
+def test_up_and_down_take_counts_as_pdb_does(session) -> None:
+    # Frames at the helper's stop: weight, yAx, run (the call site), <module>.
+    s = session()
+    s.cmd(f"break {LINE_ACC} if j == 10")
+    s.cmd("continue", KERNEL_PROMPT)
+    s.cmd("step", KERNEL_PROMPT)  # into weight
+    assert s.cmd("down", KERNEL_PROMPT).strip() == "*** Newest frame"
+    assert "(<module>)" in s.cmd("up 100", KERNEL_PROMPT)  # as far as there is
+    assert s.cmd("up", KERNEL_PROMPT).strip() == "*** Oldest frame"
+    assert f"prog.py:{LINE_W} (weight)" in s.cmd("down -1", KERNEL_PROMPT)  # all the way
+    assert s.cmd("up x", KERNEL_PROMPT).strip() == "*** Invalid frame count (x)"
+    assert f"prog.py:{LINE_SECOND - 1} (run)" in s.cmd("u 2", KERNEL_PROMPT)
+    assert f"prog.py:{LINE_W} (weight)" in s.cmd("d 5", KERNEL_PROMPT)
+    assert "(<module>)" in s.cmd("up -1", KERNEL_PROMPT)  # all the way
+    # As pdb's, next goes on in the selected frame: in host code, that is the kernel's end
+    assert "'finish' runs it to its end" in s.cmd("next", KERNEL_PROMPT)
+    s.cmd("down -1", KERNEL_PROMPT)
+    s.cmd("up", KERNEL_PROMPT)  # yAx, in the middle of its last line
+    stop = s.cmd("next", KERNEL_PROMPT)  # weight returns, the line ends: the next index
+    assert re.search(r"prog.py:14 \(thread \d+, j=11\)", stop), stop
+    s.quit()
+
+
+def test_a_local_before_its_line_has_run_has_no_value(session) -> None:
+    # The debug build declares temp2 and i (as 0) at the def line; in Python they do
+    # not exist before `temp2: float = 0` and the loop have run.
+    s = session()
+    s.cmd(f"break {LINE_INNER - 2} if j == 10")  # temp2: float = 0
+    s.cmd("continue", KERNEL_PROMPT)
+    shown = s.cmd("locals", KERNEL_PROMPT)
+    assert "temp2 = <not yet assigned>" in shown and "i = <not yet assigned>" in shown, shown
+    failed = s.cmd("p temp2 + 1", KERNEL_PROMPT)
+    assert "UnboundLocalError: cannot access local variable 'temp2'" in failed, failed
+    assert s.cmd("p j", KERNEL_PROMPT).strip() == "10"  # arguments are there
+    s.cmd("next", KERNEL_PROMPT)
+    assert s.cmd("p temp2", KERNEL_PROMPT).strip() == "0.0"
+    assert "temp2 = 0.0" in s.cmd("info locals", KERNEL_PROMPT)
+    s.quit()
+
+
 def test_a_condition_gdb_cannot_evaluate_stops_there_and_leaves_the_others(session) -> None:
     # As pdb does with a condition that fails: the breakpoint stops unconditionally and
     # the user is told; the kernel stays debugged and the other breakpoints hold.

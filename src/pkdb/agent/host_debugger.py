@@ -328,6 +328,27 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         self.message("\nProgram interrupted. (Use 'cont' to resume).")
         self.stop_in(frame)
 
+    def guard_sigint_for_kernel(self) -> Any:
+        """A release-build kernel is about to run in the main thread: a Ctrl-C then stops
+        it in kernel mode (``sigint_taken_by_kernel``), and Python's handler, which runs
+        once the kernel returns, must skip it. Ours does; at a pdb prompt (an ``eval`` or
+        ``p`` that dispatches a kernel) pdb has put back another, which would raise
+        KeyboardInterrupt into the evaluation after ``continue``: wrap that one for the
+        launch. Returns the handler to put back after it (None: nothing to do). Main
+        thread only."""
+        current = signal.getsignal(signal.SIGINT)
+        if current == self.sigint_handler or not callable(current):
+            return None
+
+        def skip_kernel_stop(signum: int, frame: types.FrameType | None) -> None:
+            if self.sigint_taken_by_kernel:
+                self.sigint_taken_by_kernel = False
+                return
+            current(signum, frame)
+
+        signal.signal(signal.SIGINT, skip_kernel_stop)
+        return current
+
     def stop_in(self, frame: types.FrameType | None) -> None:
         """Stop at the next line of ``frame`` (Ctrl-C, ``breakpoint()``).
 

@@ -238,15 +238,24 @@ class KernelObserver:
 
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
-        # Other threads (eval at a stop, parallel_launch clauses) run release builds, and a
-        # GPU kernel (always a release build) has no host code of ours to stop in.
-        if threading.get_ident() != _MAIN_THREAD_ID or dispatch.space is self._spaces.Cuda:
+        if dispatch.space is self._spaces.Cuda:
+            return  # always a release build, with no host code of ours to stop in
+        if threading.get_ident() != _MAIN_THREAD_ID:
+            # eval at a kernel stop, a parallel_launch clause: run undebugged. A failed
+            # check is recorded in the kernel library, whose record the held launch
+            # shares when it is the same kernel: keep the held launch's, to put back once
+            # this launch has read its own (see dispatch_finished).
+            if self.active is not None:
+                dispatch.extra["pkdb_fault_record"] = (kernel, kernel.fault_record())
             return
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.
         release = _runs_release_code(dispatch, kernel)
         self._park_crashes(release)
         if release:
+            previous = self.debugger.guard_sigint_for_kernel()  # see _interrupted
+            if previous is not None:
+                dispatch.extra["pkdb_sigint"] = previous
             return
         if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
             "debug_all_kernels"
@@ -328,6 +337,12 @@ class KernelObserver:
         running = self.running
         if running is None:
             return  # not in a kernel: the program dies of it, as without pkdb
+        if self.active is not None:
+            # gdb is attached to this launch already (another thread's crash brought it):
+            # released, this thread faults again under gdb, which stops it. A second
+            # launch message would have the front end resume every thread, the crashed
+            # ones with their signal, which kills the program.
+            return
         dispatch, kernel = running
         self.finish_requested = False
         self.active = dispatch
@@ -337,6 +352,13 @@ class KernelObserver:
 
     @_untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
+        saved = dispatch.extra.pop("pkdb_fault_record", None)
+        if saved is not None:
+            kernel, record = saved
+            kernel.restore_fault_record(record)
+        handler = dispatch.extra.pop("pkdb_sigint", None)
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)  # a Ctrl-C the kernel took was skipped
         trace = dispatch.extra.pop("pkdb_trace", None)
         try:
             self._finished(dispatch, error)

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import Any
 
-from .. import memviews, subviews
+from .. import assigned, memviews, subviews
 from ..kernel_protocol import HOST_FRAME
 
 _MISSING = object()
@@ -47,7 +47,12 @@ def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict
 
         namespace.setdefault(workunit.__func__.__code__.co_varnames[0], workunit.__self__)
         arrays.update(method_form(workunit)[1])  # its fields, as the kernel names them
+    unassigned = set()
     for name, value in kernel_locals.items():
+        if assigned.is_marker(value):  # the kernel's, but without a value at this line
+            unassigned.add(name)
+            namespace.pop(name, None)  # a call-site name it shadows included
+            continue
         if memviews.is_encoded(value):  # a scratch view: the team's memory itself
             namespace[name] = memviews.resolve(value)
             continue
@@ -59,7 +64,26 @@ def _namespace(dispatch: Any, kernel_locals: dict[str, Any]) -> tuple[dict, dict
             namespace[name] = subviews.resolve(value, arrays)
         except (KeyError, IndexError, TypeError):
             pass  # not shown rather than failing every expression
+    if unassigned:
+        namespace = _KernelNamespace(namespace, unassigned)
     return (frame.f_globals if frame is not None else {}), namespace
+
+
+class _KernelNamespace(dict):
+    """The names an expression sees at a kernel stop, where some of the kernel's locals
+    have no value yet: reading one fails as it would in Python."""
+
+    def __init__(self, values: dict[str, Any], unassigned: set[str]) -> None:
+        super().__init__(values)
+        self._unassigned = unassigned
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._unassigned and not dict.__contains__(self, name):
+            raise UnboundLocalError(
+                f"cannot access local variable {name!r} where it is not associated with a "
+                "value (not assigned yet at this line)"
+            )
+        return super().__getitem__(name)
 
 
 def frame_names(dispatch: Any, which: str, kernel_locals: dict[str, Any]) -> list[list[str]]:

@@ -86,13 +86,25 @@ def _step(
     if kernel.team_member:
         _team_step(console, thread, into)
         return
+    selected = None
+    if not into and advance is None and stop.frame > 0:
+        # pdb's next goes on in the frame `up` selected: to its next line, over the
+        # frames it called. Past the kernel, in the dispatch's host frames, that is the
+        # rest of the kernel.
+        if kernel.host_frame_index(thread, stop.frame) is not None:
+            console.error(
+                "the selected frame is host code, which the kernel returns to when it ends: "
+                "'finish' runs it to its end ('down' selects a kernel frame)"
+            )
+            return
+        selected = kernel.location(thread, stop.frame)
     console.debug_rest_of_launch()  # a step may go on to the thread's next index
     launch = kernel.launch
     # Python-line granularity. gdb steps inside the Python functions; past the body's
     # last line it would run the generated loop (every remaining iteration) as one
     # line, so a breakpoint for this thread on the body's entry stops it at the start
     # of its next iteration instead.
-    left_at = _leave_runtime(console, thread)
+    left_at = _leave_runtime(console, thread, selected)
     next_iteration = _iteration_breakpoint(console, thread)
     before = kernel.location(thread)
     try:
@@ -166,17 +178,23 @@ def _step(
     )
 
 
-def _leave_runtime(console: KernelConsole, thread: int) -> FrameInfo | None:
+def _leave_runtime(
+    console: KernelConsole, thread: int, selected: FrameInfo | None = None
+) -> FrameInfo | None:
     """A thread interrupted inside the C++ runtime (``pk_rt::mod`` of a ``%``, a bounds
     check) is first run out of it, back to the Python line that called it, so that the
-    step starts from that line as the user sees it. That line's frame, when it did."""
-    frames = console.kernel.python_frames(thread)
-    if not frames or frames[0].level == 0:
+    step starts from that line as the user sees it; so is a thread whose ``selected``
+    frame (``up``) is an outer one, back to that frame. That line's frame, when it did."""
+    frame = selected
+    if frame is None:
+        frames = console.kernel.python_frames(thread)
+        frame = frames[0] if frames else None
+    if frame is None or frame.level == 0:
         return None
     controller = console.kernel.require_controller()
-    controller.finish(thread, frames[0].level - 1)
+    controller.finish(thread, frame.level - 1)
     controller.wait_for_stop(timeout=_STEP_TIMEOUT_SECONDS, thread_id=thread)
-    return frames[0]
+    return frame
 
 
 def _same_line(event: StopEvent | None, frame: FrameInfo) -> bool:
@@ -277,11 +295,12 @@ def do_step(console: KernelConsole, arg: str) -> None:
 def do_next(console: KernelConsole, arg: str) -> None:
     """n(ext)
     Run the current kernel thread to the next Python line of this
-    function, over helper calls. Other threads stay where they are, except,
-    in a TeamPolicy kernel, the thread's teammates when the step reaches a
-    team barrier (team_barrier(), a nested TeamThreadRange reduce or scan,
-    the end of a league rank): they run until they reach it too. Past the
-    workunit's last line it goes on to the thread's next league rank.
+    function (the frame 'up' selected, as in pdb), over helper calls.
+    Other threads stay where they are, except, in a TeamPolicy kernel, the
+    thread's teammates when the step reaches a team barrier (team_barrier(),
+    a nested TeamThreadRange reduce or scan, the end of a league rank): they
+    run until they reach it too. Past the workunit's last line it goes on to
+    the thread's next league rank.
     'next N' steps N times.
     """
     _repeat(console, arg, into=False)

@@ -254,18 +254,23 @@ def _show_lines(console: KernelConsole, frame: FrameInfo, first: int, last: int)
 
 
 def _move(console: KernelConsole, arg: str, direction: int) -> None:
+    """pdb's ``up``/``down``: ``count`` frames (1 by default) towards the oldest
+    (``direction`` 1) or newest (-1) frame, no further than the end of the stack; a
+    negative count goes all the way; at that end already, pdb's error."""
     kernel = console.kernel
     stop = kernel.require_stop()
+    frames = [*kernel.python_frames(stop.thread), *kernel.host_frames()]
+    end = len(frames) - 1 if direction > 0 else 0
+    if stop.frame == end or not frames:
+        console.error("Oldest frame" if direction > 0 else "Newest frame")
+        return
     try:
         count = int(arg.strip() or "1")
     except ValueError:
-        console.error(f"a number of frames expected, got {arg.strip()!r}")
+        console.error(f"Invalid frame count ({arg.strip()})")
         return
-    frames = [*kernel.python_frames(stop.thread), *kernel.host_frames()]
-    target = stop.frame + direction * count
-    if not 0 <= target < len(frames):
-        console.error("Oldest frame" if direction > 0 else "Newest frame")
-        return
+    target = end if count < 0 else stop.frame + direction * count
+    target = max(0, min(len(frames) - 1, target))
     stop.frame = target
     frame = frames[target]
     text = linecache.getline(frame.file or "", frame.line).strip()
@@ -277,9 +282,11 @@ def _move(console: KernelConsole, arg: str, direction: int) -> None:
 @guarded
 def do_up(console: KernelConsole, arg: str) -> None:
     """u(p) [count]
-    Move to an older frame: from a @pk.function helper to the kernel that
-    called it, then past the kernel to the host frames of the dispatch (its
-    call site first). p, locals, args and list then look at that frame.
+    Move count (default one) frames older: from a @pk.function helper to
+    the kernel that called it, then past the kernel to the host frames of
+    the dispatch (its call site first); no further than the oldest (a
+    negative count goes there). p, locals, args, list and next then work in
+    that frame.
     """
     _move(console, arg, +1)
 
@@ -287,7 +294,8 @@ def do_up(console: KernelConsole, arg: str) -> None:
 @guarded
 def do_down(console: KernelConsole, arg: str) -> None:
     """d(own) [count]
-    Move to a newer kernel frame (back towards where the thread stopped).
+    Move count (default one) frames newer, back towards where the thread
+    stopped; no further than the newest (a negative count goes there).
     """
     _move(console, arg, -1)
 

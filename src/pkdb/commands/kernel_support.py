@@ -6,7 +6,8 @@ import ast
 import linecache
 from typing import Any, Protocol
 
-from .. import float32, memviews, subviews
+from .. import assigned, float32, memviews, subviews
+from ..assigned import unassigned_locals
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import HOST_FRAME, KernelReply
 from ..kernel_session import KernelSession
@@ -64,6 +65,9 @@ def kernel_values(
     level = kernel.frame_level(thread, frame)
     controller = kernel.require_controller()
     raw = {**controller.args(thread, level), **controller.locals(thread, level)}
+    here = kernel.location(thread, frame)
+    # Declared (as 0) at the def line, in Python they do not exist before their line.
+    unassigned = unassigned_locals(here.file, here.line) if here and here.file else frozenset()
     types: dict[str, str] | None = None  # read when a variable may be a view
     launch = kernel.launch
     views = launch.views if launch else {}
@@ -74,6 +78,9 @@ def kernel_values(
         if name in views or name.startswith("pk_"):
             continue
         py_name = name[:-1] if name.endswith("_") else name
+        if py_name in unassigned:
+            values[py_name] = assigned.marker()
+            continue
         if team_member and py_name == team_member:
             position = TeamPosition.parse(text)
             if position is not None:
@@ -109,6 +116,8 @@ def kernel_values(
 
 def format_value(value: Any) -> str:
     """A kernel value as Python shows it (a team member as ``TeamMember(...)``)."""
+    if assigned.is_marker(value):
+        return "<not yet assigned>"
     if is_encoded(value):
         return repr(decode(value))
     if is_struct(value):

@@ -269,6 +269,11 @@ class GdbController(Controller):
     def alive(self) -> bool:
         return self._mi.alive
 
+    @property
+    def exit_status(self) -> int | None:
+        """gdb's exit status once it ended (negative: killed by that signal)."""
+        return self._mi.exit_status
+
     def attach(self, pid: int, timeout: float = 60.0) -> None:
         """Attach to ``pid``, wait until gdb has stopped every thread, then resume them all.
 

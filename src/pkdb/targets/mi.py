@@ -30,6 +30,7 @@ from typing import Any
 
 from pygdbmi.gdbmiparser import parse_response
 
+from ..procstate import main_thread_exited
 from .base import TargetError
 
 DEFAULT_GDB_ARGS: tuple[str, ...] = ("--interpreter=mi3", "--nx", "-q")
@@ -152,7 +153,22 @@ class MiSession:
     @property
     def alive(self) -> bool:
         """True while the debugger process runs and its output pipe is open."""
-        return not self._dead.is_set() and self._proc.poll() is None
+        if self._dead.is_set() or self._proc.poll() is not None:
+            return False
+        # Killed, it releases the processes it traced before its own exit completes
+        # (its pipes may close later still): one that is a zombie already is gone.
+        return not main_thread_exited(self.pid)
+
+    @property
+    def exit_status(self) -> int | None:
+        """The debugger's exit status once it ended (negative: killed by that signal);
+        None while it runs."""
+        if self.alive:
+            return None
+        try:  # its output closed as it died: the exit itself follows at once
+            return self._proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return None
 
     def add_listener(self, listener: AsyncListener) -> None:
         """Call ``listener(record)`` (on the reader thread) for every async record.

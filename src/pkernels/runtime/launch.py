@@ -46,6 +46,8 @@ _FAULTS = {
     6: KernelOverflowError,
 }
 _TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
+#: A kernel library's record of a failed check: (kind, message), or None.
+FaultRecord = tuple[int, bytes] | None
 
 
 def box_bounds(values: tuple[int, ...]) -> Any:
@@ -124,8 +126,23 @@ class CompiledKernel:
                     self._packed[space] = ctypes.cast(packed, ctypes.c_void_p).value
         self._lib.pk_fault_message.restype = ctypes.c_char_p
         self._lib.pk_fault_kind.restype = ctypes.c_int
+        self._lib.pk_fault_restore.argtypes = [ctypes.c_int, ctypes.c_char_p]
+        self._lib.pk_fault_restore.restype = None
         if not self.module.debug:
             self._load_wide_variant(argtypes)
+
+    def fault_record(self) -> FaultRecord:
+        """The failed check this library recorded last (kind, message), or None. The
+        record is the library's, shared by its launches: a tool that launches it while
+        another of its launches is held (a debugger's evaluation) saves the record before
+        and puts it back after with :meth:`restore_fault_record`."""
+        message = self._lib.pk_fault_message()
+        return None if message is None else (self._lib.pk_fault_kind(), message)
+
+    def restore_fault_record(self, record: FaultRecord) -> None:
+        """Make ``record`` (from :meth:`fault_record`) the library's record again."""
+        kind, message = record if record is not None else (0, None)
+        self._lib.pk_fault_restore(kind, message)
 
     def _load_wide_variant(self, argtypes: list[Any]) -> None:
         """Set up the choice between the OpenMP launcher and its wide-vector twin (see

@@ -635,6 +635,17 @@ __attribute__((visibility("default"))) void pk_fault_clear() {
     pk_rt::fault_set = 0;
     pk_rt::fault_kind = 0;
 }
+// Put back a record pk_fault_message/kind read (a debugger launching this library while
+// one of its launches is held restores that launch's record afterwards).
+__attribute__((visibility("default"))) void pk_fault_restore(int kind, const char* text) {
+    if (text == nullptr) {
+        pk_fault_clear();
+        return;
+    }
+    std::snprintf(pk_rt::fault_text, sizeof pk_rt::fault_text, "%s", text);
+    pk_rt::fault_kind = kind;
+    pk_rt::fault_set = 1;
+}
 }
 
 namespace pk_rt {
