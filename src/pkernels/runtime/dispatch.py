@@ -617,23 +617,10 @@ def run_in_python(
     own updates are the reduction)."""
     rank = policy.rank if isinstance(policy, MDRangePolicy) else 1
     if operation == "for":
-        body = checked_form(
-            workunit,
-            operation,
-            kwargs,
-            rank,
-            reducer,
-            lambda local_types: python_form(workunit, local_types),
-        )
+        make_form = functools.partial(python_form, workunit)  # (local_types) -> form
     else:
-        body = checked_form(
-            workunit,
-            operation,
-            kwargs,
-            rank,
-            reducer,
-            lambda local_types: accumulator_form(workunit, rank, local_types),
-        )
+        make_form = functools.partial(accumulator_form, workunit, rank)
+    body = checked_form(workunit, operation, kwargs, rank, reducer, make_form)
     check_argument_values(workunit, kwargs)
     kwargs = {name: _as_view(value) for name, value in kwargs.items()}
     if isinstance(policy, MDRangePolicy):

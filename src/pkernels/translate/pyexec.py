@@ -165,21 +165,25 @@ def accumulator_form(
     return bind_like(code, func, cells)
 
 
-class BareMathNames(ast.NodeTransformer):
-    """``sqrt`` -> ``pk.sqrt`` (``math.degrees`` for the names pk lacks) for the math
-    functions ``names`` a kernel calls bare: what the translator reads them as."""
+class _GlobalNameRewriter(ast.NodeTransformer):
+    """Rewrites reads of the module-level ``names``; a nested function that binds one of
+    them (its own `log = 3.0`) reads its local there, which is left alone."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        # A nested body's own `log = 3.0` is its local, not the math function.
         outer = self.names
         self.names = {name for name in outer if not _binds(node, name)}
         try:
             return self.generic_visit(node)
         finally:
             self.names = outer
+
+
+class BareMathNames(_GlobalNameRewriter):
+    """``sqrt`` -> ``pk.sqrt`` (``math.degrees`` for the names pk lacks) for the math
+    functions ``names`` a kernel calls bare: what the translator reads them as."""
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id not in self.names or not isinstance(node.ctx, ast.Load):
@@ -373,20 +377,9 @@ _PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.d
 HELPER_PREFIX = "__pk_fn_"  # the name a Debug form reads a helper's own form under
 
 
-class HelperCalls(ast.NodeTransformer):
+class HelperCalls(_GlobalNameRewriter):
     """``helper(...)`` -> ``__pk_fn_helper(...)`` for the helpers ``names`` (called by
     name) that the Debug space runs as forms of their own (:func:`helper_cells`)."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        outer = self.names  # a nested body's own local of that name is not the helper
-        self.names = {name for name in outer if not _binds(node, name)}
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.names = outer
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id not in self.names or not isinstance(node.ctx, ast.Load):
