@@ -102,3 +102,20 @@ def test_gdb_killed_while_a_kernel_runs_is_reported_at_once(stopped) -> None:
     assert "Traceback" not in out and "SIGTRAP" not in out, out
     assert wait_until(lambda: process_gone(pid))
     assert s.quit() == 0
+
+
+@pytest.mark.parametrize("where", ["at a kernel stop", "while a kernel runs"])
+def test_gdb_ends_with_a_pkdb_killed(stopped, where) -> None:
+    """SIGKILL gives pkdb no chance to close its gdb: gdb must still end (it reads its
+    commands from pkdb; an orphan stays attached to the program, spinning on a core)."""
+    s, pid, gdb = stopped
+    if where == "while a kernel runs":
+        s.cmd("clear 1", KERNEL_PROMPT)
+        s.child.sendline("continue")  # into spin, for good
+        time.sleep(1.0)
+    os.kill(s.child.pid, signal.SIGKILL)
+    assert wait_until(lambda: process_gone(gdb), timeout=10), "gdb outlived pkdb"
+    try:
+        os.kill(pid, signal.SIGKILL)  # the program is the test's to end, if still there
+    except ProcessLookupError:
+        pass
