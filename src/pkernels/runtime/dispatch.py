@@ -184,6 +184,13 @@ def _check_plain_parameters(operation: str, workunit: object) -> None:
     ):
         return
     code = func.__code__
+    if not (
+        func.__defaults__
+        or code.co_kwonlyargcount
+        or code.co_posonlyargcount
+        or code.co_flags & _STARS
+    ):
+        return  # plain names: what every dispatch of a kernel meets
     names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     positional = names[: code.co_argcount]
     defaults = dict(zip(reversed(positional), reversed(func.__defaults__ or ()), strict=False))

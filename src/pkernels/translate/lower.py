@@ -1764,13 +1764,8 @@ def _literal_result(op: str, a: int, b: int) -> int | None:
         return a**b
     if op == "<<" and a != 0 and b > 10_000:
         return _HUGE * (-1 if a < 0 else 1)
-    operations = {
-        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-        "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b,
-        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
-    }  # fmt: skip
-    compute = operations.get(op)
-    return compute() if compute is not None else None
+    compute = _PY_OPERATORS.get(op) if op != "/" else None  # `/` gives a float
+    return compute(a, b) if compute is not None else None
 
 
 def _not_in_kernels(what: str, op: ast.AST) -> str:
