@@ -759,7 +759,23 @@ class Frontend(cmd.Cmd):
             f"and wait{'' if several else 's'} at the end of the kernel for the held threads "
             "('threads' lists them, 'continue' lets them all finish)."
         )
+        if stop.thread in stop.finished:
+            self._switch_to_a_held_thread(stop)
         return True
+
+    def _switch_to_a_held_thread(self, stop: Any) -> None:
+        """The current thread is done (no variables left to show): the user goes on with
+        the first held thread still at a Python line, as after 'thread N'."""
+        kernel = self.kernel
+        for thread in [*stop.stopped, *stop.held]:
+            if thread in stop.finished:
+                continue
+            frames = kernel.python_frames(thread)
+            if frames:
+                stop.thread = thread
+                stop.frame = 0
+                self.message(f"[Switching to thread {thread} at {frames[0].file}:{frames[0].line}]")
+                return
 
     def resume_kernel(self) -> None:
         """Let the kernel run until the next stop, its end, or the next host prompt."""

@@ -746,18 +746,24 @@ def test_silent_commands_show_only_their_own_output(run_program) -> None:
 
 
 def test_continue_threads_comes_back_when_they_run_out_of_iterations(run_program) -> None:
-    # Thread 0's chunk is 0..3 (static schedule, 2 threads): resumed alone from its last
-    # index it waits at the kernel's end for the held thread; the prompt comes back.
+    # Static schedule, 2 threads: chunks 0..3 and 4..7. The current thread (whichever of
+    # the two reported first), resumed alone, runs out of its chunk and waits at the
+    # kernel's end for the held one; the prompt comes back, at the held thread's line.
     s = run_program("ct.py", EVAL_PROGRAM)
-    s.cmd("break 8 if i == 3 or i == 5")  # both threads stop: the other one at i=5
+    s.cmd("break 8 if i == 3 or i == 5")  # both threads stop: one at i=3, one at i=5
     stop = s.cmd("continue", KERNEL_PROMPT)
     assert "also at a breakpoint" in stop, stop
     table = s.cmd("parallel_print i", KERNEL_PROMPT)
-    thread = next(t for t, i in re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M) if i == "3")
-    out = s.cmd(f"continue threads {thread}", KERNEL_PROMPT)
-    assert f"Thread {thread} ran all its iterations and waits at the end" in out, out
-    assert re.search(rf"^\* {thread} .*\(done: waits at the end of the kernel\)",
-                     s.cmd("threads", KERNEL_PROMPT), re.M)  # fmt: skip
+    index_of = dict(re.findall(r"^\s+(\d+)\s+(\d+)\s+\d+$", table, re.M))
+    current = re.search(r"^\* (\d+) ", s.cmd("threads", KERNEL_PROMPT), re.M).group(1)
+    (other,) = set(index_of) - {current}
+    out = s.cmd(f"continue threads {current}", KERNEL_PROMPT)
+    assert f"Thread {current} ran all its iterations and waits at the end" in out, out
+    assert f"[Switching to thread {other} at " in out, out
+    threads = s.cmd("threads", KERNEL_PROMPT)
+    assert re.search(rf"^  {current} .*\(done: waits at the end of the kernel\)", threads, re.M)
+    assert re.search(rf"^\* {other} .*ct\.py:8 \(scale\)", threads, re.M), threads
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == index_of[other]
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "out [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in s.cmd("continue")
 

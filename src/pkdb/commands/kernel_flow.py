@@ -30,7 +30,9 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     every thread has either reached the breakpoint or been held where it
     was, so the state is the same run after run. 'continue threads A:B'
     resumes only threads A to B (ids from 'threads', both included); the
-    others stay held.
+    others stay held. When those run out of iterations the prompt comes
+    back; if the current thread was among them, the first held thread at a
+    kernel line becomes the current one.
     """
     words = arg.split()
     controller = console.kernel.require_controller()
