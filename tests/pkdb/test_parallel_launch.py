@@ -57,8 +57,14 @@ def run():
     print("end", out[3], x[3], out.sum(), pk.parallel_reduce(n, total, x=x))
 
 
+@pk.workunit
+def square_past_the_end(i, out, x):
+    out[i * 1000] = x[i] * x[i]
+
+
 run()
 """
+LINE_PAST_THE_END = 48  # out[i * 1000] = ...
 
 LINE_SQUARE_BODY = 7  # out[i] = x[i] * x[i]
 LINE_STOP = 41  # pk.parallel_for(n, square, ...): `out` is still zeros there
@@ -71,6 +77,7 @@ def session(tmp_path: Path, kernel_pty):
     assert (
         "square, out=out" in lines[LINE_STOP - 1] and "x[i] * x[i]" in lines[LINE_SQUARE_BODY - 1]
     )
+    assert "out[i * 1000]" in lines[LINE_PAST_THE_END - 1]
     return lambda: kernel_pty(program)
 
 
@@ -144,6 +151,30 @@ def test_a_failing_clause_is_reported_and_the_others_finish(session) -> None:
     assert "too many words" in s.cmd("parallel_launch square pk.Serial n 3 out=out x=x")
     assert "is not a @pk.workunit" in s.cmd("parallel_launch np.sum n x=x")
     assert "continue" not in s.cmd("p 1")  # the session is fine
+    s.quit()
+
+
+def test_a_clause_indexing_past_an_array_fails_alone(session) -> None:
+    # Clauses run checked release builds: in a release build these stores would land
+    # ~100 kB past `out`, corrupting the program or ending it with the other clauses.
+    s = at_stop(session)
+    table = s.cmd(
+        "parallel_launch square_past_the_end n out=out x=x ; square pk.Serial n out=out x=x ;"
+        " square_past_the_end pk.Serial n mut:out x=x"
+    )
+    assert row(table, "status") == ["FAILED", "ok", "FAILED"]
+    assert row(table, "  sum") == ["-", "1240.0", "-"]
+    for clause, space_thread in (("1", r"\(OpenMP thread \d\)"), ("3", r"\(OpenMP thread 0\)")):
+        assert re.search(
+            rf"\[{clause}\] square_past_the_end failed: KernelIndexError: \S*prog\.py:"
+            rf"{LINE_PAST_THE_END}: index \d+000 is out of range for axis 0 of view 'out' "
+            rf"with extent 16 {space_thread}",
+            table,
+        ), table
+    # The program's own array took the one store in range (out[0] = 0.0) and nothing else.
+    assert s.cmd("p out.sum()").strip() == "np.float64(0.0)"
+    out = s.cmd("continue")
+    assert "after square 9.0" in out and "end 9.0 3.0 1240.0 120.0" in out
     s.quit()
 
 

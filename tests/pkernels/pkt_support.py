@@ -112,13 +112,14 @@ def run_python(workunit, n: int, /, **kwargs):
 
 class ForceDebugBuild:
     """A dispatch observer that asks for the debug build (-O0 -g, checks) of every kernel,
-    and remembers the kernels it saw launched."""
+    or the build ``mode`` names, and remembers the kernels it saw launched."""
 
-    def __init__(self) -> None:
+    def __init__(self, mode: BuildMode = BuildMode.DEBUG) -> None:
+        self.mode = mode
         self.launched: list = []
 
     def dispatch_started(self, dispatch) -> None:
-        dispatch.build = BuildMode.DEBUG
+        dispatch.build = self.mode
 
     def before_launch(self, dispatch, kernel) -> None:
         self.launched.append(kernel)

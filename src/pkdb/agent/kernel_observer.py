@@ -193,7 +193,12 @@ class KernelObserver:
         the program's main thread."""
         spaces = self._spaces
         if in_clause():
-            return False  # a parallel_launch clause: release build, no hotswap, no stop
+            # A parallel_launch clause: no hotswap, no stop; the checked release build,
+            # so that an index out of range is the clause's error, not a crash of the
+            # program (and of the clauses beside it).
+            if dispatch.space in (spaces.OpenMP, spaces.Serial):
+                dispatch.build = self._build_modes.CHECKED
+            return False
         # hotswap first: the build and the breakpoints are those of the kernel that runs.
         table = getattr(self.debugger, "_pkdb_hotswap", None)  # see hotswap.rules_of
         if table is not None:

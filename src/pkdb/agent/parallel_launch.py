@@ -9,9 +9,10 @@ every clause runs in a thread of its own: native kernels release the GIL, so the
 at the same time. A clause that fails (a bad argument, a translation error...) is
 reported in its column; the others finish.
 
-Clauses run their release builds and are not seen by the debugger's dispatch logic:
-no hotswap rule applies to them (they name their kernel), and they do not stop at
-kernel breakpoints.
+Clauses run checked release builds (``BuildMode.CHECKED``: an index out of range is the
+clause's ``KernelIndexError``, reported in its column, not a crash of the program) and
+are not seen by the rest of the debugger's dispatch logic: no hotswap rule applies to
+them (they name their kernel), and they do not stop at kernel breakpoints.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ HELP = """parallel_launch CLAUSE ; CLAUSE ; ...
         mut:NAME): then the kernel writes the program's own array (a Cuda
         clause shares only CuPy arrays). An OpenMP clause next to a Cuda
         clause uses one thread fewer, leaving a core to drive the GPU.
+        OpenMP and Serial clauses run checked release builds: an index out
+        of range fails that clause (KernelIndexError), not the program.
         Shown per clause: status, time, return value, and for each array
         the clause wrote: shape, dtype, min/max, sum, first elements and
         the largest difference from the first clause's version.

@@ -15,6 +15,8 @@ from .cache import cache_key, entry_dir, write_atomically
 from .toolchain import host_cpu, host_toolchain
 
 GENERATED_PATH = "@PK_GENERATED_PATH@"
+#: The definition that makes a release build keep the debug build's checks.
+CHECKS_DEFINE = "PK_CHECKS=1"
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class BuiltModule:
     key: str
     debug: bool
     compile_seconds: float  # 0.0 when it came from the cache
+    checked: bool = False  # a release build keeping the debug build's checks (PK_CHECKS)
 
 
 _ERROR_LINE = re.compile(
@@ -38,7 +41,8 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
 
     ``source`` may contain :data:`GENERATED_PATH`, replaced by the path the C++ file is
     stored at (the key is computed before, so it does not depend on where the cache is).
-    ``defines``: extra preprocessor definitions (``"PK_HYBRID=1"``), part of the key.
+    ``defines``: extra preprocessor definitions (``"PK_HYBRID=1"``, :data:`CHECKS_DEFINE`),
+    part of the key.
     """
     tool = host_toolchain()
     flags = tool.flags(debug) + tuple(f"-D{d}" for d in defines)
@@ -47,8 +51,9 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
     directory = entry_dir(key)
     library = directory / "kernel.so"
     cpp = directory / "kernel.cpp"
+    checked = CHECKS_DEFINE in defines
     if library.exists():
-        return BuiltModule(library, cpp, key, debug, 0.0)
+        return BuiltModule(library, cpp, key, debug, 0.0, checked)
     start = time.perf_counter()
     write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".kernel.", suffix=".so")
@@ -62,7 +67,7 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
         os.replace(tmp, library)
     finally:
         Path(tmp).unlink(missing_ok=True)
-    return BuiltModule(library, cpp, key, debug, time.perf_counter() - start)
+    return BuiltModule(library, cpp, key, debug, time.perf_counter() - start, checked)
 
 
 def _c_string_body(text: str) -> str:

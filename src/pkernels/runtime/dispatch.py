@@ -27,7 +27,7 @@ from ..api.spaces import ExecutionSpace, get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..api.views import View
-from ..build.compiler import build
+from ..build.compiler import CHECKS_DEFINE, build
 from ..errors import DispatchError, KernelIndexError
 from ..translate.closures import captured_values, closure_form
 from ..translate.emit_cpp import has_hybrid_launch
@@ -38,7 +38,7 @@ from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form, python_form
 from ..translate.source import KernelSource, closure_of
 from . import hooks
-from .hooks import BuildMode, Dispatch
+from .hooks import DEFAULT_BUILD, BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
 from .marshal import argument_type, signature_key
 from .python_arguments import check_argument_values
@@ -143,17 +143,18 @@ def _dispatch(
             raise
         hooks.notify("dispatch_finished", dispatch, result, None)
         return result
-    return _run(workunit, operation, policy, kwargs, BuildMode.RELEASE, None, reducer)
+    return _run(workunit, operation, policy, kwargs, DEFAULT_BUILD, None, reducer)
 
 
 _NATIVE_SPACES = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+_FAST_LOOKUP_BUILDS = (BuildMode.RELEASE, BuildMode.CHECKED)
 
 
 def _compiled_range_kernel(
-    operation: str, workunit: Any, kwargs: dict[str, Any]
+    operation: str, workunit: Any, kwargs: dict[str, Any], build_mode: BuildMode = DEFAULT_BUILD
 ) -> CompiledKernel | None:
-    """The release build of a range launch for the commonest dispatch, when this process
-    has it already: a plain @pk.workunit function, arguments that fit it. None for
+    """The release (or checked) build of a range launch for the commonest dispatch, when
+    this process has it already: a plain @pk.workunit function, arguments that fit it. None for
     anything else, which :func:`_run` then handles (and checks) in full.
 
     Dispatches often follow a kernel that swept the caches; then each Python object on
@@ -164,7 +165,7 @@ def _compiled_range_kernel(
     if type(marker) is not KernelMarker or marker.kind != "workunit":
         return None
     try:
-        key, _ = specialization_key(workunit, operation, kwargs, 1, BuildMode.RELEASE)
+        key, _ = specialization_key(workunit, operation, kwargs, 1, build_mode)
     except (KeyError, DispatchError):
         return None  # the full path reports what does not fit
     return marker.specializations.get(key)
@@ -280,8 +281,8 @@ def _run(
     kernel = None
     # The short look-up of _dispatch, for what reaches here: a labelled or observed
     # dispatch, an int policy of another type (or a kernel not compiled yet).
-    if build_mode is BuildMode.RELEASE and reducer is Sum:
-        kernel = _compiled_range_kernel(operation, workunit, kwargs)
+    if build_mode in _FAST_LOOKUP_BUILDS and reducer is Sum:
+        kernel = _compiled_range_kernel(operation, workunit, kwargs, build_mode)
     if kernel is None:
         kernel = compiled_kernel(workunit, marker, operation, kwargs, build_mode, 1, reducer)
     if dispatch is not None:
@@ -568,8 +569,8 @@ def compiled_kernels(
         label = f"workunit {workunit.__qualname__}"
 
         def compile_one(mode: BuildMode) -> Any:
-            hybrid = ("PK_HYBRID=1",) if mode is BuildMode.HYBRID else ()
-            return build(entry.source, mode is BuildMode.DEBUG, label, hybrid)
+            defines = _BUILD_DEFINES.get(mode, ())
+            return build(entry.source, mode is BuildMode.DEBUG, label, defines)
 
         if len(missing) > 1:
             with ThreadPoolExecutor(len(missing)) as pool:
@@ -588,6 +589,10 @@ def compiled_kernels(
             kernel.load()
             marker.specializations[key] = found[mode] = kernel
     return [found[mode] for mode in modes]
+
+
+#: What a build mode adds to the compiler's command line (besides debug's flags).
+_BUILD_DEFINES = {BuildMode.HYBRID: ("PK_HYBRID=1",), BuildMode.CHECKED: (CHECKS_DEFINE,)}
 
 
 def _drop_hybrid(missing: list[tuple[BuildMode, Any]], found: dict[BuildMode, Any]) -> None:

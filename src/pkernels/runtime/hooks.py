@@ -6,8 +6,8 @@ registered observers in registration order:
 
 1. ``dispatch_started(dispatch)`` -- before anything is compiled. An observer may
    replace ``dispatch.workunit`` (hotswap), set ``dispatch.build`` to
-   :attr:`BuildMode.DEBUG` or :attr:`BuildMode.HYBRID`, or read ``dispatch.frame`` (the
-   Python call site).
+   :attr:`BuildMode.DEBUG`, :attr:`BuildMode.HYBRID` or :attr:`BuildMode.CHECKED`, or
+   read ``dispatch.frame`` (the Python call site).
 2. ``before_launch(dispatch, kernel)`` -- the kernel is compiled and loaded
    (``kernel`` is a :class:`pkernels.build.CompiledKernel`: shared library path,
    generated source path, symbol names; under HYBRID, the debug build, and
@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import os
 import types
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
 class BuildMode(enum.Enum):
-    """Which build of a kernel runs: optimised, or ``-O0 -g`` with bounds checks.
+    """Which build of a kernel runs: optimised, or ``-O0 -g`` with bounds checks, or
+    optimised with the same checks.
 
     ``HYBRID``: the debug build's behaviour at the release build's speed where that can
     be had. A range parallel_for or parallel_reduce, or an MDRangePolicy parallel_for,
@@ -41,13 +43,33 @@ class BuildMode(enum.Enum):
     index in range, every integer divisor nonzero: see ``pkernels.translate.bounds_proof``)
     runs release code, which hands its remaining indices to the debug build once
     :meth:`Dispatch.request_debug_code` is called; any other launch runs the debug build.
+
+    ``CHECKED``: the release build's code (``-O3``) with every check of the debug build:
+    an index out of range, an integer division by zero, a float that no integer holds,
+    raise the same ``pkernels.Kernel*Error`` as in a debug build, where release code would
+    read or write past the array or go on with any value. No breakpoints, no variables
+    for gdb; see ``python bench/bench_checked.py`` for its cost. ``$PKERNELS_CHECKS=1``
+    makes it the build of every dispatch no observer changes.
     """
 
     RELEASE = "release"
     DEBUG = "debug"
     HYBRID = "hybrid"
+    CHECKED = "checked"
 
     __hash__ = object.__hash__  # identity, in C (see ExecutionSpace)
+
+
+def _default_build() -> BuildMode:
+    """RELEASE, or CHECKED when ``$PKERNELS_CHECKS`` is 1 (read once, at import)."""
+    value = os.environ.get("PKERNELS_CHECKS", "0").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(f"PKERNELS_CHECKS must be 1 (check) or 0 (do not), not {value!r}")
+    return BuildMode.CHECKED if value == "1" else BuildMode.RELEASE
+
+
+#: The build of a dispatch unless an observer picks another (see :class:`BuildMode`).
+DEFAULT_BUILD = _default_build()
 
 
 @dataclass
@@ -73,7 +95,7 @@ class Dispatch:
     workunit: Any
     kwargs: dict[str, Any]
     frame: types.FrameType | None
-    build: BuildMode = BuildMode.RELEASE
+    build: BuildMode = DEFAULT_BUILD
     original_workunit: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
     fast_build: Any = None

@@ -96,6 +96,11 @@ class CompiledKernel:
         return self.module.debug
 
     @property
+    def checked(self) -> bool:
+        """A release build keeping the debug build's checks (``BuildMode.CHECKED``)."""
+        return self.module.checked
+
+    @property
     def kernel_symbol(self) -> str:
         return self.entry.kernel_symbol
 
@@ -118,7 +123,9 @@ class CompiledKernel:
                 hybrid.restype = None
             self._hybrid = hybrid
         self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
-        self._reports_faults = self.module.debug or self.entry.rank == _TEAM
+        self._reports_faults = (
+            self.module.debug or self.module.checked or self.entry.rank == _TEAM
+        )
         if _c_launch is not None and self._plan.c_steps is not None and not self.module.debug:
             for space, symbol in self._symbols():
                 packed = getattr(self._lib, f"{symbol}_packed", None)  # range launches
@@ -266,10 +273,14 @@ class CompiledKernel:
         result = result_buffer(acc_type) if acc_type is not None else None
         if self.entry.uses_print:
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
+        if self.module.checked:  # its release launchers leave the last launch's record
+            self._lib.pk_fault_clear()
         packed = self._packed.get(space)
         if packed is not None:
             where = ctypes.addressof(result) if result is not None else None
             if not _c_launch(packed, self._plan.c_steps, kwargs, begin, end, where):
+                if self._reports_faults:
+                    _raise_recorded_fault(self._lib)
                 return result.value if result is not None else None
             # An argument the C marshaller leaves alone: the Python one says what is
             # wrong with it, or marshals it and launches through ctypes.

@@ -504,6 +504,12 @@ PRELUDE = (
 #ifndef PK_HYBRID
 #define PK_HYBRID 0
 #endif
+// The debug build's checks (view indices, integer divisors, float to int conversions,
+// integer ** negative): on in debug builds, and in checked release builds
+// (BuildMode.CHECKED: -O3 code that reports a failed check instead of corrupting memory).
+#ifndef PK_CHECKS
+#define PK_CHECKS PK_DEBUG
+#endif
 #if PK_DEBUG
 #define PK_KERNEL_TEMPLATE
 #define PK_KERNEL static __attribute__((noinline))
@@ -527,6 +533,8 @@ struct View {
     T* data;
     int64_t extent[R];
     int64_t stride[R];
+    static constexpr int rank = R;
+    static constexpr bool contiguous = C;
 };
 
 // A view whose memory no other view of the launch overlaps (checked by the launcher, as
@@ -537,6 +545,8 @@ struct RView {
     T* __restrict__ data;
     int64_t extent[R];
     int64_t stride[R];
+    static constexpr int rank = R;
+    static constexpr bool contiguous = C;
 };
 
 template <bool NoAlias, typename T, int R, bool C>
@@ -669,9 +679,23 @@ static inline T& fault_slot() {
     return slot;
 }
 
-template <typename T, int R, bool C>
-static inline T& at_checked(const View<T, R, C>& v, const int64_t* idx, const char* name,
-                            const char* file, int line) {
+template <typename T>
+struct NoRef {
+    using type = T;
+};
+template <typename T>
+struct NoRef<T&> {
+    using type = T;
+};
+
+// Either kind of view (View, RView): a checked release build checks restrict-qualified
+// accesses too.
+template <typename V>
+static inline auto at_checked(const V& v, const int64_t* idx, const char* name,
+                              const char* file, int line) -> decltype(*v.data) {
+    using T = typename NoRef<decltype(*v.data)>::type;
+    constexpr int R = V::rank;
+    constexpr bool C = V::contiguous;
     int64_t offset = 0;
     for (int k = 0; k < R; ++k) {
         if (idx[k] < 0 || idx[k] >= v.extent[k]) {
@@ -692,7 +716,7 @@ static inline T& at_checked(const View<T, R, C>& v, const int64_t* idx, const ch
 // subview but inside the view.
 static inline int64_t subview_index(int64_t i, int64_t extent, const char* name, int axis,
                                     const char* file, int line) {
-#if PK_DEBUG
+#if PK_CHECKS
     if (i < 0 || i >= extent) {
         char what[256];
         std::snprintf(what, sizeof what,
@@ -718,7 +742,7 @@ template <typename T, int R, bool C, typename... I>
 PK_ACCESS T& at(const View<T, R, C>& v, const char* name, const char* file, int line,
                     I... indices) {
     const int64_t idx[R] = {(int64_t)indices...};
-#if PK_DEBUG
+#if PK_CHECKS
     return at_checked(v, idx, name, file, line);
 #else
     (void)name; (void)file; (void)line;
@@ -729,9 +753,13 @@ PK_ACCESS T& at(const View<T, R, C>& v, const char* name, const char* file, int 
 template <typename T, int R, bool C, typename... I>
 PK_ACCESS T& at(const RView<T, R, C>& v, const char* name, const char* file, int line,
                     I... indices) {
-    (void)name; (void)file; (void)line;
     const int64_t idx[R] = {(int64_t)indices...};
+#if PK_CHECKS
+    return at_checked(v, idx, name, file, line);
+#else
+    (void)name; (void)file; (void)line;
     return v.data[offset_of<R, C>(v.stride, idx)];
+#endif
 }
 
 // v[i - 1, j, k + 1]: the indices without their constant shifts, and the shifts. Release
@@ -742,7 +770,7 @@ template <typename T, int R, bool C, typename... I>
 PK_ACCESS T& at_shifted(const View<T, R, C>& v, const char* name, const char* file, int line,
                         const int64_t (&shift)[R], I... indices) {
     int64_t idx[R] = {(int64_t)indices...};
-#if PK_DEBUG
+#if PK_CHECKS
     for (int k = 0; k < R; ++k) idx[k] += shift[k];
     return at_checked(v, idx, name, file, line);
 #else
@@ -754,9 +782,15 @@ PK_ACCESS T& at_shifted(const View<T, R, C>& v, const char* name, const char* fi
 template <typename T, int R, bool C, typename... I>
 PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* file, int line,
                         const int64_t (&shift)[R], I... indices) {
+#if PK_CHECKS
+    int64_t idx[R] = {(int64_t)indices...};
+    for (int k = 0; k < R; ++k) idx[k] += shift[k];
+    return at_checked(v, idx, name, file, line);
+#else
     (void)name; (void)file; (void)line;
     const int64_t idx[R] = {(int64_t)indices...};
     return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
+#endif
 }
 
 """
@@ -766,7 +800,7 @@ PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* f
 // builds go on with NumPy's 0); false for a zero divisor
 template <typename T>
 static inline bool check_divisor(T b, const char* file, int line) {
-#if PK_DEBUG
+#if PK_CHECKS
     if (b == 0) fault(2, file, line, "integer division or modulo by zero");
 #else
     (void)file; (void)line;
@@ -778,7 +812,7 @@ static inline bool check_divisor(T b, const char* file, int line) {
 // integer: an error in debug builds (release builds: ipow gives 1)
 template <typename T>
 static inline T check_exponent(T e, const char* file, int line) {
-#if PK_DEBUG
+#if PK_CHECKS
     if (e < 0) {
         char what[200];
         std::snprintf(what, sizeof what,
@@ -798,7 +832,7 @@ static inline T check_exponent(T e, const char* file, int line) {
 // C++ conversion gives any number)
 template <typename T, typename F>
 static inline T float_to_int(F x, const char* file, int line) {
-#if PK_DEBUG
+#if PK_CHECKS
     const bool is_signed = (T)-1 < (T)0;
     const int bits = 8 * (int)sizeof(T);
     const F end = std::ldexp((F)1, is_signed ? bits - 1 : bits);  // the first value past T

@@ -1257,7 +1257,7 @@ class _ReleaseLaunch:
 #: The OpenMP launcher of a kernel's wide-vector variant (see :func:`has_wide_variant`).
 WIDE_SYMBOL = "pk_launch_openmp_wide"
 # Only where -march=native gives AVX-512: elsewhere the variant would be the same code.
-WIDE_GUARD = "#if !PK_DEBUG && defined(__AVX512F__)"
+WIDE_GUARD = "#if !PK_CHECKS && defined(__AVX512F__)"  # not in debug or checked builds
 
 
 def has_wide_variant(operation: str, no_alias: str) -> bool:
