@@ -10,7 +10,9 @@ cores. Measured twice:
   launch alone (threads started to threads joined), vs two ``pk.parallel_for`` calls on
   copies of the same arrays;
 * end to end in a pkdb session (stdin/stdout pipes), stopped in md.py: the
-  ``parallel_launch`` command vs a ``p`` of the two dispatches one after the other.
+  ``parallel_launch`` command vs a ``p`` of the two dispatches one after the other;
+  there the clauses run checked release builds (pkdb's default), and so do the two
+  dispatches (``PKERNELS_CHECKS=1``).
 
 The paper's second configuration, an OpenMP clause with a Cuda clause (target <= 1.1x
 the longer one alone): the buggy force kernel on OpenMP and the fixed one on the GPU,
@@ -221,16 +223,18 @@ def main() -> None:
 
     load = OutsideLoad()
     agent = in_process(options.cells, options.repeats)
-    session = in_session(options.cells, options.repeats, env)
+    # In a session the clauses run checked release builds (pkdb's parallel_launch_checks,
+    # on by default); PKERNELS_CHECKS=1 gives the sequential dispatches the same builds.
+    session = in_session(options.cells, options.repeats, dict(env, PKERNELS_CHECKS="1"))
     outside = load.fraction()
     seq = statistics.median(agent["sequential"])
     rows = []
     for label, values, base in (
-        ("agent: two dispatches one after the other", agent["sequential"], seq),
-        ("agent: parallel_launch command", agent["parallel_launch"], seq),
-        ("agent: parallel_launch, threads only", agent["launch"], seq),
-        ("session: p of the two dispatches", session["sequential (p ...)"], None),
-        ("session: parallel_launch command", session["parallel_launch"], None),
+        ("agent, release builds: two dispatches one after the other", agent["sequential"], seq),
+        ("agent, release builds: parallel_launch command", agent["parallel_launch"], seq),
+        ("agent, release builds: parallel_launch, threads only", agent["launch"], seq),
+        ("session, checked builds: p of the two dispatches", session["sequential (p ...)"], None),
+        ("session, checked builds: parallel_launch command", session["parallel_launch"], None),
     ):
         median = statistics.median(values)
         ref = base if base is not None else statistics.median(session["sequential (p ...)"])

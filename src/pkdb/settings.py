@@ -64,6 +64,15 @@ SETTINGS: tuple[Setting, ...] = (
         "in the debug build and the others as release code, so gdb does not test the "
         "condition in every other index. off: the debug build runs every index.",
     ),
+    Setting(
+        "parallel_launch_checks",
+        True,
+        "parallel_launch runs its OpenMP and Serial clauses as checked release builds "
+        "(-O3 code keeping the debug build's checks, 1.1-2.9x the release build's time): "
+        "an index out of range fails that clause with KernelIndexError, not the program. "
+        "off: release builds, unchecked (an index out of range may corrupt the program's "
+        "memory or end it), for timing clauses at release speed.",
+    ),
 )
 
 

@@ -102,7 +102,11 @@ def test_settings():
     assert settings.get("debug_all_kernels") is False
     assert settings.set("debug_all_kernels", "ON") is True
     assert settings.describe("debug_all_kernels") == "debug_all_kernels = on"
-    assert settings.as_dict() == {"debug_all_kernels": True, "fast_debug_builds": True}
+    assert settings.as_dict() == {
+        "debug_all_kernels": True,
+        "fast_debug_builds": True,
+        "parallel_launch_checks": True,
+    }
     with pytest.raises(SettingError, match="expected on or off"):
         settings.set("debug_all_kernels", "perhaps")
     with pytest.raises(SettingError, match="no setting"):

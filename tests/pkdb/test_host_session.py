@@ -364,12 +364,19 @@ def test_settings_reach_the_debuggee(main_program, pkdb_pty):
         "p [o.settings for o in __import__('gc').get_objects()"
         " if type(o).__name__ == 'HostDebugger']"
     )
-    assert session.cmd(probe) == "[{'debug_all_kernels': True, 'fast_debug_builds': True}]\n"
+    assert session.cmd(probe) == (
+        "[{'debug_all_kernels': True, 'fast_debug_builds': True, 'parallel_launch_checks': True}]\n"
+    )
     session.cmd("set debug_all_kernels off")
     session.cmd("set fast_debug_builds off")
-    assert session.cmd(probe) == "[{'debug_all_kernels': False, 'fast_debug_builds': False}]\n"
+    session.cmd("set parallel_launch_checks off")
+    changed = (
+        "[{'debug_all_kernels': False, 'fast_debug_builds': False, "
+        "'parallel_launch_checks': False}]\n"
+    )
+    assert session.cmd(probe) == changed
     session.cmd("restart")
-    assert session.cmd(probe) == "[{'debug_all_kernels': False, 'fast_debug_builds': False}]\n"
+    assert session.cmd(probe) == changed
     assert session.quit() == 0
 
 

@@ -62,6 +62,11 @@ def square_past_the_end(i, out, x):
     out[i * 1000] = x[i] * x[i]
 
 
+@pk.workunit
+def next_value(i, out, x):
+    out[i] = x[i + 1]
+
+
 run()
 """
 LINE_PAST_THE_END = 48  # out[i * 1000] = ...
@@ -173,6 +178,12 @@ def test_a_clause_indexing_past_an_array_fails_alone(session) -> None:
         ), table
     # The program's own array took the one store in range (out[0] = 0.0) and nothing else.
     assert s.cmd("p out.sum()").strip() == "np.float64(0.0)"
+    # Unchecked release builds, on request: reading x[16] (8 bytes past the array, in
+    # memory the allocator owns) goes unnoticed there.
+    assert "index 16 is out of range" in s.cmd("parallel_launch next_value n out=out x=x")
+    s.cmd("set parallel_launch_checks off")
+    assert row(s.cmd("parallel_launch next_value n out=out x=x"), "status") == ["ok"]
+    s.cmd("set parallel_launch_checks on")
     out = s.cmd("continue")
     assert "after square 9.0" in out and "end 9.0 3.0 1240.0 120.0" in out
     s.quit()

@@ -196,7 +196,8 @@ class KernelObserver:
             # A parallel_launch clause: no hotswap, no stop; the checked release build,
             # so that an index out of range is the clause's error, not a crash of the
             # program (and of the clauses beside it).
-            if dispatch.space in (spaces.OpenMP, spaces.Serial):
+            native = dispatch.space in (spaces.OpenMP, spaces.Serial)
+            if native and self.debugger.settings.get("parallel_launch_checks"):
                 dispatch.build = self._build_modes.CHECKED
             return False
         # hotswap first: the build and the breakpoints are those of the kernel that runs.

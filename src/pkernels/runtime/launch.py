@@ -123,9 +123,7 @@ class CompiledKernel:
                 hybrid.restype = None
             self._hybrid = hybrid
         self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
-        self._reports_faults = (
-            self.module.debug or self.module.checked or self.entry.rank == _TEAM
-        )
+        self._reports_faults = self.module.debug or self.module.checked or self.entry.rank == _TEAM
         if _c_launch is not None and self._plan.c_steps is not None and not self.module.debug:
             for space, symbol in self._symbols():
                 packed = getattr(self._lib, f"{symbol}_packed", None)  # range launches
