@@ -49,7 +49,8 @@ class BuildMode(enum.Enum):
     raise the same ``pkernels.Kernel*Error`` as in a debug build, where release code would
     read or write past the array or go on with any value. No breakpoints, no variables
     for gdb; see ``python bench/bench_checked.py`` for its cost. ``$PKERNELS_CHECKS=1``
-    makes it the build of every dispatch no observer changes.
+    makes it the build of every dispatch no observer changes. OpenMP and Serial only: a
+    Cuda kernel runs its one build whatever the mode.
     """
 
     RELEASE = "release"
