@@ -208,10 +208,11 @@ class KernelObserver:
             return False  # plain Python: pdb's own breakpoints already stop in it
         if threading.get_ident() != _MAIN_THREAD_ID:
             # A kernel dispatched by `eval` at a kernel stop (on the agent's evaluation
-            # thread) runs to completion, undebugged; as the debug build, so that an index
-            # out of range is the evaluation's error, not a crash of the program.
+            # thread) runs to completion, undebugged; as the checked release build, so
+            # that an index out of range is the evaluation's error, not a crash of the
+            # program (and at -O3: 5-10x sooner than the debug build).
             if self.active is not None and dispatch.space in (spaces.OpenMP, spaces.Serial):
-                dispatch.build = self._build_modes.DEBUG
+                dispatch.build = self._build_modes.CHECKED
             return False
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
         if dispatch.space is spaces.Cuda:
