@@ -677,8 +677,8 @@ print("a", a.tolist())
 def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
     run_program,
 ) -> None:
-    # A kernel run by eval at a stop is the debug build: an index past its view is the
-    # evaluation's error, not a crash of the program. One that runs too long: Ctrl-C
+    # A kernel run by eval at a stop is the checked release build: an index past its view
+    # is the evaluation's error, not a crash of the program. One that runs too long: Ctrl-C
     # stops the waiting (the program runs it on), and the session goes on.
     import time
 
@@ -687,6 +687,8 @@ def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
     s.cmd("continue", KERNEL_PROMPT)
     failed = s.cmd("eval pk.parallel_for(n, past_the_end, a=a)", KERNEL_PROMPT)
     assert "KernelIndexError" in failed and "is out of range for axis 0 of view" in failed, failed
+    builds = "p [(k.debug, k.checked) for k in past_the_end.__pkernels__.specializations.values()]"
+    assert s.cmd(builds, KERNEL_PROMPT).strip() == "[(False, True)]"
     s.child.sendline("eval pk.parallel_for(2, slow, a=np.zeros(2), m=10**12)")
     time.sleep(1.0)
     s.child.sendintr()
