@@ -1,5 +1,6 @@
 """bounds_proof: a launch proven in advance never fails a debug build's checks (view
-indices in range, integer divisors nonzero), so the debugger may run release code for it.
+indices in range, integer divisors nonzero, integer exponents not negative, no float
+converted to an integer), so the debugger may run release code for it.
 
 Most tests lower real kernels and ask the proof about real arrays (no compile). The
 property test compiles random kernels' debug builds and checks the proof is sound
@@ -20,7 +21,7 @@ import pkernels as pk
 from pkernels.runtime.dispatch import _argument_names
 from pkernels.runtime.marshal import argument_type
 from pkernels.translate.bounds_proof import LaunchProof, launch_proof
-from pkernels.translate.kernel import TEAM, lower_workunit
+from pkernels.translate.kernel import TEAM, lower_workunit, translate_workunit
 
 
 def proof_of(workunit, operation="for", rank=1, **kwargs) -> LaunchProof | None:
@@ -213,7 +214,42 @@ def team_kernel(team_member, out):
     out[team_member.league_rank()] = 1.0
 
 
+@pk.workunit
+def truncate(i, x, out):
+    out[i] = int(x[i])
+
+
+@pk.workunit
+def store_floats(i, x, out):
+    out[i] = x[i]  # into an integer view: a conversion too
+
+
+@pk.workunit
+def powers(i, n, out):
+    out[i] = i**n
+
+
 # ---------------------------------------------------------------- tests
+
+
+def test_a_float_converted_to_an_integer_is_never_proven():
+    # NaN, infinities and floats past int64 fail the debug build's check, and the
+    # intervals do not follow float values: no launch of such a kernel is proven.
+    def proof(workunit, **kwargs):
+        names = _argument_names(workunit, "for", 1)
+        types = {name: argument_type(name, kwargs[name]) for name in names}
+        return translate_workunit(workunit, "for", types).proof
+
+    floats, ints = np.zeros(4), np.zeros(4, np.int64)
+    assert proof(truncate, x=floats, out=ints) is None
+    assert proof(store_floats, x=floats, out=ints) is None
+    assert proof(store_floats, x=floats, out=floats) is not None  # no conversion
+
+
+def test_an_integer_power_needs_an_exponent_proven_not_negative():
+    out = np.zeros(4, np.int64)
+    assert proven(powers, 0, 4, n=2, out=out)
+    assert not proven(powers, 0, 4, n=-1, out=out)  # Python's i ** -1 is a float
 
 
 def test_heat_kernel_interior_policy_is_proven():

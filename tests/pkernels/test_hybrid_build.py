@@ -105,6 +105,20 @@ def test_a_launch_that_could_fail_a_check_runs_the_debug_build() -> None:
     assert observer.seen == [(True, None)]
 
 
+@pk.workunit
+def truncate(i, x, out):
+    out[i] = int(x[i])
+
+
+def test_a_launch_converting_floats_to_integers_runs_the_debug_build() -> None:
+    # Every index in range, but int(NaN) fails the debug build's check: release code
+    # would store any number instead.
+    x, out = np.array([1.5, np.nan, 2.5]), np.zeros(3, np.int64)
+    with observing(Hybrid()) as observer, pytest.raises(pk.KernelValueError, match="NaN"):
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 3), truncate, x=x, out=out)
+    assert observer.seen == [(True, None)]
+
+
 @pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
 def test_a_reduce_gives_its_debug_builds_total(to_debug) -> None:
     n = 45

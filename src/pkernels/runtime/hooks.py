@@ -40,7 +40,8 @@ class BuildMode(enum.Enum):
     ``HYBRID``: the debug build's behaviour at the release build's speed where that can
     be had. A range parallel_for or parallel_reduce, or an MDRangePolicy parallel_for,
     whose launch is proven before it starts to be unable to fail a check (every view
-    index in range, every integer divisor nonzero: see ``pkernels.translate.bounds_proof``)
+    index in range, every integer divisor nonzero, no float converted to an integer: see
+    ``pkernels.translate.bounds_proof``)
     runs release code, which hands its remaining indices to the debug build once
     :meth:`Dispatch.request_debug_code` is called; any other launch runs the debug build.
 

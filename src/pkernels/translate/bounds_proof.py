@@ -1,7 +1,8 @@
 """Proofs, before a launch, that a kernel's debug build would record no fault.
 
-A debug build checks every view index (``0 <= index < extent`` on every axis) and every
-integer divisor (``//``, ``%``, ``pk.atomic_mod``) at run time; a release build checks
+A debug build checks every view index (``0 <= index < extent`` on every axis), every
+integer divisor (``//``, ``%``, ``pk.atomic_mod``), every integer exponent and every
+float converted to an integer at run time; a release build checks
 nothing and runs many times faster. Where :func:`launch_proof` and
 :meth:`LaunchProof.holds` prove that no index of a launch can fail a check, the debugger
 runs the release code for that launch and loses nothing (``BuildMode.HYBRID``).
@@ -10,7 +11,9 @@ The proof is an interval analysis of the kernel's IR, evaluated at each launch w
 actual integer arguments and view shapes: every integer expression gets a range ``(lo,
 hi)`` of the values it may take, or ``None`` (unknown), and every access and divisor is
 checked against those ranges. Unknown never proves anything, so the analysis is sound:
-it answers False whenever it is unsure.
+it answers False whenever it is unsure. Float values are not followed at all: a kernel
+converting a float to an integer gets no proof (``translate.kernel`` sees to it, from what
+the emitter wrote).
 """
 
 from __future__ import annotations
@@ -412,12 +415,14 @@ class _Analysis:
 
     def arith(self, op: str, a: Interval, b: Interval, rtype: DataType) -> Interval:
         """``a op b`` computed in ``rtype`` (operands converted to it first, as emitted);
-        checks the divisor of an integer ``//`` or ``%``."""
+        checks the divisor of an integer ``//`` or ``%`` and the exponent of ``**``."""
         if rtype.is_float:
             return None
         a, b = _fit(a, rtype), _fit(b, rtype)
         if op in ("//", "%"):
             _divisor(a, b, rtype)
+        if op == "**" and (b is None or b[0] < 0):
+            raise _Unproven  # an integer ** a negative integer: the debug build's check
         if rtype == t.bool_:
             return _BOOL
         if a is None or b is None:

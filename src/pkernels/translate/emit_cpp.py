@@ -112,6 +112,9 @@ class KernelEntry:
     proof: Any = None
     # Subviews by name (lower_subviews.Subview.describe): how a debugger shows `row`.
     subviews: dict[str, Any] = field(default_factory=dict)
+    # Whether the code converts a float to an integer somewhere (a check of the debug
+    # build that bounds_proof cannot prove safe: it does not track float values).
+    converts_floats: bool = False
 
 
 class CppEmitter:
@@ -124,6 +127,7 @@ class CppEmitter:
         self.lines: list[str] = []
         self.indent = 0
         self.uses_print = False
+        self.converts_floats = False  # emitted a pk_rt::float_to_int (see KernelEntry)
         self.temps = 0  # numbering of generated temporaries
         # While emitting an interleaved body: the names with one copy per lane, the
         # accumulator (statements on it run once per lane, in lane order) and the lane
@@ -549,12 +553,14 @@ class CppEmitter:
                 # inf, NaN or 1e30 into an integer: the conversion any float takes (a stop
                 # in debug builds), not a folded int() (OverflowError, or wrapped bits)
                 literal = self.literal(e.value, t.float64)
+                self.converts_floats = True
                 return f"pk_rt::float_to_int<{to.ctype}>({literal}, {_WHERE})"
             return self.literal(e.value, to)
         text = self.expr(e)
         if e.type == to:
             return text
         if e.type.is_float and to.is_integer:  # a float stored into an int: checked in debug
+            self.converts_floats = True
             return f"pk_rt::float_to_int<{to.ctype}>({text}, {_WHERE})"
         return f"({to.ctype})({text})"
 
@@ -636,6 +642,7 @@ class CppEmitter:
                 if rtype == t.bool_:
                     return f"(({self.expr(operand)}) != 0)"
                 if operand.type.is_float and rtype.is_integer:  # checked in debug builds
+                    self.converts_floats = True
                     return f"pk_rt::float_to_int<{rtype.ctype}>({self.expr(operand)}, {_WHERE})"
                 return f"(({rtype.ctype})({self.expr(operand)}))"
             case ir.Call():
@@ -1159,6 +1166,7 @@ def emit_module(
         frozenset(kernel.written_views),
         rank,
         subviews=subviews,
+        converts_floats=em.converts_floats,
     )
 
 
