@@ -766,15 +766,9 @@ class Frontend(cmd.Cmd):
     def _switch_to_a_held_thread(self, stop: Any) -> None:
         """The current thread is done (no variables left to show): the user goes on with
         the first held thread still at a Python line, as after 'thread N'."""
-        kernel = self.kernel
         for thread in [*stop.stopped, *stop.held]:
-            if thread in stop.finished:
-                continue
-            frames = kernel.python_frames(thread)
-            if frames:
-                stop.thread = thread
-                stop.frame = 0
-                self.message(f"[Switching to thread {thread} at {frames[0].file}:{frames[0].line}]")
+            if thread not in stop.finished and self.kernel.python_frames(thread):
+                self.message(self.kernel.select_thread(thread))
                 return
 
     def resume_kernel(self) -> None:

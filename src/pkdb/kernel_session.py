@@ -436,6 +436,18 @@ class KernelSession:
             raise TargetError("no kernel thread is stopped")
         return self.stop
 
+    def select_thread(self, thread: int) -> str:
+        """Make ``thread`` the current one, at its innermost frame; the line saying so
+        (``thread N``, and pkdb itself when the current thread has no lines left)."""
+        stop = self.require_stop()
+        stop.thread = thread
+        stop.frame = 0
+        frame = self.location(thread)
+        where = f" at {frame.file}:{frame.line}" if frame else ""
+        position = self.team_position(thread)
+        team = f" ({position.label()})" if position is not None else ""
+        return f"[Switching to thread {thread}{where}{team}]"
+
     # -- what the commands show --------------------------------------------------------
 
     def kernel_threads(self) -> list[ThreadInfo]:

@@ -89,7 +89,7 @@ def do_thread(console: KernelConsole, arg: str) -> None:
     Make kernel thread N (an id from 'threads') the current thread.
     """
     kernel = console.kernel
-    stop = kernel.require_stop()
+    kernel.require_stop()  # before reading the argument: at a kernel stop only
     try:
         number = int(arg.strip())
     except ValueError:
@@ -102,13 +102,7 @@ def do_thread(console: KernelConsole, arg: str) -> None:
     if not known[number].stopped:
         console.error(f"thread {number} is running; only stopped threads can be selected")
         return
-    stop.thread = number
-    stop.frame = 0
-    frame = kernel.location(number)
-    where = f" at {frame.file}:{frame.line}" if frame else ""
-    position = kernel.team_position(number)
-    team = f" ({position.label()})" if position is not None else ""
-    console.message(f"[Switching to thread {number}{where}{team}]")
+    console.message(kernel.select_thread(number))
 
 
 @guarded
