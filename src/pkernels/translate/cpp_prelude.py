@@ -679,6 +679,7 @@ static inline T& fault_slot() {
     return slot;
 }
 
+// std::remove_reference without <type_traits> (see the module docstring: light headers).
 template <typename T>
 struct NoRef {
     using type = T;
