@@ -139,3 +139,23 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.05)
     return predicate()
+
+
+# The bug of the paper's Ewald code: a particle exactly on the box boundary gets cell
+# index ncells, one past the end of `counter`.
+EWALD = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def bin_particles(p, pos, box, ncells, counter):
+    cell = int(pos[p] / box * ncells)
+    pk.atomic_add(counter, [cell], 1)
+
+
+pos = np.linspace(0.0, 1.0, 33)
+counter = np.zeros(8, dtype=np.int64)
+pk.parallel_for(len(pos), bin_particles, pos=pos, box=1.0, ncells=8, counter=counter)
+print("counts", counter)
+"""

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pkdb_harness import write
+from pkdb_harness import EWALD, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -32,24 +32,6 @@ x = np.arange(8.0)
 out = np.zeros(8)
 pk.parallel_for(8, scale, out=out, x=x, factor=2.0)
 print("out", out.tolist())
-"""
-
-# The bug of the paper's Ewald code: the last particle gets cell 8 of 8.
-EWALD = """
-import numpy as np
-import pkernels as pk
-
-
-@pk.workunit
-def bin_particles(p, pos, box, ncells, counter):
-    cell = int(pos[p] / box * ncells)
-    pk.atomic_add(counter, [cell], 1)
-
-
-pos = np.linspace(0.0, 1.0, 33)
-counter = np.zeros(8, dtype=np.int64)
-pk.parallel_for(len(pos), bin_particles, pos=pos, box=1.0, ncells=8, counter=counter)
-print("counts", counter)
 """
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pkdb_harness import write
+from pkdb_harness import EWALD, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -17,24 +17,6 @@ pytestmark = pytest.mark.skipif(
 
 KERNEL_PROMPT = r"\(pkdb-openmp\) "
 
-# The bug of the paper's Ewald code: a particle exactly on the box boundary gets cell
-# index ncells, one past the end of `counter`.
-EWALD = """
-import numpy as np
-import pkernels as pk
-
-
-@pk.workunit
-def bin_particles(p, pos, box, ncells, counter):
-    cell = int(pos[p] / box * ncells)
-    pk.atomic_add(counter, [cell], 1)
-
-
-pos = np.linspace(0.0, 1.0, 33)
-counter = np.zeros(8, dtype=np.int64)
-pk.parallel_for(len(pos), bin_particles, pos=pos, box=1.0, ncells=8, counter=counter)
-print("counts", counter)
-"""
 
 SEGFAULT = """
 import numpy as np
