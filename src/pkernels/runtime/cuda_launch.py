@@ -24,10 +24,20 @@ when ``parallel_*`` returns. Launch shapes:
   memory, level 1 a slice of one global buffer per block. The first fault (a scratch
   overflow, threads of a team at different barriers) raises ``KernelTeamError`` after
   the launch, with the Python line, the block and the thread.
+
+Three builds of each kernel (:data:`BUILD_OPTIONS`), as on the CPU: release; checked
+(release code keeping the debug build's checks: an index out of range, an integer
+division by zero, a float no integer holds raise the CPU's ``Kernel*Error`` after the
+launch, naming the Python line, the block and the thread); debug (NVRTC ``-G``: the
+workunit a function of its own, every variable kept, for cuda-gdb, with the same
+checks). Every build carries line tables (``-lineinfo``), so a crash names the Python
+line. A failed check is recorded in the module's ``pk_fault_record`` and reported to a
+debugger through the device function ``pk_fault_hook``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import os
@@ -52,7 +62,9 @@ from ..errors import (
     DispatchError,
     KernelError,
     KernelIndexError,
+    KernelOverflowError,
     KernelTeamError,
+    KernelValueError,
     KernelZeroDivisionError,
 )
 from ..translate import ir
@@ -72,13 +84,26 @@ OPTIONS = (
     "--device-int128",
 )  # fmt: skip
 NVCC_OPTIONS = ("-std=c++17", "--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true")
+#: What each build adds to :data:`OPTIONS` (NVRTC and nvcc spell these alike).
+BUILD_OPTIONS: dict[str, tuple[str, ...]] = {
+    "release": ("-lineinfo",),
+    "checked": ("-lineinfo", "-DPK_CHECKS=1"),
+    "debug": ("-G", "-DPK_DEBUG=1"),
+}
 SCAN_THREADS = 16384  # threads of a parallel_scan (each scans a contiguous chunk)
 SCAN_BLOCK = 128
 AUTO_TEAM_SIZE = 128  # pk.AUTO's most threads per team
 LEVEL1_BUDGET = 1 << 30  # bytes of level-1 scratch one launch may take (fewer blocks if more)
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # dynamic shared memory a kernel gets without opting in
-_FAULTS = {1: KernelIndexError, 2: KernelZeroDivisionError, 3: KernelTeamError, 4: KernelTeamError}
-_FAULT_BYTES = 1024  # sizeof(pk_rt::Fault)
+_FAULTS = {
+    1: KernelIndexError,
+    2: KernelZeroDivisionError,
+    3: KernelTeamError,
+    4: KernelTeamError,
+    5: KernelValueError,
+    6: KernelOverflowError,
+}
+_FAULT_BYTES = 1024  # sizeof(pk_rt::Fault): flag, kind, value (a double), text
 
 _cupy: Any = None
 
@@ -111,11 +136,10 @@ def run_cuda(
     dispatch: Dispatch | None,
     reducer: Reducer = Sum,
 ) -> Any:
-    """A dispatch on the Cuda space (``dispatch.py`` calls this for every policy kind).
-
-    Release builds only: a debug build asked for by a dispatch observer runs the release
-    kernel (no bounds checks on the GPU yet)."""
-    del build_mode
+    """A dispatch on the Cuda space (``dispatch.py`` calls this for every policy kind),
+    in the build ``build_mode`` names (HYBRID has no fast half on the GPU: the debug
+    build)."""
+    build = cuda_build(build_mode)
     cupy_module()
     for name, value in kwargs.items():
         if isinstance(value, np.ndarray):
@@ -129,10 +153,17 @@ def run_cuda(
         rank = policy.rank
     else:
         rank = 1
-    kernel = cuda_kernel(workunit, marker, operation, kwargs, rank, reducer)
+    kernel = cuda_kernel(workunit, marker, operation, kwargs, rank, reducer, build)
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(policy, kwargs)
+
+
+def cuda_build(mode: BuildMode) -> str:
+    """The GPU build of a dispatch's build mode: "release", "checked" or "debug"."""
+    if mode is BuildMode.RELEASE:
+        return "release"
+    return "checked" if mode is BuildMode.CHECKED else "debug"
 
 
 def cuda_kernel(
@@ -142,12 +173,14 @@ def cuda_kernel(
     kwargs: dict[str, Any],
     rank: int,
     reducer: Reducer = Sum,
+    build: str = "release",
 ) -> CudaKernel:
-    """The loaded CUDA build of ``workunit`` for these arguments (translated and compiled
-    on first use, then kept in the workunit's memo)."""
+    """The loaded CUDA build (``build``: see :data:`BUILD_OPTIONS`) of ``workunit`` for
+    these arguments (translated and compiled on first use, then kept in the workunit's
+    memo)."""
     from .dispatch import specialization_key
 
-    key, names = specialization_key(workunit, operation, kwargs, rank, "cuda", reducer)
+    key, names = specialization_key(workunit, operation, kwargs, rank, ("cuda", build), reducer)
     kernel = marker.specializations.get(key)
     if kernel is None:
         from .dispatch import _line_span
@@ -159,7 +192,9 @@ def cuda_kernel(
             index = int64  # a TeamPolicy module has no index
         check_reducer(workunit, function, reducer)
         entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
-        path, code, compiled = build_cuda(entry, f"workunit {workunit.__qualname__}")
+        path, code, compiled, module = build_cuda(
+            entry, f"workunit {workunit.__qualname__}", build
+        )
         kernel = CudaKernel(
             workunit.__name__,
             operation,
@@ -169,6 +204,9 @@ def cuda_kernel(
             path,
             code,
             compiled,
+            module,
+            build=build,
+            debug=build == "debug",
         )
         marker.specializations[key] = kernel
     return kernel
@@ -177,10 +215,13 @@ def cuda_kernel(
 # ---------------------------------------------------------------- compilation
 
 
-def build_cuda(entry: CudaEntry, label: str) -> tuple[Path, str, Any]:
-    """Compile ``entry`` for this GPU (NVRTC; nvcc when NVRTC cannot run), through the
-    pkernels cache (``kernel.cu`` and ``kernel.cubin`` side by side): the path of the
-    generated source, the source as compiled, and the loaded ``__global__`` function.
+def build_cuda(
+    entry: CudaEntry, label: str, build: str = "release"
+) -> tuple[Path, str, Any, Any]:
+    """Compile ``entry`` for this GPU (NVRTC; nvcc when NVRTC cannot run) as ``build``
+    (see :data:`BUILD_OPTIONS`), through the pkernels cache (``kernel.cu`` and
+    ``kernel.cubin`` side by side, one entry per build): the path of the generated
+    source, the source as compiled, the loaded ``__global__`` function and its module.
 
     NVRTC is called directly rather than through ``cupy.RawModule(code=...)``, which
     appends ``-ftz=true`` to every compile: float32 subnormals would then flush to zero,
@@ -191,26 +232,30 @@ def build_cuda(entry: CudaEntry, label: str) -> tuple[Path, str, Any]:
         version = "nvrtc " + ".".join(map(str, cp.cuda.nvrtc.getVersion()))
     except Exception:  # noqa: BLE001 - NVRTC missing: nvcc compiles (the key tells them apart)
         version = "nvcc"
-    directory = entry_dir(cache_key(entry.source, "cuda", version, OPTIONS, arch))
+    extra = BUILD_OPTIONS[build]
+    directory = entry_dir(cache_key(entry.source, "cuda", version, (*OPTIONS, *extra), arch))
     path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
     code = entry.source.replace(GENERATED_PATH, _c_string_body(str(path)))
     if not cubin.exists():
         write_atomically(path, code.encode())
-        write_atomically(cubin, _compile(cp, code, arch, label, path))
-    function = cp.RawModule(path=str(cubin)).get_function(entry.symbol)
-    return path, code, function
+        write_atomically(cubin, _compile(cp, code, arch, label, path, extra))
+    module = cp.RawModule(path=str(cubin))
+    return path, code, module.get_function(entry.symbol), module
 
 
-def _compile(cp: Any, code: str, arch: str, label: str, path: Path) -> bytes:
-    """The cubin of ``code`` (stored at ``path``)."""
+def _compile(
+    cp: Any, code: str, arch: str, label: str, path: Path, extra: tuple[str, ...] = ()
+) -> bytes:
+    """The cubin of ``code`` (stored at ``path``; NVRTC names the program by that path, so
+    line tables and cuda-gdb find it), compiled with :data:`OPTIONS` and ``extra``."""
     try:
         nvrtc = cp.cuda.nvrtc
         program = nvrtc.createProgram(code, str(path), [], [])
     except Exception as failure:  # noqa: BLE001 - no usable NVRTC: nvcc, if there is one
-        return _compile_with_nvcc(path, arch, label, failure)
+        return _compile_with_nvcc(path, arch, label, failure, extra)
     try:
         try:
-            nvrtc.compileProgram(program, [*OPTIONS, f"--gpu-architecture={arch}"])
+            nvrtc.compileProgram(program, [*OPTIONS, *extra, f"--gpu-architecture={arch}"])
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(program)
             raise CompileError(_describe_failure(log, label, path)) from None
@@ -219,7 +264,9 @@ def _compile(cp: Any, code: str, arch: str, label: str, path: Path) -> bytes:
         nvrtc.destroyProgram(program)
 
 
-def _compile_with_nvcc(path: Path, arch: str, label: str, failure: Exception) -> bytes:
+def _compile_with_nvcc(
+    path: Path, arch: str, label: str, failure: Exception, extra: tuple[str, ...] = ()
+) -> bytes:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         raise CompileError(
@@ -232,7 +279,7 @@ def _compile_with_nvcc(path: Path, arch: str, label: str, failure: Exception) ->
     output = path.parent / f".kernel.{os.getpid()}.cubin"
     try:
         proc = subprocess.run(
-            [nvcc, *NVCC_OPTIONS, f"-arch={arch}", "--pre-include", str(header), "-cubin",
+            [nvcc, *NVCC_OPTIONS, *extra, f"-arch={arch}", "--pre-include", str(header), "-cubin",
              "-x", "cu", str(path), "-o", str(output)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
@@ -270,12 +317,13 @@ def _describe_failure(log: str, label: str, path: Path) -> str:
 
 @dataclass
 class CudaKernel:
-    """One workunit compiled for the GPU, for one operation and argument signature.
+    """One workunit compiled for the GPU, for one operation, argument signature and build.
 
     The attributes debuggers and hooks read on a CPU ``CompiledKernel``: ``name``,
     ``operation``, ``filename``, ``lines`` (the Python lines of the body), ``source``
     (the generated CUDA C++, whose ``#line`` directives point at ``filename``),
-    ``kernel_symbol``, ``debug`` (always False: release builds).
+    ``kernel_symbol``, ``debug`` (the ``-G`` build); ``build`` is "release", "checked"
+    or "debug" (:data:`BUILD_OPTIONS`).
     """
 
     name: str
@@ -286,12 +334,26 @@ class CudaKernel:
     source: Path
     code: str  # the source as compiled
     function: Any = field(repr=False)  # the loaded cupy.RawKernel
+    module: Any = field(repr=False)  # its cupy.RawModule
+    build: str = "release"
     debug: bool = False
     library: Path | None = None  # no shared library: the module lives in the GPU
+    _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
 
     @property
     def kernel_symbol(self) -> str:
         return self.entry.kernel_symbol
+
+    @property
+    def checks(self) -> bool:
+        """Whether failed checks are recorded (checked and debug builds)."""
+        return self.build != "release"
+
+    def fault_record(self) -> Any:
+        """The module's ``pk_fault_record`` (a CuPy MemoryPointer to device memory)."""
+        if self._record is None:
+            self._record = self.module.get_global("pk_fault_record")
+        return self._record
 
     def launch(self, policy: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``policy``; return the total of a reduce or scan."""
@@ -301,13 +363,40 @@ class CudaKernel:
             import sys
 
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
+        record = self.fault_record() if self.checks or self.entry.rank == TEAM else None
+        if record is not None:
+            record.memset_async(0, 8)  # the flag and the kind
         if self.entry.rank == TEAM:
             result = self._launch_team(cp, policy, kwargs, args)
         elif self.entry.operation == "scan":
             result = self._launch_scan(cp, policy, args)
         else:
             result = self._launch_range(cp, policy, args)
+        if record is not None:
+            raise_recorded_fault(record)
         return result
+
+    def geometry(self, policy: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """How a launch over ``policy`` maps indices to CUDA blocks and threads (what a
+        debugger needs to find the thread of an index): ``kind`` ("range", "box",
+        "scan" or "team"), ``blocks``, ``threads`` (per block), and the policy's
+        ``begins``/``ends`` (ranges and boxes), ``chunk`` (scan: indices per thread) or
+        ``league`` (teams; league rank ``l`` runs in block ``l % blocks``)."""
+        cp = cupy_module()
+        if self.entry.rank == TEAM:
+            team, blocks, _ = self._team_shape(cp, policy, kwargs)
+            return {"kind": "team", "blocks": blocks, "threads": team,
+                    "league": policy.league_size}  # fmt: skip
+        if self.entry.operation == "scan":
+            n = max(0, policy.end - policy.begin)
+            chunk, threads, blocks = _scan_shape(n)
+            return {"kind": "scan", "blocks": blocks, "threads": SCAN_BLOCK, "chunk": chunk,
+                    "begins": [policy.begin], "ends": [policy.end]}  # fmt: skip
+        begins, ends = _box(self.entry.rank, policy)
+        count = math.prod(max(0, e - b) for b, e in zip(begins, ends, strict=True))
+        return {"kind": "range" if self.entry.rank == 1 else "box",
+                "blocks": _range_blocks(cp, count), "threads": BLOCK,
+                "begins": begins, "ends": ends}  # fmt: skip
 
     def _combined(self, partials: Any) -> Any:
         """The blocks' partial results combined on the host, in block order."""
@@ -333,19 +422,14 @@ class CudaKernel:
         return None if acc is None else self.entry.reducer.identity(ir.reduced_type(acc))
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
-        if self.entry.rank == 1:
-            count = max(0, policy.end - policy.begin)
-            bounds = [np.int64(policy.begin), np.int64(policy.end)]
-        else:
-            count = math.prod(
-                max(0, e - b) for b, e in zip(policy.begins, policy.ends, strict=True)
-            )
-            bounds = []
-            for b, e in zip(policy.begins, policy.ends, strict=True):
-                bounds += [np.int64(b), np.int64(e)]
+        begins, ends = _box(self.entry.rank, policy)
+        count = math.prod(max(0, e - b) for b, e in zip(begins, ends, strict=True))
+        bounds = []
+        for b, e in zip(begins, ends, strict=True):
+            bounds += [np.int64(b), np.int64(e)]
         if count == 0:
             return self._zero()
-        blocks = min(-(-count // BLOCK), 32 * _multiprocessors(cp))
+        blocks = _range_blocks(cp, count)
         partials = None
         if self.entry.operation == "reduce":
             partials = self._partials(cp, blocks)
@@ -359,9 +443,7 @@ class CudaKernel:
         n = max(0, policy.end - policy.begin)
         if n == 0:
             return self._zero()
-        chunk = -(-n // min(n, SCAN_THREADS))
-        threads = -(-n // chunk)
-        blocks = -(-threads // SCAN_BLOCK)
+        chunk, threads, blocks = _scan_shape(n)
         partials = cp.zeros(threads, dtype=acc.np_dtype)
         lead = (np.int64(policy.begin), np.int64(policy.end), np.int64(chunk))
         self._run(cp, blocks, SCAN_BLOCK, (*lead, np.bool_(False), partials, *args))
@@ -372,8 +454,19 @@ class CudaKernel:
         self._run(cp, blocks, SCAN_BLOCK, (*lead, np.bool_(True), partials, *args))
         return totals[-1].item()
 
-    def _launch_team(self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any], args: list) -> Any:
+    def _team_shape(
+        self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any]
+    ) -> tuple[int, int, int]:
+        """(team size, blocks, level-1 scratch bytes per block) of a TeamPolicy launch."""
         team = auto_team_size(self.entry, policy, kwargs)
+        blocks = min(policy.league_size, _multiprocessors(cp) * max(1, 2048 // max(team, 1)))
+        level1 = _round_up(policy.scratch_bytes(1, team), 64)
+        if level1:
+            blocks = max(1, min(blocks, LEVEL1_BUDGET // level1))
+        return team, blocks, level1
+
+    def _launch_team(self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any], args: list) -> Any:
+        team, blocks, level1 = self._team_shape(cp, policy, kwargs)
         policy.check_scratch(team)
         limit = int(self.function.max_threads_per_block)
         if team > limit:
@@ -399,13 +492,7 @@ class CudaKernel:
                     f"TeamPolicy: a team of {team} threads with this level-0 scratch needs "
                     f"{shared} bytes of shared memory, more than this GPU gives ({exc})"
                 ) from None
-        blocks = min(league, _multiprocessors(cp) * max(1, 2048 // team))
-        level1 = _round_up(policy.scratch_bytes(1, team), 64)
-        buffer = None
-        if level1:
-            blocks = max(1, min(blocks, LEVEL1_BUDGET // level1))
-            buffer = cp.empty(blocks * level1, dtype=np.uint8)
-        fault = cp.zeros(_FAULT_BYTES, dtype=np.uint8)
+        buffer = cp.empty(blocks * level1, dtype=np.uint8) if level1 else None
         lead: list[Any] = [
             np.int64(league),
             np.int64(team_bytes[0]),
@@ -414,18 +501,13 @@ class CudaKernel:
             np.int64(thread_bytes[1]),
             np.uint64(buffer.data.ptr if buffer is not None else 0),
             np.int64(level1),
-            np.uint64(fault.data.ptr),
+            np.uint64(self.fault_record().ptr),
         ]
         partials = None
         if self.entry.acc_type is not None:
             partials = self._partials(cp, blocks)
             lead.append(partials)
         self._run(cp, blocks, team, (*lead, *args), shared)
-        report = fault.get()
-        if report[:4].view(np.int32)[0]:
-            kind = int(report[4:8].view(np.int32)[0])
-            text = report[8:].tobytes().split(b"\0", 1)[0].decode(errors="replace")
-            raise _FAULTS.get(kind, KernelError)(text)
         return None if partials is None else self._combined(partials)
 
     def _run(self, cp: Any, blocks: int, threads: int, args: tuple, shared: int = 0) -> None:
@@ -435,6 +517,39 @@ class CudaKernel:
         done = cp.cuda.Event(block=True, disable_timing=True)
         done.record()
         done.synchronize()
+
+
+def raise_recorded_fault(record: Any) -> None:
+    """Raise the ``Kernel*Error`` a launch recorded in its module's ``pk_fault_record``
+    (``record``: its device memory), if one did."""
+    report = np.empty(_FAULT_BYTES, dtype=np.uint8)
+    record.copy_to_host(ctypes.c_void_p(report.ctypes.data), _FAULT_BYTES)
+    if not report[:4].view(np.int32)[0]:
+        return
+    kind = int(report[4:8].view(np.int32)[0])
+    text = report[16:].tobytes().split(b"\0", 1)[0].decode(errors="replace")
+    if "@VALUE@" in text:  # a float no integer holds, formatted as the CPU build does
+        text = text.replace("@VALUE@", f"{float(report[8:16].view(np.float64)[0]):.17g}")
+    raise _FAULTS.get(kind, KernelError)(text)
+
+
+def _box(rank: int, policy: Any) -> tuple[list[int], list[int]]:
+    """The begins and ends of a range (rank 1) or an MDRange box."""
+    if rank == 1:
+        return [policy.begin], [policy.end]
+    return list(policy.begins), list(policy.ends)
+
+
+def _range_blocks(cp: Any, count: int) -> int:
+    """Blocks of a range or box launch of ``count`` indices (grid-stride loops)."""
+    return max(1, min(-(-count // BLOCK), 32 * _multiprocessors(cp)))
+
+
+def _scan_shape(n: int) -> tuple[int, int, int]:
+    """(indices per thread, threads, blocks) of a parallel_scan over ``n`` indices."""
+    chunk = -(-n // max(1, min(n, SCAN_THREADS)))
+    threads = -(-n // max(chunk, 1))
+    return chunk, threads, -(-threads // SCAN_BLOCK)
 
 
 def _in_order(reducer: Reducer, partials: np.ndarray) -> Any:

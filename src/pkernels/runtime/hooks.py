@@ -50,8 +50,9 @@ class BuildMode(enum.Enum):
     raise the same ``pkernels.Kernel*Error`` as in a debug build, where release code would
     read or write past the array or go on with any value. No breakpoints, no variables
     for gdb; see ``python bench/bench_checked.py`` for its cost. ``$PKERNELS_CHECKS=1``
-    makes it the build of every dispatch no observer changes. OpenMP and Serial only: a
-    Cuda kernel runs its one build whatever the mode.
+    makes it the build of every dispatch no observer changes. On the GPU (``pk.Cuda``)
+    too: there HYBRID is the debug build (NVRTC ``-G``), and a failed check names the
+    block and the thread.
     """
 
     RELEASE = "release"

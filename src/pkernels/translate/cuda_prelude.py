@@ -68,9 +68,22 @@ typedef unsigned long uint64_t;
 #ifndef INT64_MIN
 #define INT64_MIN (-INT64_C(9223372036854775807) - 1)
 #endif
-// The workunit body and its views (release builds: inlined, views by value).
+#ifndef PK_DEBUG
+#define PK_DEBUG 0
+#endif
+// The debug build's checks (view indices, integer divisors, float to int, integer **
+// negative): on in debug builds (NVRTC -G) and in checked release builds.
+#ifndef PK_CHECKS
+#define PK_CHECKS PK_DEBUG
+#endif
+// The workunit body and its views, by value. Release builds inline the body; debug
+// builds keep it a function of its own, the frame cuda-gdb shows at the Python lines.
 #define PK_KERNEL_TEMPLATE
+#if PK_DEBUG
+#define PK_KERNEL __device__ __noinline__
+#else
 #define PK_KERNEL __device__ __forceinline__
+#endif
 #define PK_VIEW_ARG(T, R, C) const pk_rt::View<T, R, C>
 
 namespace pk_math {
@@ -98,11 +111,90 @@ struct View {
     int64_t stride[R];
 };
 
+// ---- faults: the first failed check (or team fault) of a launch, in the module's
+// pk_fault_record, which the host clears before a launch that can fail and reads after.
+struct Fault {
+    int flag;
+    int kind;  // 1: index, 2: zero division, 3: barrier mismatch, 4: scratch, 5/6: float to int
+    double value;  // kind 6: the float no integer holds (the host formats it as Python does)
+    char text[1008];
+};
+
+struct Text {
+    char* buf;
+    int len, cap;
+    __device__ void put(const char* s) {
+        while (*s && len < cap - 1) buf[len++] = *s++;
+        buf[len] = 0;
+    }
+    __device__ void put_int(long long v) {
+        char d[24];
+        int n = 0;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        if (v < 0) put("-");
+        do { d[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+        char out[24];
+        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
+        out[n] = 0;
+        put(out);
+    }
+};
+
+}  // namespace pk_rt
+
+// Global names (not mangled): the host finds them with cuModuleGetGlobal.
+__device__ pk_rt::Fault pk_fault_record;
+// Where a failed check's access goes instead of the view (the launch has failed).
+__device__ unsigned long long pk_fault_slot[2];
+
+// Debuggers break here to stop in the thread whose check failed (pkdb does).
+extern "C" __device__ __noinline__ void pk_fault_hook(const pk_rt::Fault* fault) {
+    asm volatile("" : : "l"(fault) : "memory");
+}
+
+namespace pk_rt {
+
+__device__ __noinline__ void fault(Fault* f, int kind, const char* file, int line,
+                                   const char* what, double value = 0.0) {
+    if (atomicCAS(&f->flag, 0, 1) != 0) return;
+    f->kind = kind;
+    f->value = value;
+    Text t{f->text, 0, (int)sizeof f->text};
+    t.put(file); t.put(":"); t.put_int(line); t.put(": "); t.put(what);
+    t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
+    t.put(")");
+    __threadfence();
+    pk_fault_hook(f);
+}
+
+template <typename T>
+__device__ __forceinline__ T& fault_slot() {
+    return *reinterpret_cast<T*>(pk_fault_slot);
+}
+
+__device__ __noinline__ void index_fault(int64_t i, int axis, const char* name, int64_t extent,
+                                         const char* file, int line) {
+    char what[256];
+    Text t{what, 0, (int)sizeof what};
+    t.put("index "); t.put_int(i); t.put(" is out of range for axis "); t.put_int(axis);
+    t.put(" of view '"); t.put(name); t.put("' with extent "); t.put_int(extent);
+    fault(&pk_fault_record, 1, file, line, what);
+}
+
 template <typename T, int R, bool C, typename... I>
 __device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const char* file,
                                  int line, I... indices) {
-    (void)name; (void)file; (void)line;
     const int64_t idx[R] = {(int64_t)indices...};
+#if PK_CHECKS
+    for (int k = 0; k < R; ++k) {
+        if (idx[k] < 0 || idx[k] >= v.extent[k]) {
+            index_fault(idx[k], k, name, v.extent[k], file, line);
+            return fault_slot<T>();
+        }
+    }
+#else
+    (void)name; (void)file; (void)line;
+#endif
     int64_t offset = 0;
 #pragma unroll
     for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
@@ -113,9 +205,17 @@ __device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const
     + shared_search("__device__ __forceinline__")
     + r"""
 
-// An index into a subview (GPU builds do not check indices).
-__device__ __forceinline__ int64_t subview_index(int64_t i, int64_t, const char*, int,
-                                                 const char*, int) {
+// An index into a subview: checked against the subview's own extent (checked builds).
+__device__ __forceinline__ int64_t subview_index(int64_t i, int64_t extent, const char* name,
+                                                 int axis, const char* file, int line) {
+#if PK_CHECKS
+    if (i < 0 || i >= extent) {
+        index_fault(i, axis, name, extent, file, line);
+        return 0;
+    }
+#else
+    (void)extent; (void)name; (void)axis; (void)file; (void)line;
+#endif
     return i;
 }
 
@@ -136,24 +236,62 @@ __device__ __forceinline__ double inf_value<double>() {
 template <>
 __device__ __forceinline__ float inf_value<float>() { return __int_as_float(0x7f800000); }
 
-// ---- Python arithmetic on integers (release builds: a zero divisor divides by one)
+// ---- Python arithmetic on integers: a zero divisor is an error in checked builds
+// (release builds go on with NumPy's 0, as on the CPU); false for a zero divisor
 template <typename T>
 __device__ __forceinline__ bool check_divisor(T b, const char* file, int line) {
+#if PK_CHECKS
+    if (b == 0) fault(&pk_fault_record, 2, file, line, "integer division or modulo by zero");
+#else
     (void)file; (void)line;
+#endif
     return b != 0;
 }
 
-// An integer exponent (release builds: a negative one is passed on, ipow gives 1)
+// An integer ** a negative integer is a float in Python: an error in checked builds
+// (release builds: ipow gives 1)
 template <typename T>
 __device__ __forceinline__ T check_exponent(T e, const char* file, int line) {
+#if PK_CHECKS
+    if (e < 0) {
+        char what[200];
+        Text t{what, 0, (int)sizeof what};
+        t.put("an integer ** "); t.put_int((long long)e);
+        t.put(": Python gives a float, this kernel's integer result cannot hold it "
+              "(write float(base) ** exponent)");
+        fault(&pk_fault_record, 5, file, line, what);
+    }
+#else
     (void)file; (void)line;
+#endif
     return e;
 }
 
-// int() of a float (release builds: the conversion itself, as on the CPU)
+// int() of a float: a NaN, an infinity or a value past the integer type is an error in
+// checked builds (release builds: the conversion itself, as on the CPU)
 template <typename T, typename F>
 __device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
+#if PK_CHECKS
+    const bool is_signed = (T)-1 < (T)0;
+    const int bits = 8 * (int)sizeof(T);
+    const F end = pk_math::ldexp((F)1, is_signed ? bits - 1 : bits);  // the first value past T
+    const F whole = pk_math::trunc(x);
+    if (x != x) {
+        fault(&pk_fault_record, 5, file, line, "cannot convert float NaN to integer");
+        return (T)0;
+    }
+    if (!(whole >= (is_signed ? -end : (F)0) && whole < end)) {
+        char what[160];
+        Text t{what, 0, (int)sizeof what};
+        // The host puts the value where @VALUE@ is, formatted as Python's %.17g.
+        t.put("cannot convert @VALUE@ to a "); t.put_int(bits);
+        t.put(is_signed ? "-bit signed integer" : "-bit unsigned integer");
+        fault(&pk_fault_record, 6, file, line, what, (double)x);
+        return (T)0;
+    }
+#else
     (void)file; (void)line;
+#endif
     return (T)x;
 }
 
@@ -524,44 +662,6 @@ CUDA_TEAM_PRELUDE = (
 namespace pk_rt {
 
 enum { TEAM_END_OF_WORKUNIT = -1 };
-
-// The first fault of a launch (the host clears it before and reads it after).
-struct Fault {
-    int flag;
-    int kind;  // 3: a barrier mismatch, 4: scratch overflow (the CPU runtime's numbers)
-    char text[1016];
-};
-
-struct Text {
-    char* buf;
-    int len, cap;
-    __device__ void put(const char* s) {
-        while (*s && len < cap - 1) buf[len++] = *s++;
-        buf[len] = 0;
-    }
-    __device__ void put_int(long long v) {
-        char d[24];
-        int n = 0;
-        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-        if (v < 0) put("-");
-        do { d[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-        char out[24];
-        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
-        out[n] = 0;
-        put(out);
-    }
-};
-
-__device__ __noinline__ void fault(Fault* f, int kind, const char* file, int line,
-                                   const char* what) {
-    if (atomicCAS(&f->flag, 0, 1) != 0) return;
-    f->kind = kind;
-    Text t{f->text, 0, (int)sizeof f->text};
-    t.put(file); t.put(":"); t.put_int(line); t.put(": "); t.put(what);
-    t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
-    t.put(")");
-    __threadfence();
-}
 
 struct TeamShared {
     int size;
