@@ -13,6 +13,7 @@ process with its breakpoints armed.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
+from .cli_attach import attach_through_cli, cli_command
 from .mi import DEFAULT_GDB_ARGS, MiResult, MiSession, mi_quote
 
 _SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
@@ -51,6 +53,15 @@ OPTIONAL_SETTINGS: tuple[str, ...] = (
     # libpython's gdb helpers are not needed and cost time on attach.
     "-gdb-set auto-load python-scripts off",
 )
+
+#: Command-line settings some gdb builds lack (errors are printed, not fatal there).
+_CLI_OPTIONAL = ("set debuginfod enabled off",)
+
+
+def is_cuda_gdb(path: str) -> bool:
+    """Whether the debugger at ``path`` is NVIDIA's cuda-gdb (by its name)."""
+    return os.path.basename(path).startswith("cuda-gdb")
+
 
 PTRACE_HINT = (
     " (the kernel refused ptrace: attaching needs the same user and, under Yama, "
@@ -167,6 +178,10 @@ class GdbController(Controller):
 
     stops_whole_process = False
 
+    #: MI settings of every session (the CPU's: non-stop); :class:`CudaGdbController`
+    #: has its own.
+    settings: tuple[str, ...] = BASE_SETTINGS
+
     def __init__(
         self,
         gdb: str = "gdb",
@@ -174,20 +189,31 @@ class GdbController(Controller):
         args: Sequence[str] = DEFAULT_GDB_ARGS,
         init_commands: Sequence[str] = (),
         timeout: float = 10.0,
+        cli_first: bool | None = None,
     ) -> None:
+        """``cli_first``: attach through the command line and only then speak MI (see
+        :mod:`pkdb.targets.cli_attach`); by default when ``gdb`` is cuda-gdb, which
+        crashes attaching over MI to a process with a CUDA context."""
         path = shutil.which(gdb)
         if path is None:
             raise TargetError(f"debugger not found: {gdb!r}")
         self.timeout = timeout
+        self._path = path
         self._pid: int | None = None
         self._state_lock = threading.Condition()
         self._thread_state: dict[int, str] = {}
         self._stops: list[StopEvent] = []
         self._swallow_stops = False
+        self._init_commands = tuple(init_commands)
+        self.cli_first = is_cuda_gdb(path) if cli_first is None else cli_first
+        self._mi: MiSession | None = None  # cli_first: opened by attach()
+        self._closed = False
+        if self.cli_first:
+            return
         self._mi = MiSession([path, *args])
         self._mi.add_listener(self._on_async)
         try:
-            for cmd in BASE_SETTINGS:
+            for cmd in self.settings:
                 self._mi.command(cmd, timeout)
             for cmd in OPTIONAL_SETTINGS:
                 try:
@@ -205,15 +231,17 @@ class GdbController(Controller):
     @property
     def mi(self) -> MiSession:
         """The underlying MI session (for commands this class does not wrap)."""
+        if self._mi is None:
+            raise TargetError("the debugger is not attached to a process")
         return self._mi
 
     @property
     def gdb_pid(self) -> int:
         """The pid of the gdb process."""
-        return self._mi.pid
+        return self.mi.pid
 
     def _cmd(self, command: str, timeout: float | None = None) -> MiResult:
-        return self._mi.command(command, self.timeout if timeout is None else timeout)
+        return self.mi.command(command, self.timeout if timeout is None else timeout)
 
     def _on_async(self, record: dict) -> None:
         """Track thread states and queue stop events (runs on the MI reader thread)."""
@@ -267,12 +295,14 @@ class GdbController(Controller):
 
     @property
     def alive(self) -> bool:
+        if self._mi is None:  # cli_first, between attaches: nothing runs, nothing died
+            return not self._closed
         return self._mi.alive
 
     @property
     def exit_status(self) -> int | None:
         """gdb's exit status once it ended (negative: killed by that signal)."""
-        return self._mi.exit_status
+        return None if self._mi is None else self._mi.exit_status
 
     def attach(self, pid: int, timeout: float = 60.0) -> None:
         """Attach to ``pid``, wait until gdb has stopped every thread, then resume them all.
@@ -282,6 +312,9 @@ class GdbController(Controller):
         """
         if self._pid is not None:
             raise TargetError(f"already attached to process {self._pid}")
+        if self.cli_first:
+            self._attach_through_cli(pid, timeout)
+            return
         deadline = time.monotonic() + timeout
         with self._state_lock:
             self._swallow_stops = True
@@ -314,7 +347,7 @@ class GdbController(Controller):
         except BaseException:
             with self._state_lock:
                 self._swallow_stops = False
-            if self._pid is None and self._mi.alive:
+            if self._pid is None and self.mi.alive:
                 try:
                     self._cmd("-target-detach", 5.0)
                 except TargetError:
@@ -323,8 +356,33 @@ class GdbController(Controller):
         with self._state_lock:
             self._swallow_stops = False
 
+    def _attach_through_cli(self, pid: int, timeout: float) -> None:
+        """:meth:`attach` for ``cli_first``: the command line attaches, then MI opens (see
+        :mod:`pkdb.targets.cli_attach`); every thread is stopped then: resume them."""
+        settings = [cli_command(c) for c in (*self.settings, *self._init_commands)]
+        try:
+            _, self._mi = attach_through_cli(
+                [self._path, "-q", "-nx"], pid, settings + list(_CLI_OPTIONAL), timeout
+            )
+        except TargetError as exc:
+            if "ptrace" in exc.message and "not permitted" in exc.message:
+                raise TargetError(exc.message + PTRACE_HINT, exc.command) from exc
+            raise
+        self._mi.add_listener(self._on_async)
+        threads = self._parse_threads(self._cmd("-thread-info", timeout).payload)
+        with self._state_lock:
+            self._thread_state = {t.id: t.state for t in threads}
+            self._stops.clear()
+        self._pid = int(pid)
+        self._resume_all(timeout)
+
+    def _resume_all(self, timeout: float | None = None) -> None:
+        """Let every thread run (non-stop mode: each of them)."""
+        self._cmd("-exec-continue --all", timeout)
+
     def detach(self) -> None:
-        """Resume every thread and detach (gdb lifts its breakpoints from the process)."""
+        """Resume every thread and detach (gdb lifts its breakpoints from the process).
+        A ``cli_first`` debugger then ends: the next attach starts a new one."""
         if self._pid is None:
             return
         try:
@@ -334,21 +392,26 @@ class GdbController(Controller):
                 self._pid = None
                 self._thread_state.clear()
                 self._stops.clear()
+            if self.cli_first and self._mi is not None:
+                mi, self._mi = self._mi, None
+                mi.close()
 
     @property
     def internal_errors(self) -> list[str]:
         """gdb's internal errors so far (gdb aborts after one): first line each."""
-        return list(self._mi.internal_errors)
+        return [] if self._mi is None else list(self._mi.internal_errors)
 
     def close(self) -> None:
         """Detach if attached, then end gdb (never the debuggee). Idempotent."""
+        self._closed = True
         try:
-            if self._pid is not None and self._mi.alive:
+            if self._pid is not None and self._mi is not None and self._mi.alive:
                 self.detach()
         except TargetError:
             pass
         finally:
-            self._mi.close()
+            if self._mi is not None:
+                self._mi.close()
 
     # -- breakpoints -----------------------------------------------------------------
 
@@ -477,7 +540,7 @@ class GdbController(Controller):
                 for i, event in enumerate(self._stops):
                     if thread_id is None or event.exited or event.thread_id == thread_id:
                         return self._stops.pop(i)
-                if not self._mi.alive:
+                if self._mi is None or not self._mi.alive:
                     raise TargetError("gdb is not running")
                 if deadline is None:
                     self._state_lock.wait(1.0)
@@ -497,7 +560,7 @@ class GdbController(Controller):
                 for i, event in enumerate(self._stops):
                     if event.exited or event.thread_id in wanted:
                         return self._stops.pop(i)
-                if not self._mi.alive:
+                if self._mi is None or not self._mi.alive:
                     raise TargetError("gdb is not running")
                 left = deadline - time.monotonic()
                 if left <= 0:

@@ -24,9 +24,9 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from pygdbmi.gdbmiparser import parse_response
 
@@ -97,6 +97,11 @@ class MiSession:
 
     ``argv`` is the debugger command (default ``gdb --interpreter=mi3 --nx -q``); pass
     e.g. ``("cuda-gdb", "--interpreter=mi3", "--nx", "-q")`` for cuda-gdb.
+
+    With ``process`` and ``channel``, the session speaks MI over ``channel`` (the master
+    end of a pseudo-terminal) to a debugger already running as ``process``: a second
+    user interface that gdb opened on that terminal (``new-ui mi3 TTY``, see
+    :mod:`pkdb.targets.cli_attach`). The session owns both: closing it ends the debugger.
     """
 
     def __init__(
@@ -105,6 +110,8 @@ class MiSession:
         *,
         env: dict[str, str] | None = None,
         startup_timeout: float = 30.0,
+        process: subprocess.Popen | None = None,
+        channel: int | None = None,
     ) -> None:
         self.argv = list(argv) if argv else ["gdb", *DEFAULT_GDB_ARGS]
         self._tokens = itertools.count(1)
@@ -122,21 +129,31 @@ class MiSession:
         self.internal_errors: list[str] = []
         self._dead = threading.Event()
         self._closing = False
-        try:
-            self._proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                # Own session: a Ctrl-C at the terminal must not reach the debugger.
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise TargetError(f"cannot start {self.argv[0]}: {exc}") from exc
+        if process is not None and channel is not None:
+            self._proc = process
+            # MI over the terminal: written and read through two file objects of its fd.
+            self._writer: IO[bytes] = os.fdopen(channel, "wb", buffering=0)
+            self._output: IO[bytes] = os.fdopen(os.dup(channel), "rb", buffering=0)
+        else:
+            try:
+                self._proc = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=env,
+                    # Own session: a Ctrl-C at the terminal must not reach the debugger.
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise TargetError(f"cannot start {self.argv[0]}: {exc}") from exc
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._writer, self._output = self._proc.stdin, self._proc.stdout
         self.pid = self._proc.pid
         # Runs when the session is collected or, at the latest, at interpreter exit.
-        self._finalizer = weakref.finalize(self, _kill_process, self._proc)
+        self._finalizer = weakref.finalize(
+            self, _kill_process, self._proc, (self._writer, self._output)
+        )
         self._reader = threading.Thread(
             target=self._read_stdout, name=f"mi-reader-{self.pid}", daemon=True
         )
@@ -276,11 +293,12 @@ class MiSession:
                 self.command("-gdb-exit", timeout=timeout)
             except TargetError:
                 pass
-        try:
-            if self._proc.stdin:
-                self._proc.stdin.close()
-        except OSError:
-            pass
+        for stream in (self._writer, self._proc.stdin):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
         self._wait_gone(timeout)
         self._finalizer()
 
@@ -301,11 +319,9 @@ class MiSession:
         self._stderr_reader.join(timeout)
 
     def _write(self, text: str) -> None:
-        stdin = self._proc.stdin
         try:
-            assert stdin is not None
-            stdin.write(text.encode())
-            stdin.flush()
+            self._writer.write(text.encode())
+            self._writer.flush()
         except (OSError, ValueError) as exc:
             raise TargetError(f"cannot write to {self.argv[0]}: {exc}") from exc
 
@@ -317,15 +333,18 @@ class MiSession:
 
     def _read_stderr(self) -> None:
         stream = self._proc.stderr
-        assert stream is not None
-        for raw in iter(stream.readline, b""):
-            self._stderr_tail.append(raw.decode(errors="replace"))
-
-    def _read_stdout(self) -> None:
-        stream = self._proc.stdout
-        assert stream is not None
+        if stream is None:
+            return
         try:
             for raw in iter(stream.readline, b""):
+                self._stderr_tail.append(raw.decode(errors="replace"))
+        except (OSError, ValueError):
+            pass  # closed under us
+
+    def _read_stdout(self) -> None:
+        stream = self._output
+        try:
+            for raw in _lines(stream):
                 line = _clean(raw.decode(errors="replace"))
                 if not line:
                     continue
@@ -378,13 +397,29 @@ class MiSession:
         # "done" is the "(gdb)" prompt: nothing to do.
 
 
-def _kill_process(proc: subprocess.Popen, grace: float = 2.0) -> None:
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The lines of ``stream`` until its end; a terminal's end (EIO once the other side
+    closed) is one too."""
+    while True:
+        try:
+            raw = stream.readline()
+        except OSError:
+            return
+        if not raw:
+            return
+        yield raw
+
+
+def _kill_process(
+    proc: subprocess.Popen, streams: tuple[IO[bytes], ...] = (), grace: float = 2.0
+) -> None:
     """Make sure ``proc`` is gone: end of input first (gdb then quits cleanly, detaching
     from attached processes), then SIGTERM (also a clean quit), then SIGKILL."""
     if proc.poll() is None:
         try:
-            if proc.stdin:
-                proc.stdin.close()
+            for stream in (*streams, proc.stdin):
+                if stream:
+                    stream.close()
             proc.wait(grace)
         except (OSError, ValueError, subprocess.TimeoutExpired):
             pass
@@ -396,7 +431,7 @@ def _kill_process(proc: subprocess.Popen, grace: float = 2.0) -> None:
             proc.wait(wait)
         except (OSError, subprocess.TimeoutExpired):
             pass
-    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+    for pipe in (*streams, proc.stdin, proc.stdout, proc.stderr):
         try:
             if pipe:
                 pipe.close()

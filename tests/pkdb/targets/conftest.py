@@ -288,13 +288,16 @@ def debuggee(kernels):
     d.kill()
 
 
-@pytest.fixture
-def gdb():
+@pytest.fixture(params=[False, True], ids=["mi", "cli-first"])
+def gdb(request):
+    """A gdb controller, both ways: MI from the start, and attaching through gdb's
+    command line before speaking MI on a second interface (cuda-gdb's way: see
+    pkdb.targets.cli_attach)."""
     from pkdb.targets.gdb import GdbController
 
     if GDB is None:
         pytest.skip("gdb is not installed (apt-get install gdb)")
-    controller = GdbController()
+    controller = GdbController(cli_first=request.param)
     yield controller
     controller.close()
 
