@@ -1,0 +1,271 @@
+"""The cuda-gdb target: ``pk.Cuda`` kernels, debugged in all-stop mode over GDB/MI3.
+
+cuda-gdb stops device code only in all-stop mode (with ``non-stop on`` a device
+breakpoint never stopped, measured on an H200), and a stop then freezes the whole
+process, host threads included: the agent inside the program cannot answer while a GPU
+kernel is held, so what a GPU stop shows comes from cuda-gdb itself and from the
+evaluation helper (:mod:`pkdb.device_eval`), never from the agent.
+
+Commands act on cuda-gdb's *focus* (a kernel, block and thread), not on a host thread:
+this class never passes ``--thread`` to a command about device code (that would move
+the focus to a host thread). cuda-gdb attaches through its command line first
+(:mod:`pkdb.targets.cli_attach` says why). Some of its MI records start with a stray
+``\\x01`` byte, which :mod:`pkdb.targets.mi` strips.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import FrameInfo, TargetError
+from .gdb import GdbController, _as_list, _frame, _int
+from .mi import mi_quote
+
+_SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
+
+#: Settings of every cuda-gdb session (all-stop: see the module docstring).
+CUDA_SETTINGS: tuple[str, ...] = (
+    "-gdb-set mi-async on",
+    "-gdb-set non-stop off",
+    "-gdb-set pagination off",
+    "-gdb-set height 0",
+    "-gdb-set width 0",
+    "-gdb-set confirm off",
+    "-gdb-set print pretty off",
+    "-gdb-set print elements 10000",
+    "-gdb-set print repeats unlimited",
+    "-gdb-set print frame-arguments scalars",
+    # Kernel launches are not stops; breakpoints are.
+    '-interpreter-exec console "set cuda break_on_launch none"',
+    # As gdb: Ctrl-C in host code is Python's, until a kernel runs (set_sigint_stops).
+    _SIGINT_PASS,
+)
+
+_COORDINATES = re.compile(r"\((-?\d+),(-?\d+),(-?\d+)\)")
+_FOCUS_TEXT = re.compile(r"kernel (\d+), block (\(\S+\)), thread (\(\S+\))")
+
+Dim3 = tuple[int, int, int]
+
+
+def dim3(text: str | None) -> Dim3 | None:
+    """``"(1,0,0)"`` -> ``(1, 0, 0)``; None for anything else."""
+    m = _COORDINATES.fullmatch((text or "").replace(" ", ""))
+    return (int(m[1]), int(m[2]), int(m[3])) if m else None
+
+
+def dim3_text(value: Dim3) -> str:
+    return "(" + ",".join(map(str, value)) + ")"
+
+
+@dataclass(frozen=True)
+class CudaFocus:
+    """The device thread cuda-gdb's commands act on."""
+
+    kernel: int
+    block: Dim3
+    thread: Dim3
+
+    @classmethod
+    def from_mi(cls, record: Any) -> CudaFocus | None:
+        """From an MI ``CudaFocus`` tuple (in a ``*stopped`` record or a focus switch)."""
+        if not isinstance(record, dict):
+            return None
+        block, thread = dim3(record.get("blockIdx")), dim3(record.get("threadIdx"))
+        kernel = _int(record.get("kernel"))
+        if block is None or thread is None or kernel is None:
+            return None
+        return cls(kernel, block, thread)
+
+    def label(self) -> str:
+        """``block 1, thread 10`` (a coordinate's y and z shown only when not 0)."""
+        return f"block {_short(self.block)}, thread {_short(self.thread)}"
+
+
+def _short(value: Dim3) -> str:
+    return str(value[0]) if value[1:] == (0, 0) else dim3_text(value)
+
+
+@dataclass(frozen=True)
+class CudaThreadRange:
+    """A row of cuda-gdb's coalesced thread table: consecutive threads at one place."""
+
+    kernel: int
+    first_block: Dim3
+    first_thread: Dim3
+    last_block: Dim3
+    last_thread: Dim3
+    count: int
+    file: str | None
+    line: int | None
+    current: bool
+
+
+class CudaGdbController(GdbController):
+    """:class:`~pkdb.targets.base.Controller` for cuda-gdb (see the module docstring).
+
+    ``thread_id`` arguments of the interface are ignored: commands act on the focus,
+    which :meth:`switch_focus` moves.
+    """
+
+    stops_whole_process = True
+    settings = CUDA_SETTINGS
+
+    def __init__(
+        self,
+        cuda_gdb: str = "cuda-gdb",
+        *,
+        init_commands: Sequence[str] = (),
+        timeout: float = 10.0,
+    ) -> None:
+        super().__init__(cuda_gdb, init_commands=init_commands, timeout=timeout, cli_first=True)
+
+    # -- execution: the whole process -------------------------------------------------
+
+    def _resume_all(self, timeout: float | None = None) -> None:
+        self._cmd("-exec-continue", timeout)
+
+    def continue_(self, thread_ids: Iterable[int] | None = None) -> None:
+        self._require_attached()
+        self._cmd("-exec-continue")
+
+    def interrupt(self, thread_ids: Iterable[int] | None = None) -> None:
+        self._require_attached()
+        self._cmd("-exec-interrupt")
+
+    def step(self, thread_id: int | None = None) -> None:
+        """Step the focused warp one source line, into device function calls."""
+        self._require_attached()
+        self._cmd("-exec-step")
+
+    def next(self, thread_id: int | None = None) -> None:
+        """Step the focused warp one source line, over calls."""
+        self._require_attached()
+        self._cmd("-exec-next")
+
+    def finish(self, thread_id: int | None = None, frame: int = 0) -> None:
+        """Run the focused warp until its frame ``frame`` returns."""
+        self._require_attached()
+        if frame:
+            self._cmd(f"-stack-select-frame {int(frame)}")
+        self._cmd("-exec-finish")
+
+    def set_thread_breakpoint(self, location: str, thread_id: int, temporary: bool = False) -> int:
+        raise TargetError("cuda-gdb breakpoints are per location, not per host thread")
+
+    # -- the focus ---------------------------------------------------------------------
+
+    def focus(self) -> CudaFocus | None:
+        """The device thread in focus, or None (the focus is on host code)."""
+        try:
+            text = self.send_raw("cuda kernel block thread")
+        except TargetError:
+            return None
+        m = _FOCUS_TEXT.search(text)
+        if m is None:
+            return None
+        block, thread = dim3(m[2]), dim3(m[3])
+        if block is None or thread is None:
+            return None
+        return CudaFocus(int(m[1]), block, thread)
+
+    def switch_focus(self, block: Dim3, thread: Dim3) -> CudaFocus:
+        """Focus on ``thread`` of ``block`` (of the kernel in focus); the new focus.
+        Raises :class:`TargetError` when the kernel has no such thread (not launched, or
+        already finished)."""
+        payload = self._cmd(
+            f"-cuda-focus-switch {mi_quote(f'block {dim3_text(block)} thread {dim3_text(thread)}')}"
+        ).payload
+        focus = CudaFocus.from_mi(payload.get("CudaFocus"))
+        if focus is None or focus.block != block or focus.thread != thread:
+            raise TargetError(
+                f"no thread {dim3_text(thread)} in block {dim3_text(block)} is running"
+            )
+        return focus
+
+    def cuda_threads(self) -> list[CudaThreadRange]:
+        """The device threads of the kernels running now, coalesced by place."""
+        table = self._cmd("-cuda-info-threads").payload.get("CoalescedInfoCudaThreadsTable", {})
+        rows = []
+        for row in _as_list(table.get("body")):
+            row = row.get("row", row) if isinstance(row, dict) else row
+            if not isinstance(row, dict):
+                continue
+            blocks = dim3(row.get("from_blockIdx")), dim3(row.get("to_blockIdx"))
+            threads = dim3(row.get("from_threadIdx")), dim3(row.get("to_threadIdx"))
+            if None in blocks or None in threads:
+                continue
+            rows.append(
+                CudaThreadRange(
+                    kernel=_int(row.get("kernel"), 0) or 0,
+                    first_block=blocks[0],  # type: ignore[arg-type]
+                    first_thread=threads[0],  # type: ignore[arg-type]
+                    last_block=blocks[1],  # type: ignore[arg-type]
+                    last_thread=threads[1],  # type: ignore[arg-type]
+                    count=_int(row.get("count"), 0) or 0,
+                    file=row.get("filename"),
+                    line=_int(row.get("line")),
+                    current=row.get("current", "").strip() == "*",
+                )
+            )
+        return rows
+
+    def kernels(self) -> list[dict[str, Any]]:
+        """cuda-gdb's table of running kernels (gridDim, blockDim, ... per kernel)."""
+        table = self._cmd("-cuda-info-kernels").payload.get("InfoCudaKernelsTable", {})
+        return [r for r in _as_list(table.get("body")) if isinstance(r, dict)]
+
+    # -- inspection of the focused thread ----------------------------------------------
+
+    def _in_frame(self, frame: int, command: str) -> dict[str, Any]:
+        """Run ``command`` with frame ``frame`` of the focus selected (MI's ``--frame``
+        needs ``--thread``, which would move the focus to a host thread)."""
+        if frame:
+            self._cmd(f"-stack-select-frame {int(frame)}")
+        try:
+            return self._cmd(command).payload
+        finally:
+            if frame:
+                self._cmd("-stack-select-frame 0")
+
+    def stack(self, thread_id: int | None = None, max_depth: int | None = None) -> list[FrameInfo]:
+        limits = f" 0 {int(max_depth) - 1}" if max_depth else ""
+        payload = self._cmd(f"-stack-list-frames{limits}").payload
+        frames = []
+        for f in _as_list(payload.get("stack")):
+            frame = _frame(f.get("frame", f))
+            if frame is not None:
+                frames.append(frame)
+        return frames
+
+    def locals(self, thread_id: int | None = None, frame: int = 0) -> dict[str, str]:
+        payload = self._in_frame(frame, "-stack-list-locals --all-values")
+        result: dict[str, str] = {}
+        for v in _as_list(payload.get("locals")):
+            result.setdefault(v["name"], v.get("value", ""))
+        return result
+
+    def args(self, thread_id: int | None = None, frame: int = 0) -> dict[str, str]:
+        payload = self._cmd(f"-stack-list-arguments --all-values {int(frame)} {int(frame)}").payload
+        result: dict[str, str] = {}
+        for level in _as_list(payload.get("stack-args")):
+            level = level.get("frame", level)
+            for v in _as_list(level.get("args")):
+                result[v["name"]] = v.get("value", "")
+        return result
+
+    def variable_types(self, thread_id: int | None = None, frame: int = 0) -> dict[str, str]:
+        payload = self._in_frame(frame, "-stack-list-variables --simple-values")
+        result: dict[str, str] = {}
+        for v in _as_list(payload.get("variables")):
+            result.setdefault(v["name"], v.get("type", ""))
+        return result
+
+    def evaluate(self, expression: str, thread_id: int | None = None, frame: int = 0) -> str:
+        payload = self._in_frame(frame, f"-data-evaluate-expression {mi_quote(expression)}")
+        return payload.get("value", "")
+
+    def send_raw(self, command: str, thread_id: int | None = None) -> str:
+        return super().send_raw(command, None)
