@@ -10,7 +10,10 @@ Conversation while a kernel is debugged (``←`` agent to front end)::
     ← kernel-reply     reply to a kernel-request
     ← kernel-busy      a long request (parallel_launch) is still running: the front end
                        keeps waiting for its reply
-    ← kernel-finished  the kernel returned (or failed); host debugging resumes
+    ← kernel-finished  the kernel returned (or failed); host debugging resumes. After a
+                       GPU kernel it is a request (id): the front end answers kernel-go,
+                       saying whether to stop after the dispatch (``finish`` at a GPU
+                       stop, where the held program could not be told)
 """
 
 from __future__ import annotations
@@ -62,6 +65,16 @@ class KernelLaunch(Message):
     # Only some indices run in the debug build (those where a breakpoint condition on the
     # index holds, Dispatch.debug_indices); the request "debug_code" sends the rest there.
     partial_debug: bool = False
+    # A Cuda launch: how its indices map to blocks and threads (CudaKernel.geometry).
+    cuda_geometry: dict[str, Any] = field(default_factory=dict)
+    # A Cuda launch: what the evaluation helper of GPU stops needs (pkdb.device_eval):
+    # the call site's names and the kernel's views (agent.device_snapshot), and the
+    # program's interpreter, import path and working directory.
+    device_names: dict[str, Any] = field(default_factory=dict)
+    device_views: dict[str, Any] = field(default_factory=dict)
+    python: str = ""
+    python_path: list[str] = field(default_factory=list)
+    cwd: str = ""
 
     @property
     def stop_at_next_index(self) -> bool:
@@ -75,6 +88,7 @@ class KernelLaunch(Message):
 @dataclass
 class KernelGo(Message):
     reply_to: int
+    stop_after: bool = False  # the answer to a GPU kernel's kernel-finished
 
 
 @message_type("kernel-request")
@@ -111,6 +125,7 @@ class KernelBusy(Message):
 class KernelFinished(Message):
     kernel: str
     error: str | None = None
+    id: int = 0  # not 0: a request (after a GPU kernel), answered by kernel-go
 
 
 #: Kernel-mode requests that run the user's code (and may take long, or fail as the

@@ -131,7 +131,6 @@ class KernelObserver:
         self.running: tuple[Any, Any] | None = None
         self._parking = False  # whether crashing threads are parked now (release builds)
         self._crash_watch: Any = None
-        self._told_gpu: set[Any] = set()  # kernels whose breakpoints the GPU ignores
         self.finish_requested = False
         # Requests that run the user's code (eval, parallel_launch) run on threads of
         # their own, started now so that they are among the agent's threads gdb leaves
@@ -196,8 +195,8 @@ class KernelObserver:
             # A parallel_launch clause: no hotswap, no stop; the checked release build,
             # so that an index out of range is the clause's error, not a crash of the
             # program (and of the clauses beside it).
-            native = dispatch.space in (spaces.OpenMP, spaces.Serial)
-            if native and self.debugger.settings.get("parallel_launch_checks"):
+            compiled = dispatch.space is not spaces.Debug
+            if compiled and self.debugger.settings.get("parallel_launch_checks"):
                 dispatch.build = self._build_modes.CHECKED
             return False
         # hotswap first: the build and the breakpoints are those of the kernel that runs.
@@ -211,19 +210,19 @@ class KernelObserver:
             # thread) runs to completion, undebugged; as the checked release build, so
             # that an index out of range is the evaluation's error, not a crash of the
             # program (and at -O3: 5-10x sooner than the debug build).
-            if self.active is not None and dispatch.space in (spaces.OpenMP, spaces.Serial):
+            if self.active is not None and dispatch.space is not spaces.Debug:
                 dispatch.build = self._build_modes.CHECKED
             return False
         breakpoints = self._breakpoints_in(kernel_spans(dispatch.workunit))
-        if dispatch.space is spaces.Cuda:
-            if breakpoints and dispatch.workunit not in self._told_gpu:
-                self._told_gpu.add(dispatch.workunit)
-                _say_in_program_output(
-                    f"pkdb: {dispatch.workunit.__name__} runs on the GPU (pk.Cuda), where "
-                    "kernel breakpoints do not stop yet; run it on pk.OpenMP to stop in it"
-                )
-            return True  # the release build; no gdb
         settings = self.debugger.settings
+        if dispatch.space is spaces.Cuda:
+            # The debug build (NVRTC -G) when a breakpoint is in the kernel: cuda-gdb then
+            # attaches before it runs (no fast half on the GPU); otherwise the release
+            # build, with no debugger (breakpoint skipping).
+            dispatch.extra["pkdb_breakpoints"] = breakpoints
+            if breakpoints or settings.get("debug_all_kernels"):
+                dispatch.build = self._build_modes.DEBUG
+            return True
         modes = self._build_modes
         mask = None
         if breakpoints and settings.get("fast_debug_builds"):
@@ -246,7 +245,8 @@ class KernelObserver:
     @_untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
         if dispatch.space is self._spaces.Cuda:
-            return  # always a release build, with no host code of ours to stop in
+            self._before_gpu_launch(dispatch, kernel)
+            return
         if threading.get_ident() != _MAIN_THREAD_ID:
             # eval at a kernel stop, a parallel_launch clause: run undebugged. A failed
             # check is recorded in the kernel library, whose record the held launch
@@ -272,6 +272,31 @@ class KernelObserver:
         self.active = dispatch
         self.link.request(self._launch_message(dispatch, kernel), interruptible=False)
 
+    def _before_gpu_launch(self, dispatch: Any, kernel: Any) -> None:
+        """A Cuda debug build about to run: have the front end attach cuda-gdb and set the
+        breakpoints, telling it what GPU stops need (the launch's geometry, and what the
+        evaluation helper maps: at a stop this process is held, this agent with it)."""
+        if threading.get_ident() != _MAIN_THREAD_ID or not kernel.debug:
+            return  # eval at a stop, a clause, a release build: no debugger
+        from .device_snapshot import python_details, snapshot
+
+        message = self._launch_message(dispatch, kernel)
+        message.cuda_geometry = kernel.geometry(dispatch.policy, dispatch.kwargs)
+        try:
+            described = snapshot(dispatch.frame, dispatch.kwargs)
+        except Exception as exc:  # noqa: BLE001 - no evaluation helper, but the stops work
+            described = {"names": {}, "views": {}}
+            _say_in_program_output(f"pkdb: GPU stops will not evaluate Python here: {exc}")
+        message.device_names = described["names"]
+        message.device_views = described["views"]
+        details = python_details()
+        message.python, message.python_path, message.cwd = (
+            details["python"], details["python_path"], details["cwd"]
+        )
+        self.finish_requested = False
+        self.active = dispatch
+        self.link.request(message, interruptible=False)
+
     def _launch_message(self, dispatch: Any, kernel: Any, crash_signal: int = 0) -> KernelLaunch:
         from ..kernel_protocol import KernelLaunch
 
@@ -291,7 +316,7 @@ class KernelObserver:
             filename=os.path.abspath(workunit.__code__.co_filename),
             first_line=first,
             last_line=last,
-            library=str(kernel.library),
+            library=str(kernel.library) if kernel.library is not None else "",
             source=str(kernel.source),
             index=", ".join(_index_names(workunit, getattr(dispatch.policy, "rank", 1))),
             views=views,
@@ -382,7 +407,15 @@ class KernelObserver:
         from ..kernel_protocol import KernelFinished  # a kernel was debugged: loaded by now
 
         text = f"{type(error).__name__}: {error}" if error is not None else None
-        self.link.send(KernelFinished(kernel=dispatch.workunit.__name__, error=text))
+        finished = KernelFinished(kernel=dispatch.workunit.__name__, error=text)
+        if dispatch.space is self._spaces.Cuda:
+            # A GPU stop held this agent too: the front end says now whether `finish`
+            # was asked for (and brings pdb's breakpoints up to date meanwhile).
+            finished.id = self.link.new_id()
+            reply = self.link.request(finished, interruptible=False)
+            self.finish_requested = bool(getattr(reply, "stop_after", False))
+        else:
+            self.link.send(finished)
         if self.finish_requested and dispatch.frame is not None:
             self._stop_after_dispatch(dispatch.frame)
 

@@ -1144,17 +1144,7 @@ def emit_module(
         em.lines.extend(
             _md_hybrid_entries(rank, c_params, c_names, build_views, release, kname, args)
         )
-    scalars: dict[str, DataType] = {}
-    for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
-        scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
-        for s in ir.statements(fn.body):  # nested bodies' locals (kernel's own names win)
-            if isinstance(s, ir.NestedParallel | ir.Single):
-                scalars.update(s.locals)
-            if isinstance(s, ir.NestedParallel):
-                scalars.update({v.name: v.type for v in (*s.indices, s.acc, s.last_pass) if v})
-        scalars.update(fn.locals)
-    kinds = {name: _kind(dtype) for name, dtype in scalars.items() if isinstance(dtype, DataType)}
-    subviews = {name: d for fn in [*helpers, kernel] for name, d in fn.subviews.items()}
+    kinds, subviews = debugger_names(kernel, helpers)
     return KernelEntry(
         "\n".join(em.lines) + "\n",
         marshalled,
@@ -1168,6 +1158,27 @@ def emit_module(
         subviews=subviews,
         converts_floats=em.converts_floats,
     )
+
+
+def debugger_names(
+    kernel: ir.Function, helpers: list[ir.Function]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """What a debugger needs to show a kernel's variables as Python values: each
+    scalar's kind (``"float"``, ``"float32"``, ``"int"``, ``"bool"``: gdb prints 0.0 as
+    0) and the subviews by name (their ``describe()``), the kernel's own names winning
+    over its helpers' (every backend's entry carries them)."""
+    scalars: dict[str, DataType] = {}
+    for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
+        scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
+        for s in ir.statements(fn.body):  # nested bodies' locals (kernel's own names win)
+            if isinstance(s, ir.NestedParallel | ir.Single):
+                scalars.update(s.locals)
+            if isinstance(s, ir.NestedParallel):
+                scalars.update({v.name: v.type for v in (*s.indices, s.acc, s.last_pass) if v})
+        scalars.update(fn.locals)
+    kinds = {name: _kind(dtype) for name, dtype in scalars.items() if isinstance(dtype, DataType)}
+    subviews = {name: d for fn in [*helpers, kernel] for name, d in fn.subviews.items()}
+    return kinds, subviews
 
 
 def _kind(dtype: DataType) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api import types as t
 from ..api.reducers import Reducer, Sum
@@ -70,6 +71,9 @@ class CudaEntry:
     asks_team_size: bool = False
     reducer: Reducer = Sum  # how a reduce's blocks combine (on the GPU, then on the host)
     slot_bytes: int = 8  # shared memory per team rank for the team's reduction (teams)
+    # For debuggers, as the CPU entry has them (emit_cpp.debugger_names).
+    variable_kinds: dict[str, str] = field(default_factory=dict)
+    subviews: dict[str, Any] = field(default_factory=dict)
 
 
 class CudaEmitter(CppEmitter):
@@ -228,6 +232,7 @@ def emit_cuda_module(
         _entry(operation, rank, kernel, kname, index_type, acc_type, params, views, args)
     )
     ranges, asks = _team_shape(kernel) if rank == TEAM else ([], False)
+    kinds, subviews = emit_cpp.debugger_names(kernel, helpers)
     return CudaEntry(
         "\n".join(em.lines) + "\n",
         marshalled,
@@ -241,6 +246,8 @@ def emit_cuda_module(
         asks_team_size=asks,
         reducer=reducer,
         slot_bytes=slot_bytes,
+        variable_kinds=kinds,
+        subviews=subviews,
     )
 
 
