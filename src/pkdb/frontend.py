@@ -42,6 +42,7 @@ from .targets.errors import TargetError
 from .terminal import Terminal
 
 if TYPE_CHECKING:  # loaded at the first kernel: a session's start does not wait for them
+    from .gpu_frontend import GpuFrontend
     from .kernel_protocol import KernelFinished, KernelLaunch, KernelReply
     from .kernel_session import KernelSession
     from .targets.base import StopEvent
@@ -87,6 +88,7 @@ class Frontend(cmd.Cmd):
         self.host_mode = HostMode()
         self.mode: Mode = self.host_mode
         self._kernel: KernelSession | None = None  # see the kernel property
+        self._gpu: GpuFrontend | None = None  # see the gpu_frontend property
         self._kernel_request_ids = 0
         self.debuggee: Debuggee | None = None
         self.agent_prompt: Prompt | None = None  # the agent's pending input request
@@ -132,6 +134,26 @@ class Frontend(cmd.Cmd):
     def kernel_active(self) -> bool:
         """A kernel is running or held under gdb (False before any kernel was debugged)."""
         return self._kernel is not None and self._kernel.active
+
+    @property
+    def gpu_frontend(self) -> GpuFrontend:
+        """The GPU kernels' component (cuda-gdb, the evaluation helper); loaded when a
+        GPU kernel is first debugged."""
+        if self._gpu is None:
+            from .gpu_frontend import GpuFrontend
+
+            self._gpu = GpuFrontend(self)
+        return self._gpu
+
+    @property
+    def gpu(self) -> Any:
+        """The GPU kernel session (what the GPU kernel-mode commands use)."""
+        return self.gpu_frontend.session
+
+    @property
+    def gpu_active(self) -> bool:
+        """A GPU kernel runs (or is held) under cuda-gdb."""
+        return self._gpu is not None and self._gpu.active
 
     # -- the REPL --------------------------------------------------------------------
 
@@ -350,15 +372,21 @@ class Frontend(cmd.Cmd):
                 self._interrupt_at = None
                 self._partial = None
                 return False
+            if self.gpu_active and self.gpu_frontend.check_stop():
+                return False
             if self.kernel_active and self._check_partial_continue():
                 return False
             if self._interrupt_at is not None and time.monotonic() > self._interrupt_at:
                 self._interrupt_kernel()
-            timeout = _KERNEL_POLL_INTERVAL if self.kernel_active else _POLL_INTERVAL
+            busy = self.kernel_active or self.gpu_active
+            timeout = _KERNEL_POLL_INTERVAL if busy else _POLL_INTERVAL
             try:
                 message = debuggee.receive(timeout=timeout)
             except KeyboardInterrupt:
-                debuggee.interrupt()  # no terminal job control: pass Ctrl-C on
+                if self.gpu_active:
+                    self.gpu_frontend.interrupt()  # cuda-gdb stops the kernel
+                else:
+                    debuggee.interrupt()  # no terminal job control: pass Ctrl-C on
                 continue
             except ChannelClosed:
                 return True
@@ -368,7 +396,7 @@ class Frontend(cmd.Cmd):
             if message is None:
                 if debuggee.poll() is not None:
                     return True
-                if not self.kernel_active and debuggee.resume_if_stopped():
+                if not busy and not self._gpu_attached() and debuggee.resume_if_stopped():
                     self.terminal.give_to(debuggee.pgid)
                 continue
             handler = self.message_handlers.get(message.TYPE)
@@ -416,13 +444,18 @@ class Frontend(cmd.Cmd):
         return None
 
     def _gdb_loss(self) -> str | None:
-        """How gdb ended, when it died while attached to the program (killed from
-        outside, say); None while it runs, or when it is not attached."""
-        kernel = self._kernel
-        if kernel is None or not kernel.attached or kernel.controller.alive:
-            return None
-        status = kernel.controller.exit_status
-        return describe_exit(status, "gdb") if status is not None else "gdb ended"
+        """How gdb (or cuda-gdb) ended, when it died while attached to the program
+        (killed from outside, say); None while it runs, or when it is not attached."""
+        gpu = self._gpu.session if self._gpu is not None else None
+        for session, name in ((self._kernel, "gdb"), (gpu, "cuda-gdb")):
+            if session is None or not session.attached or session.controller.alive:
+                continue
+            status = session.controller.exit_status
+            return describe_exit(status, name) if status is not None else f"{name} ended"
+        return None
+
+    def _gpu_attached(self) -> bool:
+        return self._gpu is not None and self._gpu.attached
 
     def _notice_lost_process(self) -> bool:
         """Between commands: the program or gdb died while the session did not look
@@ -472,6 +505,16 @@ class Frontend(cmd.Cmd):
     def _on_kernel_launch(self, message: KernelLaunch) -> bool:
         """A debug build is about to run: attach gdb, set breakpoints, then let it go."""
         assert self.debuggee is not None
+        # One debugger traces the process at a time: the other one lets go first.
+        if message.space == "cuda":
+            if self._kernel is not None and self._kernel.attached:
+                for failure in self._kernel.close():
+                    self.error(f"gdb failed: {failure}")
+            self.gpu_frontend.on_launch(message)
+            return False
+        if self._gpu is not None and self._gpu.attached:
+            for failure in self._gpu.close():
+                self.error(f"cuda-gdb failed: {failure}")
         try:
             for problem in self.kernel.begin(message):
                 (self.message if problem.startswith("note: ") else self.error)(problem)
@@ -503,6 +546,9 @@ class Frontend(cmd.Cmd):
             pass
 
     def _on_kernel_finished(self, message: KernelFinished) -> bool:
+        if self.gpu_active:
+            self.gpu_frontend.on_finished(message)
+            return False
         self._interrupt_at = None
         moved = self._used_ignore_counts()
         if message.error:
@@ -525,10 +571,13 @@ class Frontend(cmd.Cmd):
         self.mode = self.host_mode
 
     def _close_kernel(self) -> None:
-        """Stop gdb, and say so if gdb itself failed during the session."""
+        """Stop gdb (and cuda-gdb), and say so if one failed during the session."""
         if self._kernel is not None:
             for failure in self._kernel.close():
                 self.error(f"gdb failed: {failure}")
+        if self._gpu is not None:
+            for failure in self._gpu.close():
+                self.error(f"cuda-gdb failed: {failure}")
 
     def _check_kernel_stop(self) -> bool:
         """A kernel thread stopped: enter kernel mode and give the user the word."""
@@ -774,6 +823,20 @@ class Frontend(cmd.Cmd):
     def resume_kernel(self) -> None:
         """Let the kernel run until the next stop, its end, or the next host prompt."""
         self.kernel.stop = None
+        restart = self._send_and_wait(None)
+        if restart is not None:
+            self.start_program(restart.entry, restart.argv)
+
+    def resume_gpu(self, *, stepping: bool = False) -> None:
+        """The GPU kernel runs (cuda-gdb was told): wait for its next stop, its end, or the
+        next host prompt. ``stepping``: a step that ends between two indices of the
+        thread steps on (see GpuFrontend.check_stop)."""
+        from .gpu_frontend import STEP_ON_LIMIT
+
+        gpu = self.gpu_frontend
+        gpu.session.stop = None
+        gpu.stepping = STEP_ON_LIMIT if stepping else 0
+        self.mode = self.host_mode  # until it stops again
         restart = self._send_and_wait(None)
         if restart is not None:
             self.start_program(restart.entry, restart.argv)

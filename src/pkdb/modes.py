@@ -186,3 +186,38 @@ class KernelMode(Mode):
             f"{word or line!r} is not a kernel-mode command (type 'help' for the list; "
             "'finish' returns to the host code)"
         )
+
+
+class CudaKernelMode(Mode):
+    """The program is held whole at a GPU kernel stop: the commands of
+    :mod:`pkdb.commands.gpu`, answered by cuda-gdb and the evaluation helper."""
+
+    name = "cuda"
+    title = "pkdb GPU kernel"
+    prompt = "(pkdb-cuda) "
+
+    def __init__(self) -> None:
+        from .commands import gpu
+
+        self.router = CommandRouter(
+            [
+                *gpu.COMMANDS,
+                *[c for c in program.COMMANDS if c.name == "quit"],
+                *settings_commands.COMMANDS,
+                *help_commands.COMMANDS,
+            ]
+        )
+
+    def default(self, console: Console, line: str) -> None:
+        """As pdb: a line that is no command runs as Python over the kernel's variables."""
+        word, _ = split_command(line)
+        source = line[1:] if line.startswith("!") else line
+        if line.startswith("!") or (not hasattr(pdb.Pdb, f"do_{word}") and _is_python(source)):
+            from .commands.gpu import do_eval
+
+            do_eval(console, source)  # type: ignore[arg-type]
+            return
+        console.error(
+            f"{word or line!r} is not a GPU kernel-mode command (type 'help' for the list; "
+            "'finish' returns to the host code)"
+        )

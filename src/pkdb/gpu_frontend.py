@@ -1,0 +1,209 @@
+"""The front end's component for GPU kernels: the ``kernel-launch`` of a ``pk.Cuda``
+kernel, its stops, its end (see :mod:`pkdb.gpu_session` for what a GPU stop is).
+
+:class:`pkdb.frontend.Frontend` owns one, made at the first GPU launch, and hands it
+the GPU's messages; the commands of GPU kernel mode are :mod:`pkdb.commands.gpu`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .gpu_session import GpuKernelSession
+from .targets.base import StopEvent, TargetError
+
+if TYPE_CHECKING:
+    from .frontend import Frontend
+    from .kernel_protocol import KernelFinished, KernelLaunch
+
+#: How many times a step that ends outside the kernel's Python lines (in the
+#: launcher, between two indices of a thread) steps on before it reports that place.
+STEP_ON_LIMIT = 20
+
+
+class GpuFrontend:
+    """Routes the GPU's messages and stops to the session and the user."""
+
+    def __init__(self, frontend: Frontend) -> None:
+        self.frontend = frontend
+        self.session = GpuKernelSession()
+        self.stepping = 0  # steps left to reach a Python line (see STEP_ON_LIMIT)
+
+    @property
+    def active(self) -> bool:
+        return self.session.active
+
+    @property
+    def attached(self) -> bool:
+        return self.session.attached
+
+    # -- messages ----------------------------------------------------------------------
+
+    def on_launch(self, message: KernelLaunch) -> None:
+        """A GPU debug build is about to run: attach cuda-gdb, set the breakpoints, then
+        let the agent launch it."""
+        from .kernel_protocol import KernelGo
+
+        frontend = self.frontend
+        try:
+            for problem in self.session.begin(message):
+                frontend.error(problem)
+        except TargetError as exc:
+            self.close()
+            if frontend.debuggee is None or frontend.debuggee.gone():
+                return
+            frontend.error(f"cannot debug kernel {message.kernel} on the GPU: {exc}; it runs "
+                           "undebugged")  # fmt: skip
+        self.stepping = 0
+        try:
+            assert frontend.debuggee is not None
+            frontend.debuggee.send(KernelGo(reply_to=message.id))
+        except Exception:  # noqa: BLE001 - it died: the pump sees the end of the stream
+            pass
+
+    def on_finished(self, message: KernelFinished) -> None:
+        """The GPU kernel returned and the agent asks whether to stop after it: tell pdb
+        what changed at the stops (breakpoints, hit counts), then answer."""
+        from .kernel_protocol import KernelGo
+
+        frontend = self.frontend
+        session = self.session
+        if message.error:
+            frontend.message(f"Kernel {message.kernel} failed: {message.error}")
+        deferred, session.deferred = session.deferred, []
+        for request in deferred:
+            try:
+                reply = frontend.kernel_request(request.action, **request.args)
+            except TargetError:
+                break  # the program went away
+            if not reply.ok and request.action != "hit":
+                frontend.error(reply.text)
+        stop_after = session.finishing
+        session.end()
+        frontend.mode = frontend.host_mode
+        if message.id and frontend.debuggee is not None:
+            try:
+                frontend.debuggee.send(KernelGo(reply_to=message.id, stop_after=stop_after))
+            except Exception:  # noqa: BLE001 - it died: the pump sees it
+                pass
+
+    # -- stops -------------------------------------------------------------------------
+
+    def check_stop(self) -> bool:
+        """A GPU stop arrived: enter GPU kernel mode and give the user the word."""
+        session = self.session
+        try:
+            stop = session.poll_stop(0.0) if session.stop is None else None
+        except TargetError:
+            return False
+        if stop is None:
+            return False
+        frontend = self.frontend
+        event = stop.event
+        if self.stepping and event.reason == "end-stepping-range" and not session.python_frames():
+            # Between two indices of the thread (the launcher's loop): on to the next one.
+            self.stepping -= 1
+            session.stop = None
+            try:
+                session.require_controller().step()
+            except TargetError:
+                pass
+            return False
+        self.stepping = 0
+        from .modes import CudaKernelMode
+
+        frontend.mode = CudaKernelMode()
+        hit = self._hit_breakpoint(event)
+        silent = hit is not None and hit.get("silent")
+        if not silent:
+            frontend.message(self.stop_text(event))
+        if hit is not None:
+            session.deferred.append(_hit(hit["number"]))
+            if hit.get("temporary"):
+                session.gdb_numbers.pop(hit["number"], None)
+                breakpoints = frontend.state.get("breakpoints", [])
+                if hit in breakpoints:
+                    breakpoints.remove(hit)
+                session.deferred.append(_deferred("clear", number=hit["number"]))
+        from .commands.gpu import show_changed_displays
+
+        try:
+            show_changed_displays(frontend)  # type: ignore[arg-type]
+        except TargetError:
+            pass
+        if hit is not None and hit.get("commands"):
+            frontend.cmdqueue[:0] = list(hit["commands"])
+        return True
+
+    def _hit_breakpoint(self, event: StopEvent) -> dict[str, Any] | None:
+        number = self.session.pdb_number(event.breakpoint)
+        if number is None:
+            return None
+        return next(
+            (b for b in self.frontend.state.get("breakpoints", []) if b["number"] == number), None
+        )
+
+    def stop_text(self, event: StopEvent) -> str:
+        """``CUDA kernel breakpoint 1 hit at yax.py:18 (block 0, thread 10, j=10)`` and
+        the source line, or what else stopped the kernel."""
+        session = self.session
+        stop = session.require_stop()
+        frame = session.location(0)
+        where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
+        focus = stop.focus
+        detail = focus.label() if focus else "no device thread"
+        try:
+            if session.launch and session.launch.team_member:
+                values = session.kernel_values()
+                member = values.get(session.launch.team_member)
+                from .teams import decode
+
+                position = decode(member) if member is not None else None
+                if position is not None and hasattr(position, "league_rank"):
+                    detail += (
+                        f", league {position.league_rank()}, team_rank {position.team_rank()}"
+                    )
+            else:
+                detail += "".join(f", {k}={v}" for k, v in session.index_values().items())
+        except TargetError:
+            pass
+        source = session.source_line(frame)
+        current = f"\n-> {source}" if source else ""
+        fault = session.fault_message(event)
+        if fault is not None:
+            return (
+                f"CUDA kernel stopped by a failed check at {where} ({detail}):\n"
+                f"    {fault}{current}"
+            )
+        if event.reason == "signal-received":
+            name = event.signal_name or "a signal"
+            if name in ("SIGINT", "0"):
+                return f"CUDA kernel interrupted at {where} ({detail}){current}"
+            meaning = f" ({event.signal_meaning})" if event.signal_meaning else ""
+            return f"CUDA kernel stopped: {name}{meaning} at {where} ({detail}){current}"
+        number = session.pdb_number(event.breakpoint)
+        if number is None:
+            return f"> {where} ({detail}){current}"
+        return f"CUDA kernel breakpoint {number} hit at {where} ({detail}){current}"
+
+    # -- running -----------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Ctrl-C while the GPU kernel runs: stop it (cuda-gdb focuses on a device thread)."""
+        try:
+            self.session.require_controller().interrupt()
+        except TargetError:
+            pass
+
+    def close(self) -> list[str]:
+        return self.session.close()
+
+
+def _deferred(action: str, **args: Any) -> Any:
+    from .gpu_session import Deferred
+
+    return Deferred(action, args)
+
+
+def _hit(number: int) -> Any:
+    return _deferred("hit", number=number)

@@ -1,0 +1,426 @@
+"""The front end's side of debugging ``pk.Cuda`` kernels: cuda-gdb, the evaluation
+helper, and the current GPU stop.
+
+A GPU stop holds the whole program (cuda-gdb's all-stop mode; see
+:mod:`pkdb.targets.cuda_gdb`), so nothing here asks the agent anything while a kernel is
+held: kernel variables come from cuda-gdb, Python runs in the evaluation helper
+(:mod:`pkdb.device_eval`), and what pdb must hear of (breakpoints set or cleared at the
+stop, hit counts) waits in :attr:`GpuKernelSession.deferred` until the kernel has ended.
+
+cuda-gdb attaches lazily, at the first Cuda launch with a breakpoint, then stays
+attached; the process can be traced by one debugger at a time, so the front end detaches
+it when a CPU kernel needs gdb (and the other way round): a program mixing OpenMP and
+Cuda kernels is debugged in one session, at the cost of one attach per switch.
+
+Threads: a GPU stop's current thread is cuda-gdb's focus (a block and a thread of the
+kernel). ``thread N`` counts threads across the grid (``N = block * threads per block +
+thread``, block and thread along x); ``thread j=10`` finds the thread that runs index
+10 from the launch's geometry (:meth:`thread_of_index`).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
+from .kernel_protocol import KernelLaunch
+from .targets.base import FrameInfo, StopEvent, TargetError
+from .targets.cuda_gdb import CudaFocus, CudaGdbController, Dim3
+from .teams import TeamPosition
+
+#: cuda-gdb must never step into the generated runtime helpers (view accesses...).
+_SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
+#: Elements of a scratch view read from the device for an evaluation (more: not shown).
+SCRATCH_READ_LIMIT = 4096
+
+
+def cuda_gdb_path() -> str:
+    """The cuda-gdb to use: ``$PKDB_CUDA_GDB``, else ``cuda-gdb`` on the PATH (or in
+    ``$CUDA_HOME/bin``, ``/usr/local/cuda/bin``)."""
+    explicit = os.environ.get("PKDB_CUDA_GDB")
+    if explicit:
+        return explicit
+    found = shutil.which("cuda-gdb")
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        candidate = os.path.join(home, "bin", "cuda-gdb") if home else ""
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise TargetError(
+        "cuda-gdb is not installed: GPU kernels stop under pkdb with NVIDIA's cuda-gdb "
+        "(the CUDA toolkit's; $PKDB_CUDA_GDB names another)"
+    )
+
+
+@dataclass
+class GpuStop:
+    """Where the user is at a GPU stop: the event, the focused thread, the frame."""
+
+    event: StopEvent
+    focus: CudaFocus | None
+    frame: int = 0  # 0: the innermost Python frame; past the kernel's: host frames
+    listed: tuple[str, int, int] | None = None  # `list` goes on from here
+
+
+@dataclass
+class Deferred:
+    """A request for the agent, held until the program runs again."""
+
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+class GpuKernelSession:
+    """cuda-gdb and the state of the GPU kernel being debugged, for one front end."""
+
+    def __init__(self) -> None:
+        self.controller: CudaGdbController | None = None
+        self.launch: KernelLaunch | None = None
+        self.stop: GpuStop | None = None
+        self.gdb_numbers: dict[int, int] = {}  # pdb breakpoint -> cuda-gdb breakpoint
+        self.fault_breakpoint: int | None = None  # on pk_fault_hook (a failed check)
+        self.finishing = False  # `finish`: the breakpoints are out of this launch
+        self.deferred: list[Deferred] = []
+        self._attached_pid: int | None = None
+        self._evaluator: Any = None  # pkdb.device_eval.DeviceEvaluator, made when needed
+        self._gdb_conditions: set[int] = set()
+
+    # -- life cycle --------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """A GPU kernel runs (or is held) under cuda-gdb."""
+        return self.launch is not None
+
+    @property
+    def attached(self) -> bool:
+        return self._attached_pid is not None and self.controller is not None
+
+    @property
+    def evaluator(self) -> Any:
+        if self._evaluator is None:
+            from .device_eval import DeviceEvaluator
+
+            self._evaluator = DeviceEvaluator()
+        return self._evaluator
+
+    def begin(self, launch: KernelLaunch) -> list[str]:
+        """Attach if needed and set the launch's breakpoints (the program runs: the
+        kernel is launched when the agent hears back). Problems to show the user."""
+        evaluator = self.evaluator
+        if not evaluator.running:
+            evaluator.start(launch.python, launch.python_path, launch.cwd)  # overlaps below
+        evaluator.launch(launch.device_names, launch.device_views)
+        if self.controller is None or not self.controller.alive:
+            self.controller = CudaGdbController(cuda_gdb_path(), init_commands=(_SKIP_RUNTIME,))
+            self._attached_pid = None
+        if self._attached_pid != launch.pid:
+            if self._attached_pid is not None:
+                self.controller.detach()
+            self.controller.attach(launch.pid)  # the program runs on once attached
+            self._attached_pid = launch.pid
+            # A failed check calls pk_fault_hook in the faulting thread: stop there.
+            self.fault_breakpoint = self.controller.set_breakpoint_on_function(
+                "pk_fault_hook"
+            ).number
+        self.launch = launch
+        self.stop = None
+        self.finishing = False
+        self.controller.set_sigint_stops(True)  # Ctrl-C while the kernel runs: a stop
+        return self.sync_breakpoints(launch.breakpoints)
+
+    def end(self) -> None:
+        """The kernel returned: forget the stop; cuda-gdb stays attached."""
+        self.launch = None
+        self.stop = None
+        self.finishing = False
+        if self.controller is not None and self.controller.alive:
+            try:
+                self.controller.set_sigint_stops(False)  # host code: Ctrl-C is Python's
+            except TargetError:
+                pass
+
+    def close(self) -> list[str]:
+        """Detach and end cuda-gdb and the helper (the program goes on, or is gone).
+        cuda-gdb's internal errors during the session, for the user."""
+        self.end()
+        failures: list[str] = []
+        if self.controller is not None:
+            self.controller.close()
+            failures = self.controller.internal_errors
+        self.controller = None
+        self._attached_pid = None
+        self.fault_breakpoint = None
+        self.gdb_numbers.clear()
+        if self._evaluator is not None:
+            self._evaluator.stop()
+        return failures
+
+    def require_controller(self) -> CudaGdbController:
+        if self.controller is None:
+            raise TargetError("cuda-gdb is not attached")
+        return self.controller
+
+    def require_stop(self) -> GpuStop:
+        if self.stop is None:
+            raise TargetError("no GPU thread is stopped")
+        return self.stop
+
+    # -- breakpoints -------------------------------------------------------------------
+
+    def sync_breakpoints(self, breakpoints: list[dict[str, Any]]) -> list[str]:
+        """Set pdb's breakpoints of this kernel in cuda-gdb (replacing what was there)."""
+        controller = self.require_controller()
+        for number in self.gdb_numbers.values():
+            try:
+                controller.delete_breakpoint(number)
+            except TargetError:
+                pass  # a temporary one cuda-gdb removed already
+        self.gdb_numbers.clear()
+        return [p for p in (self.insert(bp) for bp in breakpoints if bp.get("enabled", True)) if p]
+
+    def insert(self, bp: dict[str, Any]) -> str | None:
+        """Set pdb breakpoint ``bp`` in cuda-gdb; a problem to report, or None."""
+        controller = self.require_controller()
+        problem = None
+        try:
+            condition = self.c_condition(bp.get("condition"))
+        except ConditionError as exc:  # as pdb does: stop there, and say why
+            condition, problem = None, f"breakpoint {bp['number']}: {exc}; it stops unconditionally"
+        temporary = bool(bp.get("temporary", False))
+        try:
+            inserted = controller.insert_breakpoint(bp["file"], bp["line"], condition, temporary)
+        except TargetError as exc:
+            if condition is None:
+                return f"breakpoint {bp['number']}: {exc}; it is not set in this kernel"
+            problem = (
+                f"breakpoint {bp['number']}: the condition {bp['condition']!r} cannot be "
+                f"evaluated on the GPU ({exc}); it stops unconditionally"
+            )
+            inserted = controller.insert_breakpoint(bp["file"], bp["line"], None, temporary)
+        self.gdb_numbers[bp["number"]] = inserted.number
+        if bp.get("ignore"):
+            controller.set_ignore_count(inserted.number, int(bp["ignore"]))
+        return problem
+
+    def c_condition(self, condition: str | None) -> str | None:
+        if not condition:
+            return None
+        launch = self.launch
+        views = {name: info["rank"] for name, info in (launch.views if launch else {}).items()}
+        return python_to_c(condition, views, (launch.team_member if launch else "") or None)
+
+    def remove(self, number: int) -> None:
+        gdb_number = self.gdb_numbers.pop(number, None)
+        if gdb_number is not None:
+            try:
+                self.require_controller().delete_breakpoint(gdb_number)
+            except TargetError:
+                pass
+
+    def pdb_number(self, gdb_number: int | None) -> int | None:
+        return next((n for n, g in self.gdb_numbers.items() if g == gdb_number), None)
+
+    # -- stops -------------------------------------------------------------------------
+
+    def poll_stop(self, timeout: float) -> GpuStop | None:
+        """A new stop, if one arrives within ``timeout`` seconds (the whole program is
+        held then). A stop outside device code (a host signal) is passed over."""
+        controller = self.require_controller()
+        event = controller.wait_for_stop(timeout=timeout)
+        if event is None or event.exited:
+            return None
+        focus = CudaFocus.from_mi(event.raw.get("CudaFocus")) or controller.focus()
+        if focus is None:
+            # The focus is on host code: nothing of the kernel's to show (a signal the
+            # program handles itself, say): let it run on.
+            controller.continue_()
+            return None
+        self.stop = GpuStop(event, focus)
+        return self.stop
+
+    def fault_message(self, event: StopEvent) -> str | None:
+        """A failed check's text, when ``event`` stopped in ``pk_fault_hook``."""
+        if self.fault_breakpoint is None or event.breakpoint != self.fault_breakpoint:
+            return None
+        try:
+            raw = self.require_controller().evaluate("fault->text", frame=0)
+        except TargetError:
+            return "a check of the debug build failed"
+        start, end = raw.find('"'), raw.rfind('"')
+        text = raw[start + 1 : end] if 0 <= start < end else raw
+        return text.split(": ", 1)[1] if text.count(": ") >= 1 and ".py:" in text else text
+
+    def python_frames(self) -> list[FrameInfo]:
+        """The focused thread's frames at Python lines (kernel, helpers), innermost first."""
+        frames = self.require_controller().stack(max_depth=64)
+        return [f for f in frames if f.file and f.file.endswith(".py")]
+
+    def host_frames(self) -> list[FrameInfo]:
+        """The dispatch's host frames, from its call site outwards."""
+        stack = reversed(self.launch.call_stack) if self.launch else []
+        return [FrameInfo(-1, function, file, file, line, None) for file, line, function in stack]
+
+    def location(self, frame: int = 0) -> FrameInfo | None:
+        """The ``frame``-th Python frame: kernel frames, then the dispatch's host frames."""
+        frames = self.python_frames()
+        if frame < len(frames):
+            return frames[frame]
+        host = self.host_frames()
+        index = frame - len(frames)
+        return host[index] if 0 <= index < len(host) else None
+
+    def frame_level(self, frame: int) -> int | None:
+        """cuda-gdb's level of the ``frame``-th Python frame; None for a host frame."""
+        frames = self.python_frames()
+        return frames[frame].level if frame < len(frames) else None
+
+    # -- values ------------------------------------------------------------------------
+
+    def kernel_values(self, frame: int | None = None) -> dict[str, Any]:
+        """The focused thread's scalars (and team member, structs) of a kernel frame as
+        Python values, for the evaluation helper; views are left out (the helper maps
+        the arrays themselves). A host frame has none."""
+        stop = self.require_stop()
+        level = self.frame_level(stop.frame if frame is None else frame)
+        if level is None:
+            return {}
+        controller = self.require_controller()
+        raw = {**controller.args(frame=level), **controller.locals(frame=level)}
+        launch = self.launch
+        views = launch.views if launch else {}
+        kinds = launch.variable_kinds if launch else {}
+        team_member = launch.team_member if launch else ""
+        values: dict[str, Any] = {}
+        for name, text in raw.items():
+            if name.startswith("pk_") or name in views:
+                continue
+            py_name = name[:-1] if name.endswith("_") else name
+            if team_member and py_name == team_member:
+                position = TeamPosition.parse(text)
+                if position is not None:
+                    values[py_name] = position.encode()
+                continue
+            if "extent = {" in text:  # a scratch view: read from the device
+                array = self._scratch_values(name, text, level)
+                if array is not None:
+                    values[py_name] = array
+                continue
+            value = parse_gdb_value(text)
+            if isinstance(value, int | float | bool):
+                kind = kinds.get(py_name)
+                if kind in ("float", "float32"):
+                    value = float(value)
+                elif kind == "bool":
+                    value = bool(value)
+                values[py_name] = value
+        return values
+
+    def _scratch_values(self, name: str, text: str, level: int) -> list[Any] | None:
+        """A scratch view's elements (a list: what the team's memory holds now)."""
+        import re
+
+        match = re.search(r"extent = \{([^}]*)\}", text)
+        if match is None:
+            return None
+        extents = [int(n) for n in match.group(1).split(",") if n.strip()]
+        count = 1
+        for n in extents:
+            count *= max(n, 0)
+        if not 0 < count <= SCRATCH_READ_LIMIT:
+            return None
+        try:
+            raw = self.require_controller().evaluate(f"*{name}.data@{count}", frame=level)
+        except TargetError:
+            return None
+        numbers = [parse_gdb_value(v.strip()) for v in raw.strip("{}").split(",")]
+        if len(extents) == 2:
+            width = extents[1]
+            return [numbers[r * width : (r + 1) * width] for r in range(extents[0])]
+        return numbers
+
+    def index_values(self) -> dict[str, Any]:
+        """The launch's index variables in the focused thread (``j``, or ``i, j``)."""
+        launch = self.launch
+        if launch is None or launch.team_member:
+            return {}
+        names = [n for n in launch.index.split(", ") if n]
+        controller = self.require_controller()
+        values = {}
+        for name in names:
+            try:
+                values[name] = parse_gdb_value(controller.evaluate(_cpp_name(name)))
+            except TargetError:
+                pass  # a helper's frame: the index is not in scope
+        return values
+
+    def evaluate(self, op: str, **args: Any) -> dict[str, Any]:
+        """A request to the evaluation helper (see :mod:`pkdb.device_eval.helper`)."""
+        from .device_eval import EvaluationError
+
+        try:
+            return self.evaluator.request(op, **args)
+        except EvaluationError as exc:
+            raise TargetError(f"cannot evaluate on the GPU: {exc}") from None
+
+    # -- threads -----------------------------------------------------------------------
+
+    def block_size(self) -> int:
+        geometry = self.launch.cuda_geometry if self.launch else {}
+        return int(geometry.get("threads", 0)) or 1
+
+    def thread_number(self, focus: CudaFocus) -> int:
+        """The focused thread's number across the grid (x only: pkernels' launches)."""
+        return focus.block[0] * self.block_size() + focus.thread[0]
+
+    def thread_of_number(self, number: int) -> tuple[Dim3, Dim3]:
+        size = self.block_size()
+        return (number // size, 0, 0), (number % size, 0, 0)
+
+    def thread_of_index(self, index: list[int]) -> tuple[Dim3, Dim3]:
+        """The block and thread that run ``index`` (one value per index variable; a team
+        kernel's league rank and team rank), from the launch's geometry."""
+        geometry = self.launch.cuda_geometry if self.launch else {}
+        kind = geometry.get("kind")
+        blocks = int(geometry.get("blocks", 1)) or 1
+        threads = int(geometry.get("threads", 1)) or 1
+        if kind == "team":
+            league, team_rank = (index + [0])[:2]
+            return (league % blocks, 0, 0), (team_rank, 0, 0)
+        begins, ends = geometry.get("begins", [0]), geometry.get("ends", [0])
+        if len(index) != len(begins):
+            raise TargetError(f"this kernel has {len(begins)} index variable(s)")
+        flat = 0
+        for value, begin, end in zip(index, begins, ends, strict=True):
+            if not begin <= value < end:
+                raise TargetError(f"index {value} is outside the launch's range {begin}..{end}")
+            flat = flat * (end - begin) + (value - begin)
+        if kind == "scan":
+            global_thread = flat // (int(geometry.get("chunk", 1)) or 1)
+        else:
+            global_thread = flat % (blocks * threads)
+        return (global_thread // threads, 0, 0), (global_thread % threads, 0, 0)
+
+    def switch(self, block: Dim3, thread: Dim3) -> CudaFocus:
+        focus = self.require_controller().switch_focus(block, thread)
+        stop = self.require_stop()
+        stop.focus = focus
+        stop.frame = 0
+        stop.listed = None
+        return focus
+
+    def source_line(self, frame: FrameInfo | None) -> str:
+        if frame is None or not frame.file or not frame.line:
+            return ""
+        return linecache.getline(frame.file, frame.line).strip()
+
+
+def _cpp_name(py_name: str) -> str:
+    from pkernels.translate.emit_cpp import cpp_name
+
+    return cpp_name(py_name)

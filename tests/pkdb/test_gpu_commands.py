@@ -1,0 +1,196 @@
+"""GPU kernel-mode command logic (pkdb.commands.gpu) on a fake cuda-gdb and the real
+evaluation helper: what each command asks of cuda-gdb and what it shows. The real
+sessions on a GPU are tests/pkdb/test_gpu_session.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_cuda_gdb import FakeCudaGdb
+
+from pkdb.agent.device_snapshot import describe
+from pkdb.gpu_frontend import GpuFrontend
+from pkdb.gpu_session import GpuKernelSession, GpuStop
+from pkdb.kernel_protocol import KernelLaunch
+from pkdb.modes import CudaKernelMode
+from pkdb.settings import Settings
+from pkdb.targets.base import FrameInfo, StopEvent
+from pkdb.targets.cuda_gdb import CudaFocus
+
+PROGRAM = """\
+import pkernels as pk
+
+
+@pk.workunit
+def yAx(j, acc, cols, y_view, x_view, A_view):
+    temp2: float = 0
+    for i in range(cols):
+        temp2 += A_view[j][i] * x_view[i]
+    acc += y_view[j] * temp2
+"""
+
+
+class Console:
+    """The front end as the GPU commands see it, recording what they print."""
+
+    def __init__(self, session: GpuKernelSession) -> None:
+        self.gpu = session
+        self.kernel_displays: dict[str, str] = {}
+        self.state: dict[str, Any] = {"breakpoints": [], "next_breakpoint": 3}
+        self.settings = Settings()
+        self.mode = CudaKernelMode()
+        self.argv: list[str] = []
+        self.output: list[str] = []
+        self.resumed: list[bool] = []
+
+    def message(self, text: str) -> None:
+        self.output.append(text)
+
+    def error(self, text: str) -> None:
+        self.output.append(f"*** {text}")
+
+    def resume_gpu(self, *, stepping: bool = False) -> None:
+        self.resumed.append(stepping)
+
+    def run(self, line: str) -> str:
+        self.output.clear()
+        self.mode.execute(self, line)
+        return "\n".join(self.output)
+
+
+@pytest.fixture
+def console(tmp_path: Path):
+    source = tmp_path / "yax.py"
+    source.write_text(PROGRAM)
+
+    def values(block: int, thread: int) -> dict[str, str]:
+        j = block * 256 + thread
+        return {"j": str(j), "cols": "64", "y_view": "{data = 0x7f00, extent = {512}, stride = {1}}",
+                "temp2": f"{j * 0.5}", "i": "3", "pk_it1": "3"}  # fmt: skip
+
+    fake = FakeCudaGdb(str(source), 8, blocks=2, threads=256, values=values)
+    session = GpuKernelSession()
+    session.controller = fake  # type: ignore[assignment]
+    session.launch = KernelLaunch(
+        id=1, pid=1, kernel="yAx", space="cuda", operation="reduce", filename=str(source),
+        first_line=4, last_line=9, library="", source="kernel.cu", index="j",
+        views={"y_view": {"rank": 1, "dtype": "float64", "shape": [512]}},
+        call_stack=[[str(source), 20, "<module>"], [str(source), 30, "run"]],
+        variable_kinds={"temp2": "float", "j": "int", "i": "int", "cols": "int"},
+        cuda_geometry={"kind": "range", "blocks": 2, "threads": 256, "begins": [0],
+                       "ends": [512]},
+    )  # fmt: skip
+    session.evaluator.start(sys.executable, list(sys.path), str(tmp_path))
+    session.evaluator.launch({"y": describe([1.0, 2.0, 3.0]), "scale": describe(2.0)}, {})
+    session.stop = GpuStop(StopEvent("breakpoint-hit", breakpoint=1), CudaFocus(0, (0, 0, 0),
+                                                                              (10, 0, 0)))  # fmt: skip
+    fake.focus_now = session.stop.focus
+    yield Console(session)
+    session.evaluator.stop()
+
+
+def test_print_reads_kernel_variables_from_cuda_gdb_and_evaluates_python(console):
+    assert console.run("p j") == "10"
+    assert console.run("p temp2") == "5.0"  # a float as Python shows it
+    assert console.run("p temp2 * scale + j") == repr(5.0 * 2.0 + 10)
+    assert console.run("p sum(y)") == "6.0"
+    assert console.run("p nope").startswith("*** NameError")
+    assert console.run("p") == "*** print needs an expression, e.g. 'p y_view[j]'"
+
+
+def test_thread_by_index_and_by_number(console):
+    fake = console.gpu.controller
+    assert "Switching to thread 300 (block 1, thread 44, j=300)" in console.run("thread j=300")
+    assert fake.focus_now.block == (1, 0, 0) and fake.focus_now.thread == (44, 0, 0)
+    assert console.run("p j") == "300"
+    console.run("thread 12")
+    assert console.run("p j") == "12"
+    assert "not one of this kernel's indices" in console.run("thread k=3")
+    assert "outside the launch's range" in console.run("thread j=512")
+    console.run("cuda block 1 thread 2")
+    assert console.run("p j") == "258"
+    assert console.run("cuda") == "kernel 0, block 1, thread 2"
+
+
+def test_where_shows_kernel_frames_then_the_host_frames(console):
+    lines = console.run("where").splitlines()
+    assert lines[0].startswith("> #0 ") and lines[0].endswith("yax.py:8 (yAx)")
+    assert lines[1].endswith("yax.py:30 (run)") and lines[2].endswith("yax.py:20 (<module>)")
+    assert console.run("up").splitlines()[0].endswith("(30)run()")
+    assert console.gpu.kernel_values() == {}  # a host frame: no kernel variables
+
+
+def test_breakpoints_at_a_stop_are_told_to_pdb_after_the_kernel(console):
+    assert console.run("break 9 if j == 4") == f"Breakpoint 3 at {console.gpu.launch.filename}:9"
+    fake = console.gpu.controller
+    assert fake.inserted[-1].line == 9 and fake.conditions[fake.inserted[-1].number] == "(j == 4)"
+    assert [d.action for d in console.gpu.deferred] == ["break"]
+    assert console.run("break 9 if j.real").startswith("*** ")  # no C equivalent: refused
+    assert "Deleted breakpoint 3" in console.run("clear 3")
+    assert [d.action for d in console.gpu.deferred] == ["break", "clear"]
+    assert console.run("clear 7") == "*** No breakpoint numbered 7"
+
+
+def test_locals_args_and_statements(console):
+    assert console.run("locals").splitlines() == ["temp2 = 5.0", "i = 3"]
+    assert "y_view = <device view of float64, shape (512,)>" in console.run("args")
+    console.run("eval temp2 = temp2 + 1")
+    assert "evaluate temp2 = 6.0" in console.gpu.controller.commands
+
+
+def test_until_breaks_at_the_next_line_for_the_focused_thread(console):
+    console.run("until")
+    bp = console.gpu.controller.inserted[-1]
+    assert bp.line == 9 and bp.temporary
+    assert "threadIdx.x == 10" in bp.condition and "blockIdx.x == 0" in bp.condition
+    assert console.resumed == [False]
+    console.run("next")
+    assert console.gpu.controller.commands[-1] == "next" and console.resumed[-1] is True
+
+
+def test_parallel_print_over_the_focused_block(console):
+    lines = console.run("parallel_print j * 2 threads 3:6").splitlines()
+    assert lines == [f"thread {n:>6} (block 0, thread {n}): {2 * n}" for n in range(3, 7)]
+    assert console.gpu.controller.focus_now.thread == (10, 0, 0)  # focus put back
+
+
+def test_threads_table_and_held_commands(console):
+    table = console.run("info cuda threads").splitlines()
+    assert "512" in table[1] and table[1].startswith("*")
+    assert "held whole" in console.run("hotswap yAx other")
+
+
+def test_stop_text_names_kernel_line_block_thread_and_index(console):
+    frontend = GpuFrontend.__new__(GpuFrontend)
+    frontend.session = console.gpu
+    console.gpu.gdb_numbers[1] = 1
+    text = frontend.stop_text(StopEvent("breakpoint-hit", breakpoint=1))
+    assert text.startswith(f"CUDA kernel breakpoint 1 hit at {console.gpu.launch.filename}:8 "
+                           "(block 0, thread 10, j=10)")  # fmt: skip
+    assert text.endswith("-> temp2 += A_view[j][i] * x_view[i]")
+
+
+def test_an_index_range_maps_to_blocks_as_the_launch_does():
+    session = GpuKernelSession()
+    session.launch = KernelLaunch(
+        id=1, pid=1, kernel="k", space="cuda", operation="for", filename="f.py", first_line=1,
+        last_line=2, library="", source="", index="i, j",
+        cuda_geometry={"kind": "box", "blocks": 4, "threads": 256, "begins": [0, 0],
+                       "ends": [100, 30]},
+    )  # fmt: skip
+    # Box (i, j) is flat index i * 30 + j, run by thread flat % (4 * 256).
+    assert session.thread_of_index([50, 7]) == ((1, 0, 0), (227, 0, 0))  # 1507 % 1024 = 483
+    session.launch.cuda_geometry = {"kind": "team", "blocks": 3, "threads": 8}
+    assert session.thread_of_index([7, 5]) == ((1, 0, 0), (5, 0, 0))
+    assert session.thread_number(CudaFocus(0, (2, 0, 0), (3, 0, 0))) == 19
+
+
+def test_the_frames_a_stop_shows_are_the_python_ones():
+    frames = [FrameInfo(0, "pk_fault_hook", "kernel.cu", "kernel.cu", 150, 1),
+              FrameInfo(1, "pk_kernel::yAx", "/p/y.py", "/p/y.py", 8, 2)]  # fmt: skip
+    session = GpuKernelSession()
+    session.controller = type("C", (), {"stack": lambda self, max_depth=None: frames})()
+    assert [f.line for f in session.python_frames()] == [8]
