@@ -351,12 +351,14 @@ class GpuKernelSession:
             return {}
         names = [n for n in launch.index.split(", ") if n]
         controller = self.require_controller()
+        frames = self.python_frames()
+        level = frames[-1].level if frames else 0  # the workunit's: the outermost kernel frame
         values = {}
         for name in names:
             try:
-                values[name] = parse_gdb_value(controller.evaluate(_cpp_name(name)))
+                values[name] = parse_gdb_value(controller.evaluate(_cpp_name(name), frame=level))
             except TargetError:
-                pass  # a helper's frame: the index is not in scope
+                pass  # not in scope there
         return values
 
     def evaluate(self, op: str, **args: Any) -> dict[str, Any]:

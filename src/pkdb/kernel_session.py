@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import re
+import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -124,9 +125,12 @@ class KernelSession:
         Returns problems to show the user (a condition gdb cannot evaluate, ...).
         """
         if self.controller is None or not self.controller.alive:
-            from .targets.gdb import GdbController  # only sessions that debug kernels
+            from .targets.gdb import GdbController, gdb_path, is_cuda_gdb
 
-            self.controller = GdbController(init_commands=(_SKIP_RUNTIME, _NO_AUTO_SYMBOLS))
+            gdb = gdb_path()
+            # cuda-gdb reads libcuda's symbols to attach to a process that uses the GPU.
+            lazy = () if is_cuda_gdb(shutil.which(gdb) or gdb) else (_NO_AUTO_SYMBOLS,)
+            self.controller = GdbController(gdb, init_commands=(_SKIP_RUNTIME, *lazy))
             self._symbols_loaded: set[str] = set()
             self._attached_pid = None
         if self._attached_pid != launch.pid:

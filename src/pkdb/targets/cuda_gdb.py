@@ -38,6 +38,7 @@ CUDA_SETTINGS: tuple[str, ...] = (
     "-gdb-set print elements 10000",
     "-gdb-set print repeats unlimited",
     "-gdb-set print frame-arguments scalars",
+    "-gdb-set print null-stop on",  # a char array (a fault's text) up to its end
     # Kernel launches are not stops; breakpoints are.
     '-interpreter-exec console "set cuda break_on_launch none"',
     # As gdb: Ctrl-C in host code is Python's, until a kernel runs (set_sigint_stops).

@@ -58,6 +58,21 @@ OPTIONAL_SETTINGS: tuple[str, ...] = (
 _CLI_OPTIONAL = ("set debuginfod enabled off",)
 
 
+def gdb_path() -> str:
+    """The debugger of CPU kernels: ``$PKDB_GDB``, else gdb, else cuda-gdb, which
+    debugs CPU code too (machines with the CUDA toolkit may have no gdb)."""
+    explicit = os.environ.get("PKDB_GDB")
+    if explicit:
+        return explicit
+    if shutil.which("gdb"):
+        return "gdb"
+    for candidate in ("cuda-gdb", "/usr/local/cuda/bin/cuda-gdb"):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return "gdb"  # not found: GdbController says so
+
+
 def is_cuda_gdb(path: str) -> bool:
     """Whether the debugger at ``path`` is NVIDIA's cuda-gdb (by its name)."""
     return os.path.basename(path).startswith("cuda-gdb")

@@ -1,0 +1,143 @@
+"""pkdb on the GPU: overhead and latency at pk.Cuda kernels, side by side in one run.
+
+1. Session wall time on examples/yax_gpu.py (4096 x 4096, 200 dispatches on pk.Cuda): a
+   scripted session with one host breakpoint after the dispatches (set, continue to it,
+   continue to the end) under plain ``python -m pdb``, under ``pkdb`` (the kernel has no
+   breakpoint: its release build runs, no cuda-gdb: breakpoint skipping) and under
+   ``pkdb --debug-all-kernels`` (every launch the NVRTC -G build, cuda-gdb attached).
+   Rounds of fresh sessions, every variant once a round; "vs pdb" is the median of the
+   per-round ratios, with a 90% bootstrap interval. Targets: 1.05x and 1.25x.
+2. Latency at a GPU stop, through a pseudo-terminal: ``continue`` from the host prompt
+   to the first GPU kernel prompt (cold: an empty kernel cache, so the NVRTC -G compile,
+   the cuda-gdb attach and the evaluation helper's start are in it; target 2 s), then
+   ``p j`` (a scalar: cuda-gdb), ``next``, ``p y_view[0:8]`` (an 8-element device slice:
+   the evaluation helper), ``eval float(y.sum())`` (a device sum). Targets: 20 ms for
+   ``p j`` and ``next``, 50 ms for the slice, 300 ms for the sum.
+
+    python bench/bench_gpu_pkdb.py [--repeats 5]
+
+Needs CuPy, an NVIDIA GPU and cuda-gdb (the H200 machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _timing as tm
+from bench_pkdb import run_session
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "examples" / "yax_gpu.py"
+AFTER_DISPATCHES = 44  # expected = float(y @ A @ x)
+KERNEL_LINE = 24  # temp2 += A_view[j][i] * x_view[i]
+
+
+def session_table(repeats: int, env: dict[str, str]) -> None:
+    print("1. Session wall time on a GPU program (4096x4096 yAx, 200 dispatches on pk.Cuda)")
+    print(f"{'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7} interval")
+    args = ["4096", "4096", "200"]
+    script = ["-c", f"break {AFTER_DISPATCHES}", "-c", "continue", "-c", "continue"]
+    variants = {
+        "python -m pdb": [sys.executable, "-m", "pdb", *script, str(PROGRAM), *args],
+        "pkdb (breakpoint skipping)": [sys.executable, "-m", "pkdb", *script, str(PROGRAM),
+                                       *args],
+        "pkdb --debug-all-kernels": [sys.executable, "-m", "pkdb", "--debug-all-kernels",
+                                     *script, str(PROGRAM), *args],
+    }  # fmt: skip
+    for argv in variants.values():  # warm the kernel cache and the OS caches
+        run_session(argv, env)
+    times: dict[str, list[float]] = {v: [] for v in variants}
+    names = list(variants)
+    orders = tm.balanced_orders(len(names))
+    for r in range(repeats):
+        for k in orders[r % len(orders)]:
+            times[names[k]].append(run_session(variants[names[k]], env))
+    base = times["python -m pdb"]
+    verdicts = []
+    for variant, values in times.items():
+        ratios = [v / b for v, b in zip(values, base, strict=True)]
+        ratio = statistics.median(ratios)
+        low, high = tm.bootstrap_median_interval(ratios)
+        print(f"{variant:<30} {statistics.median(values):8.3f}s {min(values):8.3f}s "
+              f"{ratio:6.2f}x [{low:.2f}, {high:.2f}]")  # fmt: skip
+        if variant != "python -m pdb":
+            verdicts.append((variant, ratio, 1.05 if "skipping" in variant else 1.25))
+    for what, ratio, target in verdicts:
+        print(f"  target <= {target:.2f}x  {what}: {ratio:.2f}x "
+              f"{'PASS' if ratio <= target else 'MISS'}")  # fmt: skip
+    print()
+
+
+def latency_table(repeats: int, cache_dir: str) -> None:
+    import pexpect
+
+    print("2. Latency at a GPU stop (examples/yax_gpu.py 256x1024, through a pseudo-terminal)")
+    host, kernel = r"\(pkdb\) ", r"\(pkdb-cuda\) "
+    samples: dict[str, list[float]] = {}
+
+    def timed(child, line: str, prompt: str, label: str) -> str:
+        start = time.perf_counter()
+        child.sendline(line)
+        child.expect(prompt)
+        samples.setdefault(label, []).append(time.perf_counter() - start)
+        return child.before
+
+    for attempt in range(repeats):
+        env = dict(os.environ, TERM="dumb")
+        env["PKERNELS_CACHE_DIR"] = tempfile.mkdtemp(dir=cache_dir) if attempt == 0 else cache_dir
+        child = pexpect.spawn(sys.executable, ["-m", "pkdb", str(PROGRAM)], env=env,
+                              encoding="utf-8", timeout=180)  # fmt: skip
+        child.delaybeforesend = None
+        child.expect(host)
+        child.sendline(f"break {KERNEL_LINE} if j == 10")
+        child.expect(host)
+        label = "continue -> first GPU prompt" + (" (cold)" if attempt == 0 else " (warm)")
+        timed(child, "continue", kernel, label)
+        for _ in range(10):
+            timed(child, "p j", kernel, "p j (a scalar)")
+            timed(child, "p y_view[0:8]", kernel, "p y_view[0:8] (a device slice)")
+            timed(child, "eval float(y.sum())", kernel, "eval float(y.sum())")
+        for _ in range(3):
+            timed(child, "next", kernel, "next")
+        child.sendline("quit")
+        child.expect(pexpect.EOF)
+    print(f"{'operation':<42} {'median':>10} {'best':>10} {'n':>4}")
+    for label, values in samples.items():
+        median = statistics.median(values)
+        print(f"{label:<42} {median * 1e3:8.2f}ms {min(values) * 1e3:8.2f}ms {len(values):4d}")
+    print()
+    targets = [
+        ("continue -> first GPU prompt (cold)", 2.0),
+        ("p j (a scalar)", 0.020),
+        ("next", 0.020),
+        ("p y_view[0:8] (a device slice)", 0.050),
+        ("eval float(y.sum())", 0.300),
+    ]
+    for label, target in targets:
+        if label in samples:
+            value = statistics.median(samples[label])
+            print(f"  target <= {target * 1e3:.0f} ms  {label}: {value * 1e3:.1f} ms "
+                  f"{'PASS' if value <= target else 'MISS'}")  # fmt: skip
+    print()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip-sessions", action="store_true", help="only the latency table")
+    args = parser.parse_args()
+    cache = tempfile.mkdtemp(prefix="pkdb-gpu-bench-")
+    env = dict(os.environ, PKERNELS_CACHE_DIR=cache)
+    if not args.skip_sessions:
+        session_table(args.repeats, env)
+    latency_table(max(2, args.repeats // 2), cache)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""pkdb on the GPU: sessions through a real terminal stopping inside pk.Cuda kernels
+under cuda-gdb, with the evaluation helper on the live device arrays.
+
+Marked ``gpu``: they skip without CuPy, a GPU and cuda-gdb. Run them on a GPU machine:
+``python3 -m pytest -q tests/pkdb/test_gpu_session.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pkdb_harness import PtySession, write
+
+ROOT = Path(__file__).resolve().parents[2]
+GPU_PROMPT = r"\(pkdb-cuda\) "
+HOST_PROMPT = r"\(pkdb\) "
+FIRST_STOP = 120  # seconds: NVRTC -G compile, cuda-gdb attach, the helper's start
+
+
+def _gpu_missing() -> str | None:
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "no GPU"
+    except Exception as exc:  # noqa: BLE001
+        return f"no GPU ({exc})"
+    from pkdb.gpu_session import cuda_gdb_path
+    from pkdb.targets.base import TargetError
+
+    try:
+        cuda_gdb_path()
+    except TargetError:
+        return "cuda-gdb is not installed"
+    return None
+
+
+MISSING = _gpu_missing()
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(MISSING is not None, reason=f"needs a GPU and cuda-gdb: {MISSING}"),
+]
+
+
+def _session(program: Path, *options: str) -> PtySession:
+    session = PtySession(program, options=options)
+    session.child.timeout = FIRST_STOP
+    return session
+
+
+def _run(session: PtySession, line: str, prompt: str = GPU_PROMPT) -> str:
+    return session.cmd(line, prompt)
+
+
+@pytest.fixture
+def yax(tmp_path: Path) -> Path:
+    program = tmp_path / "yax_gpu.py"
+    program.write_text((ROOT / "examples" / "yax_gpu.py").read_text())
+    return program
+
+
+def test_the_paper_figure_2_session_on_the_gpu(yax):
+    """Break at the dispatch, look at a device array, continue into yAx on pk.Cuda,
+    inspect, move on, evaluate, switch threads, clear, and the program ends right."""
+    session = _session(yax, "256", "64")
+    try:
+        _run(session, "break 43", HOST_PROMPT)
+        out = _run(session, "continue", HOST_PROMPT)
+        assert "yax_gpu.py(43)run()" in out
+        out = _run(session, "p y[0:3]", HOST_PROMPT)
+        assert out.startswith("array([") and out.count(",") == 2
+        y = np.random.default_rng(0).random(256)
+        assert f"{y[0]:.8f}"[:8] in out
+        _run(session, "break 24 if j == 10", HOST_PROMPT)
+        out = _run(session, "continue")
+        assert re.search(r"CUDA kernel breakpoint 2 hit at \S*yax_gpu\.py:24 \(block 0, "
+                         r"thread 10, j=10\)", out), out  # fmt: skip
+        assert "-> temp2 += A_view[j][i] * x_view[i]" in out
+        where = _run(session, "where").splitlines()
+        assert where[0].startswith("> #0 ") and where[0].endswith("yax_gpu.py:24 (yAx)")
+        assert any(line.endswith("(run)") for line in where[1:])
+        out = _run(session, "p y_view[0:2]")
+        assert out.startswith("array([") and f"{y[1]:.6f}"[:7] in out
+        assert _run(session, "p j") == "10"
+        out = _run(session, "clear 2")
+        out = _run(session, "until 26")
+        assert re.search(r"yax_gpu\.py:26 \(block 0, thread 10, j=10\)", out), out
+        total = float(_run(session, "eval float(y.sum())"))
+        assert math.isclose(total, float(y.sum()), rel_tol=1e-12)
+        threads = _run(session, "info cuda threads")
+        assert "yax_gpu.py" in threads
+        assert "j=77" in _run(session, "thread j=77")
+        assert _run(session, "p j") == "77"
+        assert "j=10" in _run(session, "thread j=10")
+        assert _run(session, "p j") == "10"
+        _run(session, "clear 1")
+        out = session.cmd("continue", r"The program exited|" + HOST_PROMPT)
+        out += session.wait_prompt(HOST_PROMPT) if "exited" in out else ""
+        m = re.search(r"yAx = ([\d.]+) \(CuPy: ([\d.]+)\)", out)
+        assert m and m.group(1) == m.group(2), out
+        session.quit()
+    finally:
+        session.close()
+
+
+TEAM_PROGRAM = """
+import cupy as cp
+import pkernels as pk
+
+
+@pk.workunit
+def row_sums(team_member: pk.TeamMember, A, out):
+    row: int = team_member.league_rank()
+    total: float = 0.0
+    for j in range(A.extent(1)):
+        total += A[row, j]
+    out[row] = total
+
+
+A = cp.arange(24.0).reshape(6, 4)
+out = cp.zeros(6)
+pk.parallel_for(pk.TeamPolicy(pk.Cuda, 6, 1), row_sums, A=A, out=out)
+print("sums", out.get().tolist())
+"""
+
+
+def test_a_team_kernel_stops_in_its_league_rank(tmp_path):
+    program = write(tmp_path, "teams_gpu.py", TEAM_PROGRAM)
+    session = _session(program)
+    try:
+        _run(session, "break 11 if team_member.league_rank() == 2", HOST_PROMPT)
+        out = _run(session, "continue")
+        assert re.search(r"CUDA kernel breakpoint 1 hit at \S*teams_gpu\.py:11 .*league 2, "
+                         r"team_rank 0", out), out  # fmt: skip
+        assert _run(session, "p team_member.league_rank()") == "2"
+        assert _run(session, "p row") == "2"
+        assert _run(session, "p A[row, 0:4].sum()").startswith("array(38.")
+        _run(session, "clear 1")
+        out = session.cmd("continue", r"The program exited")
+        assert "sums [6.0, 22.0, 38.0, 54.0, 70.0, 86.0]" in out
+    finally:
+        session.close()
+
+
+CHECK_PROGRAM = """
+import cupy as cp
+import pkernels as pk
+
+
+@pk.workunit
+def shift(i, out, x):
+    out[i] = x[i + 1]
+
+
+out = cp.zeros(300)
+x = cp.arange(300.0)
+pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 300), shift, out=out, x=x)
+print("done")
+"""
+
+
+def test_an_out_of_range_index_stops_at_its_line_with_block_and_thread(tmp_path):
+    program = write(tmp_path, "check_gpu.py", CHECK_PROGRAM)
+    session = _session(program, "--debug-all-kernels")
+    try:
+        out = _run(session, "continue")
+        assert re.search(r"CUDA kernel stopped by a failed check at \S*check_gpu\.py:7 "
+                         r"\(block 1, thread 43, i=299\)", out), out  # fmt: skip
+        assert "index 300 is out of range for axis 0 of view 'x' with extent 300" in out
+        assert _run(session, "p i") == "299"
+        out = session.cmd("continue", HOST_PROMPT)
+        assert "KernelIndexError" in out
+    finally:
+        session.close()
+
+
+def test_eval_dispatches_a_new_cuda_kernel_on_the_live_arrays(yax):
+    session = _session(yax, "256", "64")
+    try:
+        _run(session, "break 24 if j == 3", HOST_PROMPT)
+        _run(session, "continue")
+        before = _run(session, "p float(y_view[3])")
+        _run(session, "eval pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 256), scale, out=y, a=2.0)")
+        after = _run(session, "p float(y_view[3])")
+        assert math.isclose(float(after), 2 * float(before))
+        _run(session, "clear 1")
+        out = session.cmd("continue", r"The program exited")
+        assert "yAx = " in out
+    finally:
+        session.close()
+
+
+MIXED_PROGRAM = """
+import cupy as cp
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def double(i, out, x):
+    out[i] = 2.0 * x[i]
+
+
+x = np.arange(8.0)
+out = np.zeros(8)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 8), double, out=out, x=x)
+gx = cp.asarray(out)
+gout = cp.zeros(8)
+pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 8), double, out=gout, x=gx)
+print("mixed", gout.get().tolist())
+"""
+
+
+def test_a_program_mixing_openmp_and_cuda_kernels_stops_in_both(tmp_path):
+    program = write(tmp_path, "mixed.py", MIXED_PROGRAM)
+    session = _session(program)
+    try:
+        _run(session, "break 8 if i == 5", HOST_PROMPT)
+        out = _run(session, "continue", r"\(pkdb-openmp\) ")
+        assert "OpenMP kernel breakpoint 1 hit" in out and "i=5" in out
+        assert _run(session, "p x[i]", r"\(pkdb-openmp\) ") == "5.0"
+        out = _run(session, "continue")
+        assert re.search(r"CUDA kernel breakpoint 1 hit at \S*mixed\.py:8 \(block 0, thread 5, "
+                         r"i=5\)", out), out  # fmt: skip
+        assert _run(session, "p x[i]") == "array(10.)"
+        _run(session, "clear 1")
+        out = session.cmd("continue", r"The program exited")
+        assert "mixed [0.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0, 28.0]" in out
+    finally:
+        session.close()
+
+
+def test_without_a_breakpoint_the_gpu_kernel_runs_undebugged(yax):
+    session = _session(yax, "256", "64")
+    try:
+        out = session.cmd("continue", r"The program exited")
+        m = re.search(r"yAx = ([\d.]+) \(CuPy: ([\d.]+)\)", out)
+        assert m and m.group(1) == m.group(2), out
+    finally:
+        session.close()
+
+
+def test_cuda_gdb_is_found_for_cpu_kernels_when_gdb_is_missing():
+    from pkdb.targets.gdb import gdb_path
+
+    if shutil.which("gdb") is None:
+        assert "cuda-gdb" in gdb_path()
