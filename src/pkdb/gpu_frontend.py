@@ -154,15 +154,9 @@ class GpuFrontend:
         detail = focus.label() if focus else "no device thread"
         try:
             if session.launch and session.launch.team_member:
-                values = session.kernel_values()
-                member = values.get(session.launch.team_member)
-                from .teams import decode
-
-                position = decode(member) if member is not None else None
-                if position is not None and hasattr(position, "league_rank"):
-                    detail += (
-                        f", league {position.league_rank()}, team_rank {position.team_rank()}"
-                    )
+                position = session.team_position()
+                if position is not None:
+                    detail += f", league {position.league_rank}, team_rank {position.team_rank}"
             else:
                 detail += "".join(f", {k}={v}" for k, v in session.index_values().items())
         except TargetError:

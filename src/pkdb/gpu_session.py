@@ -209,11 +209,26 @@ class GpuKernelSession:
         return problem
 
     def c_condition(self, condition: str | None) -> str | None:
+        """The C condition cuda-gdb tests. A team kernel's team member is the CUDA
+        coordinates there (a team is a block, a team rank a thread): cuda-gdb reads
+        those in every thread, where the member reached through its reference may not
+        be (seen on an H200: such a condition stopped in league 0)."""
         if not condition:
             return None
         launch = self.launch
         views = {name: info["rank"] for name, info in (launch.views if launch else {}).items()}
-        return python_to_c(condition, views, (launch.team_member if launch else "") or None)
+        member = (launch.team_member if launch else "") or None
+        text = python_to_c(condition, views, member)
+        if member and launch is not None:
+            geometry = launch.cuda_geometry
+            league, blocks = geometry.get("league"), geometry.get("blocks")
+            text = text.replace(f"{member}.team_rank", "threadIdx.x")
+            text = text.replace(f"{member}.team_size", "blockDim.x")
+            if league is not None:
+                text = text.replace(f"{member}.league_size", str(int(league)))
+            if league is not None and blocks is not None and league <= blocks:
+                text = text.replace(f"{member}.league_rank", "blockIdx.x")  # one rank a block
+        return text
 
     def remove(self, number: int) -> None:
         gdb_number = self.gdb_numbers.pop(number, None)
@@ -302,7 +317,7 @@ class GpuKernelSession:
                 continue
             py_name = name[:-1] if name.endswith("_") else name
             if team_member and py_name == team_member:
-                position = TeamPosition.parse(text)
+                position = TeamPosition.parse(text) or self.team_position()
                 if position is not None:
                     values[py_name] = position.encode()
                 continue
@@ -343,6 +358,33 @@ class GpuKernelSession:
             width = extents[1]
             return [numbers[r * width : (r + 1) * width] for r in range(extents[0])]
         return numbers
+
+    def team_position(self) -> TeamPosition | None:
+        """The focused thread's place in a TeamPolicy launch: its team rank is its
+        thread, its league rank the launcher's ``pk_l`` (a block runs league ranks
+        block, block + blocks, ...), or the block when that cannot be read."""
+        launch = self.launch
+        stop = self.stop
+        if launch is None or not launch.team_member or stop is None or stop.focus is None:
+            return None
+        geometry = launch.cuda_geometry
+        league = stop.focus.block[0]
+        try:
+            frames = self.require_controller().stack(max_depth=64)
+            entry = next((f for f in frames if "pk_cuda_entry" in (f.function or "")), None)
+            if entry is not None:
+                text = self.require_controller().evaluate("pk_l", frame=entry.level)
+                value = parse_gdb_value(text)
+                if isinstance(value, int):
+                    league = value
+        except TargetError:
+            pass
+        return TeamPosition(
+            league_rank=league,
+            league_size=int(geometry.get("league", 0)),
+            team_rank=stop.focus.thread[0],
+            team_size=int(geometry.get("threads", 1)),
+        )
 
     def index_values(self) -> dict[str, Any]:
         """The launch's index variables in the focused thread (``j``, or ``i, j``)."""

@@ -49,14 +49,14 @@ pytestmark = [
 ]
 
 
-def _session(program: Path, *options: str) -> PtySession:
-    session = PtySession(program, options=options)
+def _session(program: Path, *args: str, options: tuple[str, ...] = ()) -> PtySession:
+    session = PtySession(program, *args, options=options)
     session.child.timeout = FIRST_STOP
     return session
 
 
 def _run(session: PtySession, line: str, prompt: str = GPU_PROMPT) -> str:
-    return session.cmd(line, prompt)
+    return session.cmd(line, prompt).strip()
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ print("done")
 
 def test_an_out_of_range_index_stops_at_its_line_with_block_and_thread(tmp_path):
     program = write(tmp_path, "check_gpu.py", CHECK_PROGRAM)
-    session = _session(program, "--debug-all-kernels")
+    session = _session(program, options=("--debug-all-kernels",))
     try:
         out = _run(session, "continue")
         assert re.search(r"CUDA kernel stopped by a failed check at \S*check_gpu\.py:7 "
@@ -225,7 +225,7 @@ def test_a_program_mixing_openmp_and_cuda_kernels_stops_in_both(tmp_path):
         _run(session, "break 8 if i == 5", HOST_PROMPT)
         out = _run(session, "continue", r"\(pkdb-openmp\) ")
         assert "OpenMP kernel breakpoint 1 hit" in out and "i=5" in out
-        assert _run(session, "p x[i]", r"\(pkdb-openmp\) ") == "5.0"
+        assert _run(session, "p x[i]", r"\(pkdb-openmp\) ") == "np.float64(5.0)"
         out = _run(session, "continue")
         assert re.search(r"CUDA kernel breakpoint 1 hit at \S*mixed\.py:8 \(block 0, thread 5, "
                          r"i=5\)", out), out  # fmt: skip
