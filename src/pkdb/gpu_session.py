@@ -317,7 +317,7 @@ class GpuKernelSession:
                 continue
             py_name = name[:-1] if name.endswith("_") else name
             if team_member and py_name == team_member:
-                position = TeamPosition.parse(text) or self.team_position()
+                position = self.team_position()
                 if position is not None:
                     values[py_name] = position.encode()
                 continue
@@ -361,30 +361,43 @@ class GpuKernelSession:
 
     def team_position(self) -> TeamPosition | None:
         """The focused thread's place in a TeamPolicy launch: its team rank is its
-        thread, its league rank the launcher's ``pk_l`` (a block runs league ranks
-        block, block + blocks, ...), or the block when that cannot be read."""
+        thread; its league rank its block when the league fits the grid (a block runs
+        league ranks block, block + blocks, ...), else what the workunit's team member
+        or the launcher's ``pk_l`` says."""
         launch = self.launch
         stop = self.stop
         if launch is None or not launch.team_member or stop is None or stop.focus is None:
             return None
         geometry = launch.cuda_geometry
+        league_size = int(geometry.get("league", 0))
         league = stop.focus.block[0]
-        try:
-            frames = self.require_controller().stack(max_depth=64)
-            entry = next((f for f in frames if "pk_cuda_entry" in (f.function or "")), None)
-            if entry is not None:
-                text = self.require_controller().evaluate("pk_l", frame=entry.level)
-                value = parse_gdb_value(text)
-                if isinstance(value, int):
-                    league = value
-        except TargetError:
-            pass
+        if league_size > int(geometry.get("blocks", 0)):
+            league = self._read_league_rank(launch.team_member) or league
         return TeamPosition(
             league_rank=league,
-            league_size=int(geometry.get("league", 0)),
+            league_size=league_size,
             team_rank=stop.focus.thread[0],
             team_size=int(geometry.get("threads", 1)),
         )
+
+    def _read_league_rank(self, member: str) -> int | None:
+        controller = self.require_controller()
+        try:
+            frames = self.python_frames()
+            if frames:
+                text = controller.args(frame=frames[-1].level).get(_cpp_name(member), "")
+                position = TeamPosition.parse(text)
+                if position is not None:
+                    return position.league_rank
+            stack = controller.stack(max_depth=64)
+            entry = next((f for f in stack if "pk_cuda_entry" in (f.function or "")), None)
+            if entry is not None:
+                value = parse_gdb_value(controller.evaluate("pk_l", frame=entry.level))
+                if isinstance(value, int):
+                    return value
+        except TargetError:
+            pass
+        return None
 
     def index_values(self) -> dict[str, Any]:
         """The launch's index variables in the focused thread (``j``, or ``i, j``)."""
