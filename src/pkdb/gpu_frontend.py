@@ -144,10 +144,11 @@ class GpuFrontend:
         )
 
     def stop_text(self, event: StopEvent) -> str:
-        """``CUDA kernel breakpoint 1 hit at yax.py:18 (block 0, thread 10, j=10)`` and
-        the source line, or what else stopped the kernel."""
+        """``CUDA kernel yAx: breakpoint 1 hit at yax.py:18 (block 0, thread 10, j=10)``
+        and the source line, or what else stopped the kernel."""
         session = self.session
         stop = session.require_stop()
+        kernel = f"CUDA kernel {session.launch.kernel}" if session.launch else "CUDA kernel"
         frame = session.location(0)
         where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
         focus = stop.focus
@@ -166,19 +167,19 @@ class GpuFrontend:
         fault = session.fault_message(event)
         if fault is not None:
             return (
-                f"CUDA kernel stopped by a failed check at {where} ({detail}):\n"
+                f"{kernel} stopped by a failed check at {where} ({detail}):\n"
                 f"    {fault}{current}"
             )
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"
             if name in ("SIGINT", "0"):
-                return f"CUDA kernel interrupted at {where} ({detail}){current}"
+                return f"{kernel} interrupted at {where} ({detail}){current}"
             meaning = f" ({event.signal_meaning})" if event.signal_meaning else ""
-            return f"CUDA kernel stopped: {name}{meaning} at {where} ({detail}){current}"
+            return f"{kernel} stopped: {name}{meaning} at {where} ({detail}){current}"
         number = session.pdb_number(event.breakpoint)
         if number is None:
             return f"> {where} ({detail}){current}"
-        return f"CUDA kernel breakpoint {number} hit at {where} ({detail}){current}"
+        return f"{kernel}: breakpoint {number} hit at {where} ({detail}){current}"
 
     # -- running -----------------------------------------------------------------------
 

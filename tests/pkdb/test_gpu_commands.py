@@ -168,7 +168,7 @@ def test_stop_text_names_kernel_line_block_thread_and_index(console):
     frontend.session = console.gpu
     console.gpu.gdb_numbers[1] = 1
     text = frontend.stop_text(StopEvent("breakpoint-hit", breakpoint=1))
-    assert text.startswith(f"CUDA kernel breakpoint 1 hit at {console.gpu.launch.filename}:8 "
+    assert text.startswith(f"CUDA kernel yAx: breakpoint 1 hit at {console.gpu.launch.filename}:8 "
                            "(block 0, thread 10, j=10)")  # fmt: skip
     assert text.endswith("-> temp2 += A_view[j][i] * x_view[i]")
 

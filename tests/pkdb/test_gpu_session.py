@@ -80,7 +80,7 @@ def test_the_paper_figure_2_session_on_the_gpu(yax):
         assert f"{y[0]:.8f}"[:8] in out
         _run(session, "break 24 if j == 10", HOST_PROMPT)
         out = _run(session, "continue")
-        assert re.search(r"CUDA kernel breakpoint 2 hit at \S*yax_gpu\.py:24 \(block 0, "
+        assert re.search(r"CUDA kernel yAx: breakpoint 2 hit at \S*yax_gpu\.py:24 \(block 0, "
                          r"thread 10, j=10\)", out), out  # fmt: skip
         assert "-> temp2 += A_view[j][i] * x_view[i]" in out
         where = _run(session, "where").splitlines()
@@ -89,6 +89,9 @@ def test_the_paper_figure_2_session_on_the_gpu(yax):
         out = _run(session, "p y_view[0:2]")
         assert out.startswith("array([") and f"{y[1]:.6f}"[:7] in out
         assert _run(session, "p j") == "10"
+        lines = _run(session, "parallel_print j * 2 threads 8:11").splitlines()
+        assert lines == [f"thread {n:>6} (block 0, thread {n}): {2 * n}" for n in range(8, 12)]
+        assert _run(session, "p j") == "10"  # the focus is back
         out = _run(session, "clear 2")
         out = _run(session, "until 26")
         assert re.search(r"yax_gpu\.py:26 \(block 0, thread 10, j=10\)", out), out
@@ -137,7 +140,7 @@ def test_a_team_kernel_stops_in_its_league_rank(tmp_path):
     try:
         _run(session, "break 11 if team_member.league_rank() == 2", HOST_PROMPT)
         out = _run(session, "continue")
-        assert re.search(r"CUDA kernel breakpoint 1 hit at \S*teams_gpu\.py:11 .*league 2, "
+        assert re.search(r"CUDA kernel row_sums: breakpoint 1 hit at \S*teams_gpu\.py:11 .*league 2, "
                          r"team_rank 0", out), out  # fmt: skip
         assert _run(session, "p team_member.league_rank()") == "2"
         assert _run(session, "p row") == "2"
@@ -171,7 +174,7 @@ def test_an_out_of_range_index_stops_at_its_line_with_block_and_thread(tmp_path)
     session = _session(program, options=("--debug-all-kernels",))
     try:
         out = _run(session, "continue")
-        assert re.search(r"CUDA kernel stopped by a failed check at \S*check_gpu\.py:7 "
+        assert re.search(r"CUDA kernel shift stopped by a failed check at \S*check_gpu\.py:7 "
                          r"\(block 1, thread 43, i=299\)", out), out  # fmt: skip
         assert "index 300 is out of range for axis 0 of view 'x' with extent 300" in out
         assert _run(session, "p i") == "299"
@@ -227,12 +230,27 @@ def test_a_program_mixing_openmp_and_cuda_kernels_stops_in_both(tmp_path):
         assert "OpenMP kernel breakpoint 1 hit" in out and "i=5" in out
         assert _run(session, "p x[i]", r"\(pkdb-openmp\) ") == "np.float64(5.0)"
         out = _run(session, "continue")
-        assert re.search(r"CUDA kernel breakpoint 1 hit at \S*mixed\.py:8 \(block 0, thread 5, "
+        assert re.search(r"CUDA kernel double: breakpoint 1 hit at \S*mixed\.py:8 \(block 0, thread 5, "
                          r"i=5\)", out), out  # fmt: skip
         assert _run(session, "p x[i]") == "array(10.)"
         _run(session, "clear 1")
         out = session.cmd("continue", r"The program exited")
         assert "mixed [0.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0, 28.0]" in out
+    finally:
+        session.close()
+
+
+def test_finish_runs_the_kernel_to_its_end_and_stops_after_the_dispatch(yax):
+    session = _session(yax, "256", "64")
+    try:
+        _run(session, "break 24 if j == 5", HOST_PROMPT)
+        _run(session, "continue")
+        out = _run(session, "finish", HOST_PROMPT)
+        assert "yax_gpu.py(42)run()" in out, out  # the loop around the dispatch
+        assert _run(session, "p float(result) > 0", HOST_PROMPT) == "True"
+        _run(session, "clear 1", HOST_PROMPT)
+        out = session.cmd("continue", r"The program exited")
+        assert "yAx = " in out
     finally:
         session.close()
 
