@@ -488,6 +488,59 @@ PK_FN int64_t rand_int(uint64_t seed, uint64_t counter, int64_t n) {
 """
 
 
+#: The operations of ``pk.atomic_*`` updates (``atomic_add`` ...), by the name Python
+#: gives them; ``div`` is C's ``/``, which :func:`atomic_update` makes Kokkos'
+#: truncating division for integers.
+ATOMIC_OPERATIONS = (
+    "add", "sub", "mul", "div", "max", "min", "and", "or", "xor", "mod", "lshift", "rshift",
+)  # fmt: skip
+
+
+def atomic_update(base: str, integer: bool, old: str, value: str, where: str) -> str:
+    """The new value an atomic update ``base`` (add, div, lshift, ...) computes from the
+    element ``old`` and the operand ``value`` (C++ names), for the CPU's runtime and the
+    GPU's alike: integer ``div`` truncates as Kokkos' does without trapping on 0, shifts
+    and ``mod`` as the operators compute them; ``where`` names the Python file and line
+    a failed check reports (C++ names too)."""
+    if base == "div" and integer:
+        return f"pk_rt::truncdiv({old}, {value}, {where})"
+    return {
+        "add": f"{old} + {value}", "sub": f"{old} - {value}",
+        "mul": f"{old} * {value}", "div": f"{old} / {value}",
+        "max": f"({old} < {value} ? {value} : {old})",
+        "min": f"({value} < {old} ? {value} : {old})",
+        "and": f"{old} & {value}", "or": f"{old} | {value}", "xor": f"{old} ^ {value}",
+        "mod": f"pk_rt::mod({old}, {value}, {where})",
+        "lshift": f"pk_rt::lshift({old}, {value})", "rshift": f"pk_rt::rshift({old}, {value})",
+    }[base]  # fmt: skip
+
+
+def atomic_operation_struct(base: str, integer: bool) -> str:
+    """The name of the CPU runtime's struct (see :func:`atomic_operations`) that performs
+    the atomic update ``base`` on integers (``integer``) or floats."""
+    name = "TruncDiv" if base == "div" and integer else base.capitalize()
+    return f"Atomic{name}"
+
+
+def atomic_operations() -> str:
+    """One struct per atomic update, ``static T apply(T old, T value, file, line)``, for
+    ``atomic_apply`` (C++)."""
+    out = []
+    variants = [(base, False) for base in ATOMIC_OPERATIONS] + [("div", True)]
+    for base, integer in variants:
+        update = atomic_update(base, integer, "a", "b", "file, line")
+        out.append(
+            f"struct {atomic_operation_struct(base, integer)} {{\n"
+            "    template <typename T>\n"
+            "    static inline T apply(T a, T b, const char* file, int line) {\n"
+            "        (void)file; (void)line;\n"
+            f"        return (T)({update});\n"
+            "    }\n"
+            "};\n"
+        )
+    return "".join(out)
+
+
 PRELUDE = (
     r"""
 #include <cstdint>
@@ -855,18 +908,32 @@ static inline T float_to_int(F x, const char* file, int line) {
 """
     + shared_arithmetic("static inline", "std::")
     + r"""// ---- atomics (GCC builtins: no <atomic>, works on float and double)
-template <typename T, typename F>
-static inline T atomic_update(T* p, F f, T* new_value) {
+// *p = Op::apply(*p, v) atomically (Op: one of the Atomic* structs below); the old value,
+// or the new one when New. The kernel calls it where Python calls pk.atomic_*, with no
+// lambda at the Python line: gdb then finds one breakpoint location on the line, and
+// no frame of generated code (the operations' lines are this file's).
+template <typename Op, bool New, typename T>
+static inline T atomic_apply(T* p, T v, const char* file, int line) {
     T old;
     __atomic_load(p, &old, __ATOMIC_RELAXED);
-    T desired = f(old);
+    T desired = Op::apply(old, v, file, line);
     while (!__atomic_compare_exchange(p, &old, &desired, false, __ATOMIC_ACQ_REL,
                                       __ATOMIC_RELAXED)) {
-        desired = f(old);
+        desired = Op::apply(old, v, file, line);
     }
-    if (new_value) *new_value = desired;
-    return old;
+    return New ? desired : old;
 }
+
+template <typename T>
+static inline T atomic_load(T* p) {
+    T value;
+    __atomic_load(p, &value, __ATOMIC_ACQUIRE);
+    return value;
+}
+
+"""
+    + atomic_operations()
+    + r"""
 
 template <typename T>
 static inline T atomic_exchange(T* p, T v) {

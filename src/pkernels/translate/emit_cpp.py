@@ -28,7 +28,8 @@ from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import ir
-from .cpp_prelude import PRELUDE, TEAM_PRELUDE
+from .cpp_prelude import PRELUDE, TEAM_PRELUDE, atomic_operation_struct
+from .cpp_prelude import atomic_update as prelude_atomic_update
 from .ir import ViewType
 from .lower_unpack import TUPLE_MATH
 from .printf import PrintSpec, printf_format
@@ -735,21 +736,14 @@ class CppEmitter:
         if op in ("inc", "dec"):
             op, operands = ("add" if op == "inc" else "sub"), [self.literal(1, e.type)]
         if op == "load":
-            return (
-                f"pk_rt::atomic_update({ptr}, [&]({ctype} pk_old) {{ return pk_old; }}, "
-                f"({ctype}*)nullptr)"
-            )
+            return f"pk_rt::atomic_load({ptr})"
         want_new = op.endswith("_new")
         base = op.removesuffix("_new")
-        # pk_old / pk_value: a kernel's own names are never spelled so (see cpp_name).
-        update = atomic_update(base, e.type, "pk_old", "pk_value")
-        lam = (
-            f"[&]({ctype} pk_old) {{ {ctype} pk_value = {operands[0]}; "
-            f"return ({ctype})({update}); }}"
-        )
-        if want_new:
-            return f"({{ {ctype} pk_new; pk_rt::atomic_update({ptr}, {lam}, &pk_new); pk_new; }})"
-        return f"pk_rt::atomic_update({ptr}, {lam}, ({ctype}*)nullptr)"
+        # A call, not a lambda: a lambda at the Python line would be a second place for
+        # gdb to stop at and a frame of its own (cpp_prelude.atomic_apply).
+        struct = atomic_operation_struct(base, e.type.is_integer)
+        new = "true" if want_new else "false"
+        return f"pk_rt::atomic_apply<pk_rt::{struct}, {new}>({ptr}, {operands[0]}, {_WHERE})"
 
 
 def atomic_update(base: str, dtype: DataType, old: str, value: str) -> str:
@@ -757,17 +751,7 @@ def atomic_update(base: str, dtype: DataType, old: str, value: str) -> str:
     element ``old`` and the operand ``value`` (C++ names), for the CPU's runtime and the
     GPU's alike: integer ``div`` truncates as Kokkos' does without trapping on 0, shifts
     and ``mod`` as the operators compute them."""
-    if base == "div" and dtype.is_integer:
-        return f"pk_rt::truncdiv({old}, {value}, {_WHERE})"
-    return {
-        "add": f"{old} + {value}", "sub": f"{old} - {value}",
-        "mul": f"{old} * {value}", "div": f"{old} / {value}",
-        "max": f"({old} < {value} ? {value} : {old})",
-        "min": f"({value} < {old} ? {value} : {old})",
-        "and": f"{old} & {value}", "or": f"{old} | {value}", "xor": f"{old} ^ {value}",
-        "mod": f"pk_rt::mod({old}, {value}, {_WHERE})",
-        "lshift": f"pk_rt::lshift({old}, {value})", "rshift": f"pk_rt::rshift({old}, {value})",
-    }[base]  # fmt: skip
+    return prelude_atomic_update(base, dtype.is_integer, old, value, _WHERE)
 
 
 def _fits(value: float, to: DataType) -> bool:
