@@ -3,7 +3,6 @@ sessions on a PTY, real gdb and g++, real OpenMP and Serial kernels."""
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 

@@ -726,7 +726,6 @@ class CppEmitter:
 
     def atomic(self, e: ir.AtomicOp) -> str:
         ptr = f"&{self.expr(e.target)}"
-        ctype = e.type.ctype
         operands = [self.cast(o, e.type) for o in e.operands]
         op = e.op
         if op == "exchange":
