@@ -4,7 +4,9 @@ Run it:   python examples/yax_gpu.py [N] [M] [repeats]
 Debug it: pkdb examples/yax_gpu.py, then for instance
     (pkdb) break 24 if j == 10
     (pkdb) continue
-    CUDA kernel yAx: breakpoint 1 hit at .../yax_gpu.py:24 (block 0, thread 10, j=10)
+    > .../yax_gpu.py(24)yAx()
+    CUDA block 0, thread 10 (j=10) hit breakpoint 1
+    -> temp2 += A_view[j][i] * x_view[i]
     (pkdb-cuda) p y_view[0:2]
 Needs CuPy, an NVIDIA GPU and, to stop in the kernel, cuda-gdb.
 """

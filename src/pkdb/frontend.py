@@ -10,7 +10,6 @@ the next prompt -- or until the program ends, which it reports before offering
 from __future__ import annotations
 
 import cmd
-import linecache
 import signal
 import sys
 import time
@@ -609,8 +608,9 @@ class Frontend(cmd.Cmd):
                 also = (
                     "also at a breakpoint" if stop.event.breakpoint is not None else "also stopped"
                 )
+                numbers = sorted(self.kernel.thread_number(t) for t in others)
                 parts.append(f"{also}: thread{'s' * (len(others) > 1)} "
-                             + ", ".join(map(str, others)))  # fmt: skip
+                             + ", ".join(map(str, numbers)))  # fmt: skip
             if stop.held:
                 parts.append(f"{len(stop.held)} other thread{'s' * (len(stop.held) > 1)} held")
             self.message(f"({'; '.join(parts)})")
@@ -705,8 +705,10 @@ class Frontend(cmd.Cmd):
             self.kernel_request("debug_code")
 
     def kernel_stop_text(self, event: StopEvent) -> str:
-        """``OpenMP kernel breakpoint 1 hit at yax.py:9 (thread 2, j=10)`` and the like."""
+        """pdb's ``> /path/yax.py(18)yAx()``, the thread and why it stopped (``OpenMP
+        thread 1 (j=10) hit breakpoint 1``), then ``-> source`` (see pkdb.stop_lines)."""
         from .kernel_session import cpp_name, is_interrupt
+        from .stop_lines import fault_text, stop_text
 
         launch = self.kernel.launch
         space = {"openmp": "OpenMP", "serial": "Serial"}.get(launch.space, launch.space)
@@ -714,61 +716,60 @@ class Frontend(cmd.Cmd):
         if frame is None or not (frame.file or "").endswith(".py"):
             # a fault or signal inside runtime code: show the Python line that caused it
             frame = self.kernel.location(event.thread_id) or frame
-        where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
-        detail = f"thread {event.thread_id}"
+        details = []
         try:
             if self.kernel.team_member:
                 position = self.kernel.team_position(event.thread_id)
                 if position is not None:
-                    detail += f", league {position.league_rank}, team_rank {position.team_rank}"
+                    details.append(f"league {position.league_rank}, team_rank {position.team_rank}")
             else:
                 level = self.kernel.frame_level(event.thread_id, 0)
                 controller = self.kernel.require_controller()
                 for name in launch.index.split(", "):
                     value = controller.evaluate(cpp_name(name), event.thread_id, level)
-                    detail += f", {name}={value}"
+                    details.append(f"{name}={value}")
         except TargetError:
-            pass  # stopped in a helper, where the index is not in scope
-        source = linecache.getline(frame.file, frame.line).strip() if frame and frame.file else ""
-        current = f"\n-> {source}" if source else ""
+            pass  # stopped in a helper, where the index is not in scope; or release code
+        who = f"{space} thread {self.kernel.thread_number(event.thread_id)}"
+        if details:
+            who += f" ({', '.join(details)})"
+        release_note = (
+            "(the kernel's release build: its variables are not available; to see them, run "
+            "it again with a breakpoint in it or 'set debug_all_kernels on')"
+        )
         fault = self.kernel.fault_message(event)
         if fault is not None:
-            return (
-                f"{space} kernel thread {event.thread_id} stopped by a failed check at {where} "
-                f"({detail}):\n    {fault}{current}"
-            )
-        note = ""
+            notes = (release_note,) if launch.crash_signal else ()
+            return stop_text(frame, who, f"stopped by a failed check: {fault_text(fault)}", notes)
         if event.breakpoint is not None and event.breakpoint == self.kernel.next_index_breakpoint:
             self.kernel.forget_next_index_breakpoint()
-            return (
-                f"{space} kernel interrupted at {where} ({detail}){current}\n(stopped as the "
-                "thread began its next index, in the debug build; until Ctrl-C this launch ran "
-                "release code, proven unable to fail a check)"
+            return stop_text(
+                frame,
+                who,
+                "interrupted",
+                (
+                    "(stopped as the thread began its next index, in the debug build; until "
+                    "Ctrl-C this launch ran release code, proven unable to fail a check)",
+                ),
             )
+        notes: tuple[str, ...] = ()
         if launch.stop_at_next_index:
-            note = (
-                "\n(threads still in this launch's release code show no variables; each one's "
-                "next index runs the debug build: 'continue' stops the first to begin one)"
+            notes = (
+                "(threads still in this launch's release code show no variables; each one's "
+                "next index runs the debug build: 'continue' stops the first to begin one)",
             )
         elif launch.crash_signal:
-            note = (
-                "\n(the kernel's release build: its variables are not available; to see "
-                "them, run it again with a breakpoint in it or 'set debug_all_kernels on')"
-            )
+            notes = (release_note,)
         if is_interrupt(event):
-            return f"{space} kernel interrupted at {where} ({detail}){current}{note}"
+            return stop_text(frame, who, "interrupted", notes)
         if event.reason == "signal-received":
-            name = event.signal_name or "a signal"
-            return (
-                f"{space} kernel thread {event.thread_id} received {name} at {where} ({detail})"
-                f"{current}{note}"
-            )
+            return stop_text(frame, who, f"received {event.signal_name or 'a signal'}", notes)
         number = self.kernel.pdb_number(event.breakpoint)
         if number is None:  # a step
-            return f"> {where} ({detail}){current}"
+            return stop_text(frame, who)
         if event.breakpoint is not None:
             self._forget_temporary(number)
-        return f"{space} kernel breakpoint {number} hit at {where} ({detail}){current}"
+        return stop_text(frame, who, f"hit breakpoint {number}")
 
     def _forget_temporary(self, number: int) -> None:
         for bp in self.state.get("breakpoints", []):
@@ -801,7 +802,7 @@ class Frontend(cmd.Cmd):
         stop.finished.update(partial.threads)
         kernel.stop = stop
         self.mode = KernelMode(kernel.launch.space)
-        names = ", ".join(map(str, partial.threads))
+        names = ", ".join(str(kernel.thread_number(t)) for t in partial.threads)
         several = len(partial.threads) > 1
         self.message(
             f"Thread{'s' * several} {names} ran all {'their' if several else 'its'} iterations "

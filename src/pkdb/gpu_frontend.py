@@ -144,42 +144,40 @@ class GpuFrontend:
         )
 
     def stop_text(self, event: StopEvent) -> str:
-        """``CUDA kernel yAx: breakpoint 1 hit at yax.py:18 (block 0, thread 10, j=10)``
-        and the source line, or what else stopped the kernel."""
+        """pdb's ``> /path/yax.py(18)yAx()``, the thread and why it stopped (``CUDA block
+        0, thread 10 (j=10) hit breakpoint 1``), then ``-> source`` (see pkdb.stop_lines)."""
+        from .stop_lines import fault_text, stop_text
+
         session = self.session
         stop = session.require_stop()
-        kernel = f"CUDA kernel {session.launch.kernel}" if session.launch else "CUDA kernel"
         frame = session.location(0)
-        where = f"{frame.file}:{frame.line}" if frame and frame.file else "??"
         focus = stop.focus
-        detail = focus.label() if focus else "no device thread"
+        who = f"CUDA {focus.label()}" if focus else "CUDA kernel (no device thread)"
+        details = []
         try:
             if session.launch and session.launch.team_member:
                 position = session.team_position()
                 if position is not None:
-                    detail += f", league {position.league_rank}, team_rank {position.team_rank}"
+                    details.append(f"league {position.league_rank}, team_rank {position.team_rank}")
             else:
-                detail += "".join(f", {k}={v}" for k, v in session.index_values().items())
+                details += [f"{k}={v}" for k, v in session.index_values().items()]
         except TargetError:
             pass
-        source = session.source_line(frame)
-        current = f"\n-> {source}" if source else ""
+        if details:
+            who += f" ({', '.join(details)})"
         fault = session.fault_message(event)
         if fault is not None:
-            return (
-                f"{kernel} stopped by a failed check at {where} ({detail}):\n"
-                f"    {fault}{current}"
-            )
+            return stop_text(frame, who, f"stopped by a failed check: {fault_text(fault)}")
         if event.reason == "signal-received":
             name = event.signal_name or "a signal"
             if name in ("SIGINT", "0"):
-                return f"{kernel} interrupted at {where} ({detail}){current}"
+                return stop_text(frame, who, "interrupted")
             meaning = f" ({event.signal_meaning})" if event.signal_meaning else ""
-            return f"{kernel} stopped: {name}{meaning} at {where} ({detail}){current}"
+            return stop_text(frame, who, f"received {name}{meaning}")
         number = session.pdb_number(event.breakpoint)
         if number is None:
-            return f"> {where} ({detail}){current}"
-        return f"{kernel}: breakpoint {number} hit at {where} ({detail}){current}"
+            return stop_text(frame, who)
+        return stop_text(frame, who, f"hit breakpoint {number}")
 
     # -- running -----------------------------------------------------------------------
 

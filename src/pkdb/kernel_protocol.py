@@ -22,7 +22,10 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from .agent.crash_watch import FAILED_CHECK
 from .protocol import Message, message_type
+
+__all__ = ["FAILED_CHECK"]
 
 
 @message_type("kernel-launch")
@@ -57,8 +60,10 @@ class KernelLaunch(Message):
     subviews: dict[str, Any] = field(default_factory=dict)
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
     team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
-    # Not 0: a release build got this fatal signal; gdb attaches to see it again.
+    # Not 0: a release build got this fatal signal; gdb attaches to see it again. Or
+    # FAILED_CHECK: a check of a checked release build failed, whose text is ``fault``.
     crash_signal: int = 0
+    fault: str = ""
     # A HYBRID launch's release build running beside the debug build (its line tables
     # name the Python lines of threads still in release code), or "".
     fast_library: str = ""

@@ -35,14 +35,20 @@ _SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
 #: attach's time); each kernel library's symbols are loaded when it launches, and those
 #: of the C and OpenMP runtimes, which stepping and unwinding through threads need.
 _NO_AUTO_SYMBOLS = "-gdb-set auto-solib-add off"
+#: The OpenMP runtime, whose threads (and the main thread) run OpenMP kernels.
+_OPENMP_RUNTIME = "/libgomp.so"
 _RUNTIME_LIBRARIES = (
     "/libc.so",
     "/libm.so",
-    "/libgomp.so",
+    _OPENMP_RUNTIME,
     "/libgcc_s.so",
     "/libstdc",
     "/ld-linux",
 )
+
+#: The calling thread's OpenMP thread number, for gdb to evaluate in a stopped thread
+#: (libgomp has no debug information: the call is cast to the function's type).
+_OMP_THREAD_NUM = "((int (*)(void))omp_get_thread_num)()"
 
 #: gdb's answer to ``info line *ADDR``: ``Line 8 of "/path/prog.py" starts at ...``.
 _INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
@@ -111,6 +117,12 @@ class KernelSession:
         self._ignore_left: dict[int, tuple[int, int]] = {}
         self._attached_pid: int | None = None
         self._release_ranges: list[tuple[int, int]] = []  # code of the launch's fast_library
+        # What each thread of the attached process is, by OS thread id (see _role), and
+        # the number the user knows each kernel thread by in this launch (see
+        # thread_number), by gdb id.
+        self._roles: dict[int, str] = {}
+        self._openmp_code: list[tuple[int, int]] | None = None  # libgomp's, once read
+        self._numbers: dict[int, int] = {}
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -138,6 +150,8 @@ class KernelSession:
                 self.controller.detach()
             self.controller.attach(launch.pid)
             self._attached_pid = launch.pid
+            self._roles = {}
+            self._openmp_code = None
             self._symbols_loaded = set()
             for library in _RUNTIME_LIBRARIES:  # gdb's regex has no alternation
                 self.controller.send_raw(f"sharedlibrary {re.escape(library)}")
@@ -157,6 +171,7 @@ class KernelSession:
         )
         self.launch = launch
         self.stop = None
+        self._numbers = {}
         self.controller.set_sigint_stops(True)  # Ctrl-C in the kernel: a kernel stop
         problems = self.sync_breakpoints(launch.breakpoints)
         problems += self._slow_condition_notes(launch)
@@ -368,6 +383,9 @@ class KernelSession:
             return None
         held = self.hold_running_threads()
         agent = self.release_agent_threads()
+        self.release_other_threads()
+        kernel = {t.id for t in self.kernel_threads()}
+        held = [t for t in held if t in kernel]
         arrived = [e for e in arrived if e.thread_id not in agent]
         interrupt = is_interrupt(event)
         if interrupt and self._release_ranges:
@@ -450,25 +468,103 @@ class KernelSession:
         where = f" at {frame.file}:{frame.line}" if frame else ""
         position = self.team_position(thread)
         team = f" ({position.label()})" if position is not None else ""
-        return f"[Switching to thread {thread}{where}{team}]"
+        return f"[Switching to thread {self.thread_number(thread)}{where}{team}]"
 
     # -- what the commands show --------------------------------------------------------
 
     def kernel_threads(self) -> list[ThreadInfo]:
-        """The threads of the kernel: every thread of the process but the agent's."""
+        """The threads of the kernel: the thread that dispatched it and, on OpenMP, the
+        OpenMP runtime's; not the agent's, nor any other thread of the program (NumPy's
+        BLAS pool, say) once seen stopped (see :meth:`release_other_threads`)."""
         hidden = set(self.launch.agent_tids if self.launch else ())
-        return [t for t in self.require_controller().threads() if t.os_tid not in hidden]
+        serial = self.launch is not None and self.launch.space == "serial"
+        kept = []
+        for thread in self.require_controller().threads():
+            role = self._roles.get(thread.os_tid or 0)
+            if thread.os_tid in hidden or role == "other" or (serial and role == "pool"):
+                continue
+            kept.append(thread)
+        return kept
+
+    def release_other_threads(self) -> None:
+        """Let the stopped threads that run no kernel code go on (an interrupt stopped
+        them with the rest): from now on they are not kernel threads."""
+        controller = self.require_controller()
+        serial = self.launch is not None and self.launch.space == "serial"
+        others = []
+        for thread in self.kernel_threads():
+            if not thread.stopped or not thread.os_tid:
+                continue
+            role = self._role(thread)
+            if role == "other" or (serial and role == "pool"):
+                others.append(thread.id)
+        if others:
+            controller.continue_(others)
+
+    def _role(self, thread: ThreadInfo) -> str:
+        """``main``: the program's main thread, which dispatches kernels (OpenMP thread 0);
+        ``pool``: a thread of the OpenMP runtime; ``other``: any other thread. Read from
+        the stack of a stopped thread, once."""
+        tid = thread.os_tid or 0
+        role = self._roles.get(tid)
+        if role is None:
+            if self.launch is not None and tid == self.launch.pid:
+                role = "main"
+            else:
+                controller = self.require_controller()
+                if self._openmp_code is None:
+                    self._openmp_code = controller.library_ranges(_OPENMP_RUNTIME)
+                stack = controller.stack(thread.id, max_depth=64)
+                openmp = any(
+                    "pk_launch_" in (frame.function or "")
+                    or any(a <= (frame.address or -1) < b for a, b in self._openmp_code)
+                    for frame in stack
+                )
+                role = "pool" if openmp else "other"
+            self._roles[tid] = role
+        return role
+
+    def thread_number(self, thread: int) -> int:
+        """The number users know kernel thread ``thread`` (gdb's id) by: its OpenMP thread
+        number, as ``omp_get_thread_num()`` and a failed check's message give it (0: the
+        thread that dispatched the kernel; a Serial kernel's only thread)."""
+        number = self._numbers.get(thread)
+        if number is None:
+            number = self._read_thread_number(thread)
+            self._numbers[thread] = number
+        return number
+
+    def _read_thread_number(self, thread: int) -> int:
+        controller = self.require_controller()
+        info = next((t for t in controller.threads() if t.id == thread), None)
+        if info is not None and self.launch is not None and info.os_tid == self.launch.pid:
+            return 0
+        try:
+            text = controller.evaluate(_OMP_THREAD_NUM, thread, 0)
+            return int(text.strip())
+        except (TargetError, ValueError):
+            return thread  # not stopped, or no OpenMP runtime: gdb's own number
+
+    def thread_of_number(self, number: int) -> int | None:
+        """gdb's id of the stopped kernel thread users know as ``number``, if any."""
+        for thread in self.kernel_threads():
+            if thread.stopped and self.thread_number(thread.id) == number:
+                return thread.id
+        return None
 
     def fault_message(self, event: StopEvent) -> str | None:
         """The debug build's fault text when ``event`` is a stop in pk_fault_hook."""
         if self.fault_breakpoint is None or event.breakpoint != self.fault_breakpoint:
             return None
-        try:
-            raw = self.require_controller().evaluate("message", event.thread_id, 0)
-        except TargetError:
-            return "a check of the debug build failed"
-        start, end = raw.find('"'), raw.rfind('"')
-        text = raw[start + 1 : end] if 0 <= start < end else raw
+        if self.launch is not None and self.launch.fault:
+            text = self.launch.fault  # a checked release build's, read by the agent
+        else:
+            try:
+                raw = self.require_controller().evaluate("message", event.thread_id, 0)
+            except TargetError:
+                return "a check of the debug build failed"
+            start, end = raw.find('"'), raw.rfind('"')
+            text = raw[start + 1 : end] if 0 <= start < end else raw
         # The runtime names the OpenMP thread number; the stop names gdb's thread already.
         return re.sub(r" \(OpenMP thread \d+\)$", "", text)
 

@@ -204,11 +204,12 @@ class TeamStep:
             event = controller.wait_for_stop_among(moving, max(0.0, deadline - time.monotonic()))
             if event is None:
                 self._hold(moving)
-                waiting = ", ".join(map(str, sorted(t for t in moving if t != me)))
+                number = kernel.thread_number
+                waiting = ", ".join(map(str, sorted(number(t) for t in moving if t != me)))
                 self.notes.append(
                     f"(the team of league {position.league_rank} did not meet at {where} "
                     f"within {MEET_TIMEOUT_SECONDS:.0f} s: thread{'s' * (',' in waiting)} "
-                    f"{waiting or me} did not get there; every thread is held)"
+                    f"{waiting or number(me)} did not get there; every thread is held)"
                 )
                 return StepOutcome("stuck", notes=self.notes), None
             if event.exited:
@@ -235,14 +236,14 @@ class TeamStep:
                 self._hold([t for t, s in state.items() if s != "done" and t != thread_id])
                 if thread_id != me:
                     self.notes.append(
-                        f"(thread {me} waits at {where} for its team, league "
-                        f"{position.league_rank})"
+                        f"(thread {kernel.thread_number(me)} waits at {where} for its team, "
+                        f"league {position.league_rank})"
                     )
                 kind = "stopped" if thread_id == me else "diverted"
                 return StepOutcome(kind, event, self.notes), None
         for thread_id, _ in mates:
             self._delete(self._barrier_bps.pop(thread_id, None))
-        ids = ", ".join(str(t) for t, _ in mates)
+        ids = ", ".join(str(n) for n in sorted(kernel.thread_number(t) for t, _ in mates))
         note = (
             f"(team of league {position.league_rank}: thread{'s' * (len(mates) > 1)} {ids} "
             f"ran to {where} too)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -130,6 +131,23 @@ def gdb_children(pid: int) -> set[int]:
         if ppid == pid and state != "Z" and b"interpreter=mi3" in cmdline:
             found.add(int(entry.name))
     return found
+
+
+def kernel_stop(file: str, line: int | str, why: str = "", detail: str | None = None) -> str:
+    """A regex of a CPU kernel stop as pkdb prints it, in pdb's form::
+
+        > /path/FILE(LINE)function()
+        OpenMP thread N (DETAIL) WHY
+
+    ``line`` and ``detail`` are regexes (``detail``: what the parentheses hold, e.g.
+    ``j=10``; by default any, or none); group 1 is the thread number, then ``line``'s and
+    ``detail``'s groups."""
+    details = r"(?: \([^)]*\))?" if detail is None else rf" \({detail}\)"
+    tail = f" {why}" if why else ""
+    return (
+        rf"> \S*{re.escape(file)}\({line}\)\S*\(\)\n(?:OpenMP|Serial) thread (\d+)"
+        rf"{details}{tail}"
+    )
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:

@@ -168,9 +168,12 @@ def test_stop_text_names_kernel_line_block_thread_and_index(console):
     frontend.session = console.gpu
     console.gpu.gdb_numbers[1] = 1
     text = frontend.stop_text(StopEvent("breakpoint-hit", breakpoint=1))
-    assert text.startswith(f"CUDA kernel yAx: breakpoint 1 hit at {console.gpu.launch.filename}:8 "
-                           "(block 0, thread 10, j=10)")  # fmt: skip
-    assert text.endswith("-> temp2 += A_view[j][i] * x_view[i]")
+    # pdb's form, which editors following pdb read: where, then who and why, then the line
+    assert text.splitlines() == [
+        f"> {console.gpu.launch.filename}(8)yAx()",
+        "CUDA block 0, thread 10 (j=10) hit breakpoint 1",
+        "-> temp2 += A_view[j][i] * x_view[i]",
+    ]
 
 
 def test_an_index_range_maps_to_blocks_as_the_launch_does():

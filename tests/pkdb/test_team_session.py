@@ -61,7 +61,7 @@ LINE_AFTER = 15  # if rank == 0:
 LINE_ACC = 17  # acc += total  (the workunit's last line)
 RESULT = "result 496.0 rows ok True"
 
-STOP = r"\(thread (\d+), league (\d+), team_rank (\d+)\)"
+STOP = r"OpenMP thread (\d+) \(league (\d+), team_rank (\d+)\)"
 THREAD_LINE = re.compile(
     r"^([* ]) (\d+)\s+Thread .*prog\.py:(\d+) \(row_sums\) league (\d+) team_rank (\d+)$", re.M
 )
@@ -111,7 +111,7 @@ def team_session(
 
 def _stop(text: str, line: int) -> tuple[int, int, int]:
     """(thread, league, team_rank) of a stop report at prog.py:line."""
-    m = re.search(rf"prog\.py:{line} {STOP}", text)
+    m = re.search(rf"prog\.py\({line}\)row_sums\(\)\n{STOP}", text)
     assert m, text
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
@@ -139,7 +139,7 @@ def test_team_stops_threads_switch_print_and_barrier(team_session) -> None:
     s = team_session.start()
     assert f"Breakpoint 1 at {s.program}:{LINE_INNER}" in s.cmd(f"break {LINE_INNER}")
     stop = s.cmd("continue", KERNEL_PROMPT)
-    assert "OpenMP kernel breakpoint 1 hit at" in stop and "team_member=" not in stop, stop
+    assert "hit breakpoint 1" in stop and "team_member=" not in stop, stop
     thread, league, rank = _stop(stop, LINE_INNER)
     assert "-> inner_acc += A[row][i]" in stop
     team_session.note_gdb()
@@ -190,9 +190,11 @@ def test_team_stops_threads_switch_print_and_barrier(team_session) -> None:
     thread, league, rank = _stop(stop, LINE_BARRIER)
     s.cmd("clear 2", KERNEL_PROMPT)
     step = s.cmd("next", KERNEL_PROMPT)
-    assert f"> {s.program}:{LINE_AFTER} (thread {thread}, league {league}, team_rank {rank})" in (
-        step
-    ), step
+    expected = (
+        f"> {s.program}({LINE_AFTER})row_sums()\nOpenMP thread {thread} (league {league}, "
+        f"team_rank {rank})\n"
+    )
+    assert expected in step, step
     assert re.search(
         rf"\(team of league {league}: thread \d+ ran to the barrier at prog\.py:{LINE_BARRIER} "
         r"too\)",
@@ -220,11 +222,11 @@ def test_team_condition_and_next_into_the_next_league(team_session) -> None:
     s.cmd(f"break {LINE_REDUCE}", KERNEL_PROMPT)
     s.cmd(f"break {LINE_ACC}", KERNEL_PROMPT)
     stop = s.cmd("continue", KERNEL_PROMPT)
-    thread, league, rank = _stop(stop, LINE_REDUCE if f":{LINE_REDUCE} " in stop else LINE_ACC)
-    if f":{LINE_REDUCE} " in stop:
+    thread, league, rank = _stop(stop, LINE_REDUCE if f"({LINE_REDUCE})" in stop else LINE_ACC)
+    if f"({LINE_REDUCE})" in stop:
         s.cmd("clear 2", KERNEL_PROMPT)
         step = s.cmd("next", KERNEL_PROMPT)
-        assert f"{LINE_BARRIER} (thread {thread}, league {league}, team_rank {rank})" in step
+        assert (thread, league, rank) == _stop(step, LINE_BARRIER), step
         assert f"ran to the barrier at prog.py:{LINE_REDUCE} too" in step, step
         stop = s.cmd("continue", KERNEL_PROMPT)
         thread, league, rank = _stop(stop, LINE_ACC)
@@ -233,7 +235,8 @@ def test_team_condition_and_next_into_the_next_league(team_session) -> None:
     step = s.cmd("next", KERNEL_PROMPT)
     assert f"team of league {league}: thread" in step and "ran to the end of the workunit" in step
     if league % 2 == 0:  # each team runs two league ranks: 0, 1 and 2, 3
-        assert f"> {s.program}:{LINE_ROW} (thread {thread}, league {league + 1}, " in step, step
+        expected = f"> {s.program}({LINE_ROW})row_sums()\nOpenMP thread {thread} (league {league + 1}, "
+        assert expected in step, step
         assert s.cmd("p team_member.league_rank()", KERNEL_PROMPT).strip() == str(league + 1)
     else:
         assert f"Thread {thread} has run all its league ranks" in step, step
@@ -247,19 +250,20 @@ def test_team_next_stopped_by_a_teammate_on_its_way(team_session) -> None:
     thread, league, rank = _stop(s.cmd("continue", KERNEL_PROMPT), LINE_REDUCE)
     team_session.note_gdb()
     s.cmd("clear 1", KERNEL_PROMPT)
-    assert f"prog.py:{LINE_BARRIER} " in s.cmd("next", KERNEL_PROMPT)
+    assert f"prog.py({LINE_BARRIER})" in s.cmd("next", KERNEL_PROMPT)
     # the teammate waits right after the reduce; on its way to the barrier it meets a
     # breakpoint: that stop is reported, and this thread waits at the barrier
     s.cmd(f"break {LINE_BARRIER}", KERNEL_PROMPT)
     step = s.cmd("next", KERNEL_PROMPT)
     mate, mate_league, mate_rank = _stop(step, LINE_BARRIER)
-    assert "OpenMP kernel breakpoint 2 hit" in step and mate != thread, step
+    assert "hit breakpoint 2" in step and mate != thread, step
     assert (mate_league, mate_rank) == (league, 1 - rank), step
     assert f"(thread {thread} waits at the barrier at prog.py:{LINE_BARRIER}" in step, step
     s.cmd("clear 2", KERNEL_PROMPT)
     s.cmd(f"thread {thread}", KERNEL_PROMPT)
     step = s.cmd("next", KERNEL_PROMPT)
-    assert f"> {s.program}:{LINE_AFTER} (thread {thread}, league {league}, " in step, step
+    expected = f"> {s.program}({LINE_AFTER})row_sums()\nOpenMP thread {thread} (league {league}, "
+    assert expected in step, step
     assert f"thread {mate} ran to the barrier at prog.py:{LINE_BARRIER} too" in step, step
     assert RESULT in _run_to_end(s)
     assert s.quit() == 0

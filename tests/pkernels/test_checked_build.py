@@ -124,3 +124,39 @@ def test_pkernels_checks_takes_0_or_1(tmp_path):
     result = _run_program(tmp_path, "yes")
     assert result.returncode != 0
     assert "PKERNELS_CHECKS must be 1 (check) or 0 (do not), not 'yes'" in result.stderr
+
+
+@pk.workunit
+def copy_in_range(i, x, out):
+    out[i] = x[i] * 2.0
+
+
+@pk.workunit
+def bin_by_value(p, pos, counts):
+    cell = int(pos[p] * 4)
+    pk.atomic_add(counts, [cell], 1)
+
+
+def test_guarded_launches_run_release_code_where_proven_and_checked_code_elsewhere(native_space):
+    # BuildMode.GUARDED (what pkdb runs a kernel with no breakpoint as): a launch the
+    # bounds proof covers runs the release build; one it cannot (an index computed from
+    # a float) runs the checked build, so a bad index is KernelIndexError.
+    guarded = ForceDebugBuild(BuildMode.GUARDED)
+    x, out = np.arange(8.0), np.zeros(8)
+    with observing(guarded):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 8), copy_in_range, x=x, out=out)
+        assert out.tolist() == [2.0 * v for v in range(8)]
+        pos = np.array([0.1, 0.5, 1.0])  # 1.0 bins to 4: one past the end
+        with pytest.raises(pk.KernelIndexError, match="index 4 is out of range"):
+            pk.parallel_for(
+                pk.RangePolicy(native_space, 0, 3), bin_by_value, pos=pos, counts=np.zeros(4, int)
+            )
+        team_out = np.zeros((2, 3))
+        idx = np.array([0, 1])
+        pk.parallel_for(
+            pk.TeamPolicy(native_space, 2, pk.AUTO), gather_team, idx=idx, x=np.ones((2, 3)),
+            out=team_out,
+        )
+    release, checked_bins, checked_team = guarded.launched
+    assert not release.checked and not release.debug
+    assert checked_bins.checked and checked_team.checked

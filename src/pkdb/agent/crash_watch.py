@@ -28,6 +28,7 @@ PARKING_SOURCE = r"""
 #include <cstring>
 #include <unistd.h>
 #include <sys/syscall.h>
+#define FAILED_CHECK 256
 extern "C" {
 // Crash parking, for a debugger that is not attached yet (pkdb, while a release build
 // runs): a fatal signal writes "<signal> <thread id>\n" to the fd in $PKDB_CRASH_FD,
@@ -52,17 +53,24 @@ static void pk_crash_park(int sig, siginfo_t*, void*) {
         while (read(pk_crash_release_fd, &c, 1) < 0 && errno == EINTR) {
         }
     }
+    if (sig == FAILED_CHECK) return;
     struct sigaction dfl;
     std::memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigaction(sig, &dfl, nullptr);
+}
+static int installed = 0;
+// A failed check of a checked release build (its fault() calls this, found by dlsym):
+// parked as a crash is, reported as "256 <thread id>", while parking is installed; the
+// thread then goes on into pk_fault_hook, where the debugger attached meanwhile stops it.
+__attribute__((visibility("default"))) void pk_crash_check_failed(void) {
+    if (installed) pk_crash_park(FAILED_CHECK, nullptr, nullptr);
 }
 // Installing saves the program's own actions (Python's faulthandler, say); removing
 // puts them back.
 __attribute__((visibility("default"))) int pk_crash_parking(int on) {
     static const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     static struct sigaction saved[5];
-    static int installed = 0;
     const char* fd = std::getenv("PKDB_CRASH_FD");
     const char* release = std::getenv("PKDB_CRASH_RELEASE_FD");
     if (on == installed) return 1;
@@ -85,8 +93,9 @@ __attribute__((visibility("default"))) int pk_crash_parking(int on) {
 }
 """
 
-#: Bytes written to release the parked threads (every thread that crashed waits for one).
-_RELEASE_ALL = b"x" * 256
+#: What the parking library reports instead of a signal number for a checked build's
+#: failed check (the thread is held all the same; see ``pk_crash_check_failed``).
+FAILED_CHECK = 256
 
 
 class CrashWatch:
@@ -117,7 +126,8 @@ class CrashWatch:
 
         try:
             module = build(PARKING_SOURCE, False, "pkdb crash parking")
-            library = ctypes.CDLL(str(module.library))
+            # Global: a checked build's failed check finds pk_crash_check_failed by name.
+            library = ctypes.CDLL(str(module.library), mode=ctypes.RTLD_GLOBAL)
             library.pk_crash_parking.argtypes = [ctypes.c_int]
             self.library = library
         except Exception:  # noqa: BLE001 - without it a crash just ends the program
@@ -142,6 +152,7 @@ class CrashWatch:
         sources = [self._notify_read]
         if self._wakeup_read is not None:
             sources.append(self._wakeup_read)
+        pending = b""  # the start of a report not read whole yet
         while True:
             ready, _, _ = select.select(sources, [], [])
             if self._wakeup_read in ready:
@@ -153,13 +164,18 @@ class CrashWatch:
                         pass
             if self._notify_read not in ready:
                 continue
-            data = os.read(self._notify_read, 64)
+            data = os.read(self._notify_read, 4096)
             if not data:
                 return
-            try:
-                signal_number, thread_id = (int(word) for word in data.split()[:2])
-                self._on_crash(signal_number, thread_id)
-            except Exception:  # noqa: BLE001 - the program must not hang on a parked thread
-                pass
-            finally:
-                os.write(self._release_write, _RELEASE_ALL)
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                try:
+                    signal_number, thread_id = (int(word) for word in line.split()[:2])
+                    self._on_crash(signal_number, thread_id)
+                except Exception:  # noqa: BLE001 - the program must not hang on a parked thread
+                    pass
+                finally:
+                    # One byte per parked thread: a byte left over would let the thread of
+                    # a later failed check go on before the debugger is there.
+                    os.write(self._release_write, b"x")

@@ -240,6 +240,10 @@ class KernelObserver:
         elif settings.get("debug_all_kernels"):
             fast = settings.get("fast_debug_builds")
             dispatch.build = modes.HYBRID if fast else modes.DEBUG
+        elif settings.get("checks"):
+            # Release code where no check can fail, else the checked build, whose failed
+            # check parks its thread until gdb is there (see crash_watch).
+            dispatch.build = modes.GUARDED
         return True
 
     @_untraced
@@ -380,6 +384,13 @@ class KernelObserver:
         self.active = dispatch
         message = self._launch_message(dispatch, kernel, crash_signal=signal_number)
         message.breakpoints = []  # gdb only has to see the signal
+        from .crash_watch import FAILED_CHECK
+
+        if signal_number == FAILED_CHECK:
+            # Its text is recorded already; -O3 code has no variables to read it from.
+            record = kernel.fault_record()
+            if record is not None:
+                message.fault = record[1].decode(errors="replace")
         self.link.request(message, interruptible=False)
 
     @_untraced

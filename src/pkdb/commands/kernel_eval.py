@@ -55,7 +55,8 @@ def do_eval(console: KernelConsole, arg: str) -> None:
                 continue
             literal = str(int(value)) if isinstance(value, bool) else repr(value)
             controller.evaluate(f"{cpp_name(name)} = {literal}", stop.thread, level)
-            console.message(f"{name} = {format_value(value)} (stored in thread {stop.thread})")
+            number = kernel.thread_number(stop.thread)
+            console.message(f"{name} = {format_value(value)} (stored in thread {number})")
 
 
 @guarded
@@ -85,7 +86,7 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
             continue
         values = kernel_values(console, thread.id, 0)
         shown = [format_value(values.get(name, "?")) for name in index.split(", ")]
-        rows.append((thread.id, ", ".join(shown)))
+        rows.append((kernel.thread_number(thread.id), ", ".join(shown)))
         positions.append(kernel.team_position(thread.id, stack))
         per_thread.append(values)
     if not rows:
@@ -98,9 +99,10 @@ def do_parallel_print(console: KernelConsole, arg: str) -> None:
     if kernel.team_member:
         _team_table(console, expression, rows, positions, reply.data["values"])
         return
-    table = [
-        (str(tid), idx, value) for (tid, idx), value in zip(rows, reply.data["values"], strict=True)
-    ]
+    table = sorted(
+        [(tid, idx, value) for (tid, idx), value in zip(rows, reply.data["values"], strict=True)]
+    )
+    table = [(str(tid), idx, value) for tid, idx, value in table]
     header = ("thread", index, expression)
     widths = [max(len(r[k]) for r in [header, *table]) for k in range(2)]
     shown = table

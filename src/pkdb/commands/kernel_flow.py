@@ -29,7 +29,7 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     kernel ends (then the session is back in the host code). At each stop
     every thread has either reached the breakpoint or been held where it
     was, so the state is the same run after run. 'continue threads A:B'
-    resumes only threads A to B (ids from 'threads', both included); the
+    resumes only threads A to B (numbers from 'threads', both included); the
     others stay held. When those run out of iterations the prompt comes
     back; if the current thread was among them, the first held thread at a
     kernel line becomes the current one.
@@ -49,20 +49,25 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     except ValueError:
         console.error(f"thread range expected, like 2:5, got {words[1]!r}")
         return
-    chosen = [t.id for t in console.kernel.kernel_threads() if low <= t.id <= high and t.stopped]
+    kernel = console.kernel
+    numbered = sorted(
+        (kernel.thread_number(t.id), t.id) for t in kernel.kernel_threads() if t.stopped
+    )
+    chosen = [thread for number, thread in numbered if low <= number <= high]
+    names = ", ".join(str(number) for number, _ in numbered if low <= number <= high)
     if not chosen:
-        console.error(f"no stopped kernel thread has an id from {low} to {high}")
+        console.error(f"no stopped kernel thread has a number from {low} to {high}")
         return
     if not any(console.kernel.python_frames(t) for t in chosen):
         # Done, or idle in the OpenMP runtime: alone, it would wait for the held threads
         # at the kernel's end, and the prompt would not come back.
         console.error(
-            f"thread{'s' * (len(chosen) > 1)} {', '.join(map(str, chosen))} "
+            f"thread{'s' * (len(chosen) > 1)} {names} "
             f"{'are' if len(chosen) > 1 else 'is'} outside the kernel's lines (done, or an "
             "idle runtime thread); resume a thread at a kernel line, or 'continue' them all"
         )
         return
-    console.message(f"Resuming thread{'s' * (len(chosen) > 1)} {', '.join(map(str, chosen))}")
+    console.message(f"Resuming thread{'s' * (len(chosen) > 1)} {names}")
     console.watch_partial_continue(chosen)
     controller.continue_(chosen)
     console.resume_kernel()
@@ -81,8 +86,8 @@ def _step(
     thread = stop.thread
     if thread in stop.finished:
         console.error(
-            f"thread {thread} has run all its iterations; choose another with 'thread N', "
-            "or 'continue'"
+            f"thread {kernel.thread_number(thread)} has run all its iterations; choose another "
+            "with 'thread N', or 'continue'"
         )
         return
     if kernel.team_member:
@@ -171,11 +176,12 @@ def _step(
         console.report_kernel_stop(event)
         return
     stop.finished.add(thread)
+    number = kernel.thread_number(thread)
     if launch is not None and launch.space == "serial":
-        console.message(f"Thread {thread} has run all its iterations; 'continue' ends the kernel.")
+        console.message(f"Thread {number} has run all its iterations; 'continue' ends the kernel.")
         return
     console.message(
-        f"Thread {thread} has run all its iterations; it waits at the end of the kernel "
+        f"Thread {number} has run all its iterations; it waits at the end of the kernel "
         "for the other threads ('threads' lists them, 'continue' lets them finish)."
     )
 
@@ -231,6 +237,7 @@ def _function_changed(before: FrameInfo, event: StopEvent) -> bool:
 def _team_step(console: KernelConsole, thread: int, into: bool) -> None:
     """A step in a TeamPolicy kernel: over team barriers, on to the next league rank."""
     stop = console.kernel.require_stop()
+    number = console.kernel.thread_number(thread)
     outcome = TeamStep(console.kernel, thread, into).run()
     if outcome.kind == "exited":
         console.resume_kernel()  # the program ended: report it
@@ -243,12 +250,12 @@ def _team_step(console: KernelConsole, thread: int, into: bool) -> None:
     elif outcome.kind == "finished":
         stop.finished.add(thread)
         console.message(
-            f"Thread {thread} has run all its league ranks; it waits at the end of the kernel "
+            f"Thread {number} has run all its league ranks; it waits at the end of the kernel "
             "for the other threads ('threads' lists them, 'continue' lets them finish)."
         )
     else:
         console.message(
-            f"Thread {thread} did not reach another Python line within "
+            f"Thread {number} did not reach another Python line within "
             f"{STEP_TIMEOUT_SECONDS:.0f} s; it is held where it was interrupted."
         )
     for note in outcome.notes:
@@ -400,7 +407,7 @@ def do_return(console: KernelConsole, arg: str) -> None:
         controller.interrupt([thread])
         event = controller.wait_for_stop(timeout=2.0, thread_id=thread)
     if event is None:
-        console.error(f"thread {thread} did not come back from the helper")
+        console.error(f"thread {kernel.thread_number(thread)} did not come back from the helper")
         return
     if event.exited:
         console.resume_kernel()  # the program ended: report it

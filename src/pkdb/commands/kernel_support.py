@@ -11,6 +11,7 @@ from ..assigned import unassigned_locals
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import HOST_FRAME, KernelReply
 from ..kernel_session import KernelSession
+from ..stop_lines import python_function
 from ..structs import decode as decode_struct
 from ..structs import encode as encode_struct
 from ..structs import is_encoded as is_struct
@@ -164,9 +165,6 @@ def enclosing_function(file: str, line: int) -> tuple[int, int] | None:
     return best
 
 
-def python_name(function: str | None) -> str:
-    """The Python name of a kernel frame's C++ function: ``pk_kernel::yAx(long, ...)`` ->
-    ``yAx``, ``pk_kernel::pk_fn_twice(double)`` -> ``twice``."""
-    name = (function or "??").split("(")[0].split("::")[-1]
-    name = name.removeprefix("pk_fn_")  # @pk.function helpers (see translate.lower)
-    return name[:-1] if name.endswith("_") else name
+#: The Python name of a kernel frame's C++ function (``pk_kernel::yAx(long, ...)`` ->
+#: ``yAx``), as stop lines show it.
+python_name = python_function

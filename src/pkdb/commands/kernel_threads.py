@@ -16,7 +16,9 @@ _EXECUTION_COMMANDS = {
 @guarded
 def do_threads(console: KernelConsole, arg: str) -> None:
     """threads
-    List the kernel's threads, one a line: its id, state and Python line.
+    List the kernel's threads, one a line: its OpenMP thread number (0 is
+    the thread that dispatched the kernel, as omp_get_thread_num() and the
+    checks' messages number them), gdb's name for it, and its Python line.
     The current thread is marked *. Switch with 'thread N'. In a TeamPolicy
     kernel each line also shows the thread's league rank (its team) and
     team rank, and the threads are listed team by team.
@@ -27,6 +29,7 @@ def do_threads(console: KernelConsole, arg: str) -> None:
     running = 0
     rows: list[tuple[int, TeamPosition | None, str]] = []
     for thread in kernel.kernel_threads():
+        number = kernel.thread_number(thread.id) if thread.stopped else thread.id
         if not thread.stopped:
             running += 1
             continue  # not held: a worker that has not reached kernel code, a pool thread
@@ -48,10 +51,9 @@ def do_threads(console: KernelConsole, arg: str) -> None:
             where = "(held outside the kernel's lines: done, or an idle runtime thread)"
         team = f" {position.label()}" if position is not None else ""
         rows.append(
-            (thread.id, position, f"{mark} {thread.id:<4} {thread.target_id:<34} {where}{team}")
+            (number, position, f"{mark} {number:<4} {thread.target_id:<34} {where}{team}")
         )
-    if kernel.team_member:
-        rows = _team_order(rows)
+    rows = _team_order(rows) if kernel.team_member else sorted(rows, key=lambda row: row[0])
     for _, _, line in rows:
         console.message(line)
     if running:
@@ -86,23 +88,21 @@ def _name(frame) -> str:
 @guarded
 def do_thread(console: KernelConsole, arg: str) -> None:
     """thread N
-    Make kernel thread N (an id from 'threads') the current thread.
+    Make kernel thread N (its OpenMP thread number, as 'threads' lists
+    them) the current thread.
     """
     kernel = console.kernel
     kernel.require_stop()  # before reading the argument: at a kernel stop only
     try:
         number = int(arg.strip())
     except ValueError:
-        console.error("usage: thread N (see 'threads' for the ids)")
+        console.error("usage: thread N (see 'threads' for the numbers)")
         return
-    known = {t.id: t for t in kernel.kernel_threads()}
-    if number not in known:
-        console.error(f"no kernel thread {number}")
+    thread = kernel.thread_of_number(number)
+    if thread is None:
+        console.error(f"no stopped kernel thread {number} (see 'threads')")
         return
-    if not known[number].stopped:
-        console.error(f"thread {number} is running; only stopped threads can be selected")
-        return
-    console.message(kernel.select_thread(number))
+    console.message(kernel.select_thread(thread))
 
 
 @guarded

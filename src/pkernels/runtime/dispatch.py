@@ -257,6 +257,8 @@ def _run(
         kwargs = {**kwargs, **fields}
     if operation == "reduce" and kwargs:
         kwargs = _without_start_value(workunit, policy, kwargs, reducer)
+    if build_mode is BuildMode.GUARDED:
+        build_mode = _guarded_build(workunit, marker, operation, policy, kwargs, reducer)
     if build_mode is BuildMode.HYBRID:
         rank = TEAM
         if type(policy) is RangePolicy:
@@ -288,6 +290,42 @@ def _run(
     if dispatch is not None:
         hooks.notify("before_launch", dispatch, kernel)
     return kernel.launch(space, policy.begin, policy.end, kwargs)
+
+
+def _guarded_build(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    policy: RangePolicy | MDRangePolicy | TeamPolicy,
+    kwargs: dict[str, Any],
+    reducer: Reducer,
+) -> BuildMode:
+    """What a BuildMode.GUARDED launch runs: RELEASE when a range or box launch on the
+    CPU is proven unable to fail a check, else CHECKED."""
+    if policy.space not in _NATIVE_SPACES or isinstance(policy, TeamPolicy):
+        return BuildMode.CHECKED
+    if type(policy) is RangePolicy:
+        rank, begin, end = 1, policy.begin, policy.end
+    else:
+        _check_index_parameters(workunit, operation, policy.rank)
+        rank, begin, end = policy.rank, policy.begins, policy.ends
+    # The proof is the translation's: whichever build of these arguments is loaded has
+    # it; the first launch compiles both (side by side), most likely to need one.
+    modes = (BuildMode.RELEASE, BuildMode.CHECKED)
+    known = [
+        marker.specializations.get(
+            specialization_key(workunit, operation, kwargs, rank, mode, reducer)[0]
+        )
+        for mode in modes
+    ]
+    kernel = next((k for k in known if k is not None), None)
+    if kernel is None:
+        kernel = compiled_kernels(workunit, marker, operation, kwargs, modes, rank, reducer)[0]
+        assert kernel is not None
+    proof = kernel.entry.proof
+    if proof is not None and proof.holds(begin, end, kwargs):
+        return BuildMode.RELEASE
+    return BuildMode.CHECKED
 
 
 def _run_hybrid(

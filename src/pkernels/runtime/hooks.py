@@ -53,12 +53,18 @@ class BuildMode(enum.Enum):
     makes it the build of every dispatch no observer changes. On the GPU (``pk.Cuda``)
     too: there HYBRID is the debug build (NVRTC ``-G``), and a failed check names the
     block and the thread.
+
+    ``GUARDED``: RELEASE for a range or MDRangePolicy launch proven unable to fail a
+    check (HYBRID's proof), CHECKED for any other: what a debugger runs a kernel with no
+    breakpoint as (pkdb does), so that a bad index is an error, not corrupted memory,
+    at the release build's speed wherever the proof holds.
     """
 
     RELEASE = "release"
     DEBUG = "debug"
     HYBRID = "hybrid"
     CHECKED = "checked"
+    GUARDED = "guarded"
 
     __hash__ = object.__hash__  # identity, in C (see ExecutionSpace)
 

@@ -548,6 +548,7 @@ PRELUDE = (
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -713,6 +714,17 @@ __attribute__((visibility("default"))) void pk_fault_restore(int kind, const cha
 
 namespace pk_rt {
 
+#if PK_CHECKS && !PK_DEBUG
+// A checked release build runs with no debugger attached under pkdb, whose crash-parking
+// library (loaded RTLD_GLOBAL) exports pk_crash_check_failed: it holds this thread until
+// the debugger is attached, which then stops it in pk_fault_hook, at the failed check.
+// Elsewhere the symbol is missing and the failed check is only recorded.
+static void wait_for_debugger() {
+    void* hold = dlsym(RTLD_DEFAULT, "pk_crash_check_failed");
+    if (hold != nullptr) ((void (*)())hold)();
+}
+#endif
+
 __attribute__((noinline)) static void fault(int kind, const char* file, int line,
                                             const char* what) {
     int expected = 0;
@@ -722,6 +734,9 @@ __attribute__((noinline)) static void fault(int kind, const char* file, int line
         // The OpenMP thread number (a debugger numbers the threads its own way).
         std::snprintf(fault_text, sizeof fault_text, "%s:%d: %s (OpenMP thread %d)", file, line,
                       what, thread_id());
+#if PK_CHECKS && !PK_DEBUG
+        wait_for_debugger();
+#endif
         pk_fault_hook(fault_text);
     }
 }
