@@ -3,11 +3,12 @@ sessions on a PTY, real gdb and g++, real OpenMP and Serial kernels."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-from pkdb_harness import write
+from pkdb_harness import EWALD, kernel_stop, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -66,3 +67,62 @@ def test_next_from_an_atomic_line_goes_to_the_next_line(run_program) -> None:
     assert "hist.py(9)" in step or "hist.py:9" in step, step
     assert "-> values[i] = b" in step
     assert s.cmd("p counts.tolist()", SERIAL_PROMPT).strip() == "[0, 1, 0, 0]"
+
+
+def test_an_index_out_of_range_stops_at_its_line_on_the_first_continue(run_program) -> None:
+    # The classic cell-list bug: the particle on the upper edge bins one cell past the
+    # end. With no breakpoint and no flag, the kernel ran its release build and wrote
+    # past `counter`; now it runs the checked build, and the bad index stops there.
+    s = run_program("ewald.py", EWALD)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(kernel_stop("ewald.py", 8, "stopped by a failed check: "), stop), stop
+    assert "index 8 is out of range for axis 0 of view 'counter' with extent 8" in stop
+    assert "-> pk.atomic_add(counter, [cell], 1)" in stop
+    # the thread the stop names is the one the error names (OpenMP's numbering)
+    thread = re.search(kernel_stop("ewald.py", 8), stop).group(1)
+    out = s.cmd("continue")
+    assert f"with extent 8 (OpenMP thread {thread})" in out, out
+    assert "Entering post mortem debugging" in out
+    assert s.quit() == 0
+
+
+def test_set_checks_off_runs_release_builds(run_program) -> None:
+    s = run_program("ewald.py", EWALD)
+    assert "checks = on" in s.cmd("show checks")
+    s.cmd("set checks off")
+    out = s.cmd("continue")  # unchecked: the write past the end goes unnoticed
+    assert "counts [4 4 4 4 4 4 4 4]" in out and "The program exited" in out, out
+
+
+BLAS_AND_KERNEL = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def scale(i, out, x):
+    out[i] = x[i] * 2.0
+
+
+a = np.random.default_rng(0).random((300, 300))
+b = a @ a  # starts NumPy's BLAS threads
+out = np.zeros(4)
+pk.parallel_for(4, scale, out=out, x=np.arange(4.0))
+print("done", out.tolist())
+"""
+
+
+def test_only_the_kernels_threads_are_held_listed_and_selectable(run_program) -> None:
+    # Two OpenMP threads: numbers 0 and 1. NumPy's BLAS threads run no kernel: they were
+    # counted as held, listed, and could be made current (where `p i` failed).
+    s = run_program("blas.py", BLAS_AND_KERNEL)
+    s.cmd("break 7")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "held" not in stop, stop  # both threads are at the breakpoint
+    numbers = re.findall(r"^[* ] (\d+) ", s.cmd("threads", KERNEL_PROMPT), re.M)
+    assert sorted(numbers) == ["0", "1"], numbers
+    assert "no stopped kernel thread 2" in s.cmd("thread 2", KERNEL_PROMPT)
+    assert "[Switching to thread 1 at " in s.cmd("thread 1", KERNEL_PROMPT)
+    assert s.cmd("p i", KERNEL_PROMPT).strip() == "2"  # static chunks: thread 1 has 2, 3
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "done [0.0, 2.0, 4.0, 6.0]" in s.cmd("continue")

@@ -23,7 +23,7 @@ from ..errors import (
     KernelZeroDivisionError,
 )
 from ..translate.emit_cpp import WIDE_SYMBOL, KernelEntry, has_hybrid_launch
-from . import width_tuning
+from . import crash_report, width_tuning
 from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
 # The C marshaller, built at install when a C compiler and Python's headers are there;
@@ -106,6 +106,7 @@ class CompiledKernel:
 
     def load(self) -> None:
         self._lib = ctypes.CDLL(str(self.module.library))
+        crash_report.watch(self.module.library, self.name)
         argtypes = c_argtypes(self.entry.params, self.entry.rank)
         for space, symbol in self._symbols():
             fn = getattr(self._lib, symbol)
