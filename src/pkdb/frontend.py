@@ -593,6 +593,9 @@ class Frontend(cmd.Cmd):
         self.mode = KernelMode(launch.space)
         if self.kernel.finishing:
             self._cancel_finish()
+        step_in = self.kernel.step_in_breakpoint
+        if step_in is not None and stop.event.breakpoint == step_in:
+            stop.event = self.kernel.enter_body(stop.event)  # `step` at the dispatch line
         hit = self._hit_breakpoint(stop.event)
         silent = hit is not None and hit.get("silent")
         text = self.kernel_stop_text(stop.event)  # (also forgets a temporary breakpoint)

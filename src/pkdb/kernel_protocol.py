@@ -72,6 +72,8 @@ class KernelLaunch(Message):
     partial_debug: bool = False
     # A Cuda launch: how its indices map to blocks and threads (CudaKernel.geometry).
     cuda_geometry: dict[str, Any] = field(default_factory=dict)
+    # pdb's `step` at the dispatch line: stop the first thread to begin the kernel's body.
+    step_in: bool = False
     # A Cuda launch: what the evaluation helper of GPU stops needs (pkdb.device_eval):
     # the call site's names and the kernel's views (agent.device_snapshot), and the
     # program's interpreter, import path and working directory.

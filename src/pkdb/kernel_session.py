@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: waits until none has arrived for this long (generous: a loaded machine may deschedule
 #: a thread for tens of ms), then holds the rest where they are.
 ARRIVAL_SETTLE_SECONDS = 0.15
+#: How long `step` into a kernel waits for the thread to reach the body's first line.
+_FIRST_LINE_SECONDS = 2.0
 #: How long to wait for the stops that interrupts cause.
 STOP_SETTLE_SECONDS = 0.02
 #: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
@@ -107,6 +109,8 @@ class KernelSession:
         # gdb's temporary breakpoint on the debug body, after Ctrl-C in a HYBRID launch's
         # release code: the first thread to begin an index in the debug build stops there.
         self.next_index_breakpoint: int | None = None
+        # gdb's temporary breakpoint on the debug body after `step` at the dispatch line.
+        self.step_in_breakpoint: int | None = None
         # `finish` took the breakpoints out of gdb for the rest of this launch.
         self.finishing = False
         self._told_slow_conditions: set[int] = set()  # see _slow_condition_notes
@@ -175,11 +179,38 @@ class KernelSession:
         self.controller.set_sigint_stops(True)  # Ctrl-C in the kernel: a kernel stop
         problems = self.sync_breakpoints(launch.breakpoints)
         problems += self._slow_condition_notes(launch)
+        self.step_in_breakpoint = None
+        if launch.step_in and launch.kernel_symbol:
+            # Not temporary: every thread stops as it begins its first index (none runs
+            # on meanwhile, into a failed check, say); removed once they are held.
+            self.step_in_breakpoint = self.controller.set_breakpoint_on_function(
+                launch.kernel_symbol
+            ).number
         if launch.stop_at_next_index:
             self.run_to_next_index()
         else:
             self.controller.continue_()
         return problems
+
+    def enter_body(self, event: StopEvent) -> StopEvent:
+        """A stop at the step-in breakpoint (the body's entry, its ``def`` line, where the
+        debug build only declares the locals): on to the body's first line, as pdb's
+        ``step`` into a function stops there. The stop to report."""
+        number, self.step_in_breakpoint = self.step_in_breakpoint, None
+        if number is not None:
+            try:
+                self.require_controller().delete_breakpoint(number)
+            except TargetError:
+                pass
+        thread = event.thread_id
+        if thread is None or not at_def_line(event.frame):
+            return event
+        controller = self.require_controller()
+        controller.next(thread)
+        first = controller.wait_for_stop(timeout=_FIRST_LINE_SECONDS, thread_id=thread)
+        if first is None or first.exited or first.frame is None:
+            return event
+        return first
 
     def _slow_condition_notes(self, launch: KernelLaunch) -> list[str]:
         """Once per breakpoint: a condition pkdb could not evaluate before the launch (it
@@ -217,6 +248,12 @@ class KernelSession:
         self.stop = None
         self.finishing = False
         self.forget_next_index_breakpoint()
+        step_in, self.step_in_breakpoint = self.step_in_breakpoint, None
+        if step_in is not None and self.controller is not None and self.controller.alive:
+            try:
+                self.controller.delete_breakpoint(step_in)  # no thread began the body
+            except TargetError:
+                pass
         if self.controller is not None and self.controller.alive:
             try:
                 self.controller.set_sigint_stops(False)  # host code: Ctrl-C is Python's
@@ -381,6 +418,9 @@ class KernelSession:
         if any(e.exited for e in arrived):
             self.stop = None
             return None
+        fault = next((e for e in arrived if self._is_fault(e)), None)
+        if fault is not None:
+            event = fault  # a failed check is the news, whichever thread came first
         held = self.hold_running_threads()
         agent = self.release_agent_threads()
         self.release_other_threads()
@@ -409,6 +449,9 @@ class KernelSession:
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
         self.stop.held = [t for t in held if t != event.thread_id]
         return self.stop
+
+    def _is_fault(self, event: StopEvent) -> bool:
+        return self.fault_breakpoint is not None and event.breakpoint == self.fault_breakpoint
 
     def _debug_code_thread(self, threads: list[int | None]) -> int | None:
         """The first of ``threads`` (stopped ones) whose innermost Python frame is in a

@@ -46,15 +46,6 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
-        "checks",
-        True,
-        "A kernel with no breakpoint runs its checked release build (-O3 code keeping the "
-        "debug build's checks) unless pkernels proves before the launch that no check can "
-        "fail: an index out of range, an integer division by zero or a float no integer "
-        "holds then stops the kernel at its Python line, as in a debug build, instead of "
-        "corrupting memory. off: release builds, unchecked, for raw speed.",
-    ),
-    Setting(
         "debug_all_kernels",
         False,
         "Build every kernel for debugging (-O0 -g, bounds checks), not only kernels "

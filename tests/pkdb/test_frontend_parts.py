@@ -106,6 +106,7 @@ def test_settings():
         "debug_all_kernels": True,
         "fast_debug_builds": True,
         "parallel_launch_checks": True,
+        "checks": True,
     }
     with pytest.raises(SettingError, match="expected on or off"):
         settings.set("debug_all_kernels", "perhaps")

@@ -365,14 +365,15 @@ def test_settings_reach_the_debuggee(main_program, pkdb_pty):
         " if type(o).__name__ == 'HostDebugger']"
     )
     assert session.cmd(probe) == (
-        "[{'debug_all_kernels': True, 'fast_debug_builds': True, 'parallel_launch_checks': True}]\n"
+        "[{'debug_all_kernels': True, 'fast_debug_builds': True, 'parallel_launch_checks': True, "
+        "'checks': True}]\n"
     )
     session.cmd("set debug_all_kernels off")
     session.cmd("set fast_debug_builds off")
     session.cmd("set parallel_launch_checks off")
     changed = (
         "[{'debug_all_kernels': False, 'fast_debug_builds': False, "
-        "'parallel_launch_checks': False}]\n"
+        "'parallel_launch_checks': False, 'checks': True}]\n"
     )
     assert session.cmd(probe) == changed
     session.cmd("restart")

@@ -131,9 +131,9 @@ def test_breakpoint_inspect_step_finish(session) -> None:
     wrapped = s.cmd("pp {'row': A_view[j].tolist() * 4}", KERNEL_PROMPT).strip().splitlines()
     assert wrapped[0] == "{'row': [1.0," and len(wrapped) == 32, wrapped
     # next goes back to the loop header, then into the body again (Python lines)
-    assert f"prog.py:{LINE_INNER - 1} " in s.cmd("next", KERNEL_PROMPT)
+    assert f"prog.py({LINE_INNER - 1})yAx()" in s.cmd("next", KERNEL_PROMPT)
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "0"
-    assert f"prog.py:{LINE_INNER} " in s.cmd("next", KERNEL_PROMPT)
+    assert f"prog.py({LINE_INNER})yAx()" in s.cmd("next", KERNEL_PROMPT)
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "1"
     assert s.cmd("p temp2", KERNEL_PROMPT).strip() == "1.0"
     # finish: the kernel runs to its end and the session is back in the host code

@@ -57,7 +57,7 @@ def stopped(tmp_path: Path, kernel_pty):
     s = kernel_pty(write(tmp_path, "prog.py", PROGRAM))
     s.cmd(f"break {LINE_DOUBLE}")
     stop = s.cmd("continue", KERNEL_PROMPT)
-    assert f"prog.py:{LINE_DOUBLE}" in stop, stop
+    assert f"prog.py({LINE_DOUBLE})" in stop, stop
     pid = int(re.search(r"pid (\d+)", stop).group(1))
     (gdb,) = gdb_children(s.child.pid)
     return s, pid, gdb

@@ -126,3 +126,17 @@ def test_only_the_kernels_threads_are_held_listed_and_selectable(run_program) ->
     assert s.cmd("p i", KERNEL_PROMPT).strip() == "2"  # static chunks: thread 1 has 2, 3
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "done [0.0, 2.0, 4.0, 6.0]" in s.cmd("continue")
+
+
+def test_step_at_a_dispatch_line_enters_the_kernel(run_program) -> None:
+    # As pdb's step enters a called function; it used to run the whole kernel.
+    s = run_program("hist.py", HISTOGRAM)
+    s.cmd("break 14")  # pk.parallel_for(...)
+    s.cmd("continue")
+    stop = s.cmd("step", SERIAL_PROMPT)
+    assert re.search(kernel_stop("hist.py", 7, "", "i=0") + r"\n-> b = values\[i\] % 4$", stop)
+    assert s.cmd("p i", SERIAL_PROMPT).strip() == "0"
+    assert "hist.py(8)histogram()" in s.cmd("step", SERIAL_PROMPT)
+    # the rest is up to the commands given in the kernel: `continue` runs on, as in pdb
+    out = s.cmd("continue")
+    assert "counts [0, 1, 1, 1]" in out and "The program exited" in out, out

@@ -310,7 +310,7 @@ def test_a_breakpoint_on_a_print_stops_once_per_index(tmp_path):
     result = run_scripted(program, "-c", "break 7 if i == 2", "-c", "c", "-c", "c", env=env)
     assert result.returncode == 0, result.stdout
     out = result.stdout
-    assert out.count("breakpoint 1 hit") == 1, out
+    assert out.count("hit breakpoint 1") == 1, out
     lines = out.splitlines()
     for i, y in enumerate((0.0, 0.5, 1.0, 1.5)):
         assert lines.count(f"i={i:>3} y={y:8.3f} plain {y}") == 1, out

@@ -59,7 +59,7 @@ def test_classtype_local_fields_at_a_kernel_stop(tmp_path: Path, kernel_pty) -> 
     s = kernel_pty(write(tmp_path, "particles.py", PROGRAM))
     s.cmd("break 18")
     stop = s.cmd("continue", KERNEL_PROMPT)
-    assert "particles.py:18" in stop
+    assert "particles.py(18)charges()" in stop
     i = int(s.cmd("p i", KERNEL_PROMPT).strip())
     assert s.cmd("p p.id", KERNEL_PROMPT).strip() == str(i + 100)
     assert float(s.cmd("p p.x * 2", KERNEL_PROMPT).strip()) == 2.0 * (i + 1)

@@ -225,6 +225,16 @@ class KernelObserver:
             return True
         modes = self._build_modes
         mask = None
+        if self._stepping_in():
+            # pdb's `step` at the dispatch line enters the kernel, as it enters a called
+            # function: the debug build, whose first thread to begin its body stops
+            # there. The host side then runs on as after `continue`: what happens after
+            # the kernel is up to the commands given in it (`finish` stops after it).
+            dispatch.extra["pkdb_step_in"] = True
+            self.debugger._set_stopinfo(self.debugger.botframe, None, -1)
+            dispatch.extra["pkdb_breakpoints"] = breakpoints
+            dispatch.build = modes.DEBUG
+            return True
         if breakpoints and settings.get("fast_debug_builds"):
             mask = _index_only_stops(dispatch, breakpoints)
             if mask is not None and not mask.any() and not settings.get("debug_all_kernels"):
@@ -268,8 +278,10 @@ class KernelObserver:
             if previous is not None:
                 dispatch.extra["pkdb_sigint"] = previous
             return
-        if not dispatch.extra.get("pkdb_breakpoints") and not self.debugger.settings.get(
-            "debug_all_kernels"
+        if (
+            not dispatch.extra.get("pkdb_breakpoints")
+            and not dispatch.extra.get("pkdb_step_in")
+            and not self.debugger.settings.get("debug_all_kernels")
         ):
             return
         self.finish_requested = False
@@ -334,6 +346,7 @@ class KernelObserver:
             crash_signal=crash_signal,
             fast_library=str(fast.library) if (fast := dispatch.fast_build) is not None else "",
             partial_debug=fast is not None and dispatch.debug_indices is not None,
+            step_in=bool(dispatch.extra.get("pkdb_step_in")),
         )
 
     def _park_crashes(self, on: bool) -> None:
@@ -429,6 +442,16 @@ class KernelObserver:
             self.link.send(finished)
         if self.finish_requested and dispatch.frame is not None:
             self._stop_after_dispatch(dispatch.frame)
+
+    def _stepping_in(self) -> bool:
+        """The host debugger is running pdb's ``step`` (bdb stops at the next line
+        anywhere): a dispatch now is a call to step into."""
+        debugger = self.debugger
+        return (
+            debugger.stopframe is None
+            and debugger.botframe is not None
+            and not debugger.quitting
+        )
 
     def _stop_after_dispatch(self, frame: types.FrameType) -> None:
         """Stop at the next line of the call site, as pdb's ``next`` would have."""

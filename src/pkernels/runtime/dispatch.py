@@ -310,18 +310,18 @@ def _guarded_build(
         _check_index_parameters(workunit, operation, policy.rank)
         rank, begin, end = policy.rank, policy.begins, policy.ends
     # The proof is the translation's: whichever build of these arguments is loaded has
-    # it; the first launch compiles both (side by side), most likely to need one.
-    modes = (BuildMode.RELEASE, BuildMode.CHECKED)
+    # it; else the release build is compiled first (what a proven launch runs).
     known = [
         marker.specializations.get(
             specialization_key(workunit, operation, kwargs, rank, mode, reducer)[0]
         )
-        for mode in modes
+        for mode in (BuildMode.RELEASE, BuildMode.CHECKED)
     ]
     kernel = next((k for k in known if k is not None), None)
     if kernel is None:
-        kernel = compiled_kernels(workunit, marker, operation, kwargs, modes, rank, reducer)[0]
-        assert kernel is not None
+        kernel = compiled_kernel(
+            workunit, marker, operation, kwargs, BuildMode.RELEASE, rank, reducer
+        )
     proof = kernel.entry.proof
     if proof is not None and proof.holds(begin, end, kwargs):
         return BuildMode.RELEASE
