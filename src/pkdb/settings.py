@@ -74,6 +74,15 @@ SETTINGS: tuple[Setting, ...] = (
         "off: release builds, unchecked (an index out of range may corrupt the program's "
         "memory or end it), for timing clauses at release speed.",
     ),
+    Setting(
+        "checks",
+        True,
+        "A kernel with no breakpoint runs its checked release build (-O3 code keeping the "
+        "debug build's checks) unless pkernels proves before the launch that no check can "
+        "fail: an index out of range, an integer division by zero or a float no integer "
+        "holds then stops the kernel at its Python line, as in a debug build, instead of "
+        "corrupting memory. off: release builds, unchecked, for raw speed.",
+    ),
 )
 
 
