@@ -275,6 +275,13 @@ class Frontend(cmd.Cmd):
     def to_agent(self, line: str, *, load: bool = False) -> None:
         if not self.program_live and load:
             self.start_program(ENTRY_QUIET)
+            if self.program_live:
+                # pdb takes its breakpoint commands with the program loaded; said, so that
+                # the next 'continue' running it from the start is no surprise.
+                self.message(
+                    "(The program is loaded again, stopped before its first line, to take "
+                    "this command; 'continue' runs it from the start.)"
+                )
         if not self.program_live:
             self.error("The program is not being run. Use 'run' or 'restart' to start it.")
             return

@@ -74,6 +74,9 @@ class KernelLaunch(Message):
     cuda_geometry: dict[str, Any] = field(default_factory=dict)
     # pdb's `step` at the dispatch line: stop the first thread to begin the kernel's body.
     step_in: bool = False
+    # Breakpoints (numbers as strings) whose condition gdb tests each time a thread
+    # reaches the line, and why pkdb could not evaluate it before the launch.
+    slow_conditions: dict[str, str] = field(default_factory=dict)
     # A Cuda launch: what the evaluation helper of GPU stops needs (pkdb.device_eval):
     # the call site's names and the kernel's views (agent.device_snapshot), and the
     # program's interpreter, import path and working directory.

@@ -213,20 +213,20 @@ class KernelSession:
         return first
 
     def _slow_condition_notes(self, launch: KernelLaunch) -> list[str]:
-        """Once per breakpoint: a condition pkdb could not evaluate before the launch (it
-        reads more than the index and the scalar arguments) is tested by gdb each time a
-        thread reaches the line, which inside a long loop takes a while."""
-        if launch.partial_debug:
-            return []
+        """Once per breakpoint: a condition pkdb could not evaluate before the launch is
+        tested by gdb each time a thread reaches the line, which inside a long loop takes
+        a while; the agent says why (``launch.slow_conditions``)."""
         notes = []
         for bp in launch.breakpoints:
             number = bp["number"]
-            if number in self._gdb_conditions and number not in self._told_slow_conditions:
+            why = launch.slow_conditions.get(str(number))
+            if why is None or number not in self._gdb_conditions:
+                continue  # evaluated before the launch, or not given to gdb
+            if number not in self._told_slow_conditions:
                 self._told_slow_conditions.add(number)
                 notes.append(
                     f"note: breakpoint {number}'s condition is tested by gdb each time a "
-                    "thread reaches its line (slow inside a long loop); a condition on the "
-                    "index and scalar arguments alone is evaluated before the launch"
+                    f"thread reaches its line (slow inside a long loop), because {why}"
                 )
         return notes
 

@@ -140,3 +140,43 @@ def test_step_at_a_dispatch_line_enters_the_kernel(run_program) -> None:
     # the rest is up to the commands given in the kernel: `continue` runs on, as in pdb
     out = s.cmd("continue")
     assert "counts [0, 1, 1, 1]" in out and "The program exited" in out, out
+
+
+def test_the_slow_condition_note_says_why_gdb_tests_the_condition(run_program) -> None:
+    # `p == 32` is a condition on the index alone, which pkdb evaluates before a launch
+    # it can prove in range; this kernel converts a float to an integer (no proof), so
+    # gdb tests it in every index, and the note says so rather than advising what the
+    # user already did.
+    s = run_program("ewald.py", EWALD)
+    s.cmd("break 8 if p == 31")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "p=31" in stop, stop
+    assert re.search(
+        r"note: breakpoint 1's condition is tested by gdb each time a thread reaches its line "
+        r"\(slow inside a long loop\), because the kernel converts a float to an integer",
+        stop,
+    ), stop
+    s.quit()
+
+
+def test_no_slow_condition_note_where_pkdb_evaluated_the_condition(run_program) -> None:
+    s = run_program("blas.py", BLAS_AND_KERNEL)
+    s.cmd("break 7 if i == 3")
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "(i=3) hit breakpoint 1" in stop and "note:" not in stop, stop
+    s.quit()
+    s = run_program("blas2.py", BLAS_AND_KERNEL)
+    s.cmd("break 7 if x[i] > 2.5")  # reads a view: gdb tests it, and the note says why
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert "because the condition reads more than the index and the scalar arguments" in stop
+
+
+def test_a_breakpoint_after_the_end_says_the_program_is_loaded_again(run_program) -> None:
+    # pdb takes breakpoint commands with the program loaded: after the end, pkdb loaded
+    # it again without a word, and the next `continue` silently ran it from the start.
+    s = run_program("blas.py", BLAS_AND_KERNEL)
+    assert "The program exited with code 0" in s.cmd("continue")
+    out = s.cmd("break 7")
+    assert "loaded again, stopped before its first line" in out, out
+    assert "'continue' runs it from the start" in out and "Breakpoint 1 at" in out, out
+    assert "hit breakpoint 1" in s.cmd("continue", KERNEL_PROMPT)

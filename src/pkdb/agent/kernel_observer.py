@@ -239,6 +239,8 @@ class KernelObserver:
             mask = _index_only_stops(dispatch, breakpoints)
             if mask is not None and not mask.any() and not settings.get("debug_all_kernels"):
                 breakpoints, mask = [], None  # no index can stop: the release build, no gdb
+        if mask is None and any(bp.get("condition") for bp in breakpoints):
+            dispatch.extra["pkdb_slow_why"] = _why_gdb_tests(dispatch, breakpoints, settings)
         dispatch.extra["pkdb_breakpoints"] = breakpoints
         if mask is not None:
             # Only the indices where a condition holds can stop: they run in the debug
@@ -347,6 +349,7 @@ class KernelObserver:
             fast_library=str(fast.library) if (fast := dispatch.fast_build) is not None else "",
             partial_debug=fast is not None and dispatch.debug_indices is not None,
             step_in=bool(dispatch.extra.get("pkdb_step_in")),
+            slow_conditions=_slow_conditions(dispatch, kernel),
         )
 
     def _park_crashes(self, on: bool) -> None:
@@ -614,6 +617,56 @@ def _index_only_stops(dispatch: Any, breakpoints: list[dict[str, Any]]) -> Any:
     [index] = _index_names(workunit, 1)
     conditions = [bp.get("condition") for bp in breakpoints]
     return debug_indices(conditions, index, dispatch.kwargs, policy.begin, policy.end)
+
+
+def _why_gdb_tests(dispatch: Any, breakpoints: list[dict[str, Any]], settings: Any) -> str:
+    """Why pkdb could not evaluate the breakpoints' conditions for every index before
+    the launch (its fast path; see :func:`_index_only_stops`): gdb tests them instead."""
+    from pkernels import RangePolicy
+
+    if not settings.get("fast_debug_builds"):
+        return "'set fast_debug_builds off'"
+    if type(dispatch.policy) is not RangePolicy or dispatch.operation not in ("for", "reduce"):
+        return (
+            "pkdb evaluates conditions before a launch only for a range parallel_for or "
+            "parallel_reduce"
+        )
+    file, first, last = kernel_spans(dispatch.workunit)[0]
+    if any(os.path.abspath(bp["file"]) != file or not first <= bp["line"] <= last
+           for bp in breakpoints):  # fmt: skip
+        return "a breakpoint is in a @pk.function, whose variables are not the workunit's"
+    if not all(bp.get("condition") for bp in breakpoints):
+        return "another breakpoint of this kernel has no condition: every index may stop"
+    return "the condition reads more than the index and the scalar arguments"
+
+
+def _slow_conditions(dispatch: Any, kernel: Any) -> dict[str, str]:
+    """The launch's breakpoints whose condition gdb tests each time a thread reaches the
+    line, by number (a string: JSON's keys), with why pkdb could not test it before."""
+    why = dispatch.extra.get("pkdb_slow_why")
+    if why is None and dispatch.debug_indices is not None and dispatch.fast_build is None:
+        # The conditions were evaluated, but the launch could not be proven unable to
+        # fail a check: its debug build runs every index, and gdb tests them there.
+        entry = kernel.entry
+        if entry.converts_floats:
+            why = (
+                "the kernel converts a float to an integer, which pkernels cannot prove "
+                "safe before the launch (its indices run in the debug build)"
+            )
+        elif entry.proof is None:
+            why = (
+                "pkernels cannot prove this kernel's indices in range before the launch "
+                "(an index read from a view, say), so all of them run in the debug build"
+            )
+        else:
+            why = (
+                "pkernels could not prove this launch's indices in range before it, so "
+                "all of them run in the debug build"
+            )
+    if why is None:
+        return {}
+    conditional = dispatch.extra.get("pkdb_breakpoints", [])
+    return {str(bp["number"]): why for bp in conditional if bp.get("condition")}
 
 
 def _shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
