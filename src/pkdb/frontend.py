@@ -201,11 +201,18 @@ class Frontend(cmd.Cmd):
         self._notice_lost_process()  # it died during the command (whose error is shown)
         return self.finished
 
-    def _read_line(self) -> str | None:
+    def read_answer(self, prompt: str) -> str | None:
+        """A line the user types after ``prompt`` (a question's answer, a line of
+        ``interact`` or ``commands``), read where commands are read; None at the end of
+        input (Ctrl-D)."""
+        return self._read_line(prompt)
+
+    def _read_line(self, prompt: str | None = None) -> str | None:
         """The next command line; None at end of input."""
         if self.cmdqueue:  # the rest of a `a ;; b` line
             return self.cmdqueue.pop(0)
-        prompt = self.current_prompt
+        if prompt is None:
+            prompt = self.current_prompt
         if self._script:  # -c / -x: echoed, so the output reads like a session
             line = self._script.popleft()
             self._write(f"{prompt}{line}\n")

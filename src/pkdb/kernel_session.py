@@ -95,6 +95,9 @@ class KernelStop:
     # `list` with no argument goes on from here: (file, line of the listed frame, the
     # last line listed).
     listed: tuple[str, int, int] | None = None
+    # What the last `return` of a helper gave (as Python shows it), for `retval`, and
+    # the stop it left the thread at (another stop since: no value).
+    returned: tuple[StopEvent, str] | None = None
 
 
 class KernelSession:

@@ -150,6 +150,7 @@ class KernelMode(Mode):
             kernel_eval,
             kernel_flow,
             kernel_inspect,
+            kernel_pdb,
             kernel_threads,
         )
         from .commands import parallel_launch as parallel_launch_commands
@@ -166,6 +167,7 @@ class KernelMode(Mode):
                 *kernel_breakpoints.COMMANDS,
                 *hotswap_commands.COMMANDS,
                 *parallel_launch_commands.COMMANDS,
+                *kernel_pdb.COMMANDS,
                 *[c for c in program.COMMANDS if c.name == "quit"],
                 *settings_commands.COMMANDS,
                 *help_commands.COMMANDS,

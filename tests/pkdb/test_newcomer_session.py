@@ -180,3 +180,90 @@ def test_a_breakpoint_after_the_end_says_the_program_is_loaded_again(run_program
     assert "loaded again, stopped before its first line" in out, out
     assert "'continue' runs it from the start" in out and "Breakpoint 1 at" in out, out
     assert "hit breakpoint 1" in s.cmd("continue", KERNEL_PROMPT)
+
+
+WEIGHTED = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.function
+def weight(v: float) -> float:
+    w = v * 2.0
+    return w
+
+
+@pk.workunit
+def yAx(j, acc, cols, y_view, x_view, A_view):
+    temp2: float = 0
+    for i in range(cols):
+        temp2 += A_view[j][i] * x_view[i]
+    acc += weight(y_view[j]) * temp2
+
+
+y = np.arange(32, dtype=np.float64) / 4
+x, A = np.ones(8), np.ones((32, 8))
+policy = pk.RangePolicy(pk.OpenMP, 0, 32)
+print("result", pk.parallel_reduce(policy, yAx, cols=8, y_view=y, x_view=x, A_view=A))
+"""
+
+
+def test_pdbs_other_commands_work_at_a_kernel_stop(run_program) -> None:
+    # retval, source, alias, jump, interact, commands and clear were host-only (or not
+    # there): at a kernel stop they said "not a kernel-mode command".
+    s = run_program("w.py", WEIGHTED)
+    s.cmd("break 16 if j == 10")  # acc += weight(...) * temp2
+    s.cmd("continue", KERNEL_PROMPT)
+    assert "*** Not yet returned!" in s.cmd("retval", KERNEL_PROMPT)
+    s.cmd("step", KERNEL_PROMPT)  # into weight
+    assert "weight returned 5.0" in s.cmd("return", KERNEL_PROMPT)
+    assert s.cmd("rv", KERNEL_PROMPT).strip() == "5.0"
+    source = s.cmd("source weight", KERNEL_PROMPT)
+    assert re.search(r"^\s+6\s+def weight\(v: float\) -> float:$", source, re.M), source
+    s.cmd("alias pj p j * 100", KERNEL_PROMPT)
+    assert s.cmd("pj", KERNEL_PROMPT).strip() == "1000"
+    jumped = s.cmd("jump 13", KERNEL_PROMPT)  # temp2: float = 0, again
+    assert re.search(kernel_stop("w.py", 13, "", "j=10"), jumped), jumped
+    assert "inside a loop" in s.cmd("jump 15", KERNEL_PROMPT)
+    assert s.cmd("next", KERNEL_PROMPT) and s.cmd("p temp2", KERNEL_PROMPT).strip() == "0.0"
+    s.cmd("interact", ">>> ")
+    assert s.cmd("k = j + 1", ">>> ") == ""
+    assert s.cmd("k * 2", ">>> ").strip() == "22"
+    assert s.cmd("print(k)", ">>> ").strip() == "11"  # no None after it, as in Python
+    assert "exiting" in s.cmd("exit()", KERNEL_PROMPT)
+    s.cmd("commands 1", r"\(com\) ")
+    s.cmd('p "at", j', r"\(com\) ")
+    s.cmd("end", KERNEL_PROMPT)
+    assert "('at', 10)" in s.cmd("continue", KERNEL_PROMPT)  # j == 10 again: the jump
+    assert s.cmd("clear", "Clear all breaks\\? ") == ""
+    s.cmd("n", KERNEL_PROMPT)
+    assert "1   breakpoint" in s.cmd("break", KERNEL_PROMPT)  # still there
+    s.cmd("clear", "Clear all breaks\\? ")
+    assert "Deleted breakpoint 1" in s.cmd("y", KERNEL_PROMPT)
+    assert "result" in s.cmd("continue")
+
+
+def test_run_and_restart_at_a_kernel_stop_start_the_program_again(run_program) -> None:
+    s = run_program("w.py", WEIGHTED)
+    s.cmd("break 16 if j == 10")
+    s.cmd("continue", KERNEL_PROMPT)
+    out = s.cmd("restart")
+    assert "Restarting" in out and "w.py(1)<module>()" in out, out
+    assert "j=10" in s.cmd("continue", KERNEL_PROMPT)
+    out = s.cmd("run", KERNEL_PROMPT)  # pdb's run restarts too; on to the breakpoint
+    assert "Restarting" in out and "j=10) hit breakpoint 1" in out, out
+    assert s.quit() == 0
+
+
+def test_until_in_a_team_kernel_brings_the_team_across_its_barriers(run_program) -> None:
+    # Run alone, the thread would wait at the reduce's barrier for its held teammate.
+    from test_team_session import PROGRAM as TEAM
+
+    s = run_program("team.py", TEAM)
+    s.cmd("break 7 if team_member.league_rank() == 0")  # row: int = ...
+    s.cmd("continue", KERNEL_PROMPT)
+    out = s.cmd("until 15", KERNEL_PROMPT)  # past the reduce and the team barrier
+    assert re.search(kernel_stop("team.py", 15, "", "league 0, team_rank 0"), out), out
+    assert s.cmd("p total", KERNEL_PROMPT).strip() == "28.0"
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "rows ok True" in s.cmd("continue")

@@ -543,6 +543,10 @@ class KernelObserver:
             from . import live_commands
 
             return (*live_commands.handle_kernel_request(self, action, args), {})
+        if action == "pdb_command":  # alias, unalias at a kernel stop: pdb's own
+            ok, text = _pdb_command(debugger, args["line"])
+            self.report_state()
+            return ok, text, {}
         try:
             bp = debugger.get_bpbynumber(str(args["number"]))
         except ValueError as exc:  # pdb's own words, as host mode prints them
@@ -557,6 +561,8 @@ class KernelObserver:
             bp.cond = args.get("condition") or None
         elif action == "ignore":
             bp.ignore = max(0, int(args["count"]))
+        elif action == "commands":  # pdb's `commands N`, typed at a kernel stop
+            _define_commands(debugger, bp.number, args.get("lines", []))
         elif action == "hit":  # a kernel thread stopped there: pdb counts it as its own
             bp.hits += 1
             bp.ignore = 0  # gdb stops only once the ignore count is used up
@@ -582,6 +588,39 @@ class KernelObserver:
         if dispatch is None:
             raise RuntimeError("no kernel is being debugged")
         return _live_eval().evaluate(dispatch, expr, kernel_locals)
+
+
+#: pdb commands a kernel stop runs in the host debugger as they are (they only change
+#: what pdb remembers).
+_PDB_STATE_COMMANDS = ("alias", "unalias")
+
+
+def _pdb_command(debugger: Any, line: str) -> tuple[bool, str]:
+    """Run one of :data:`_PDB_STATE_COMMANDS` in pdb (reader thread; the main thread is
+    held in the dispatch); pdb's output, and whether it printed no error."""
+    import io
+
+    if line.split(maxsplit=1)[0] not in _PDB_STATE_COMMANDS:
+        return False, f"not a pdb command a kernel stop runs: {line!r}"
+    saved, debugger.stdout = debugger.stdout, io.StringIO()
+    try:
+        debugger.onecmd(line)
+        text = debugger.stdout.getvalue()
+    finally:
+        debugger.stdout = saved
+    return not text.startswith("***"), text
+
+
+def _define_commands(debugger: Any, number: int, lines: list[str]) -> None:
+    """pdb's ``commands N`` with ``lines`` typed (``silent`` among them), as pdb's own
+    command-list parser takes them."""
+    debugger.commands_bnum = number
+    debugger.commands[number] = []
+    debugger.commands_doprompt[number] = True
+    debugger.commands_silent[number] = False
+    for line in lines:
+        if debugger.handle_command_def(line):
+            break
 
 
 def _not_code(file: str, line: int) -> str | None:

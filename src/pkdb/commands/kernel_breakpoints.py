@@ -147,9 +147,17 @@ def _each(console: KernelConsole, arg: str, action: str, verb: str) -> None:
 
 @guarded
 def do_clear(console: KernelConsole, arg: str) -> None:
-    """cl(ear) N [N ...] | delete N [N ...]
+    """cl(ear) [N ...] | delete [N ...]
     Delete breakpoints by number (host or kernel breakpoints alike).
+    Without argument, delete all breakpoints, after asking, as pdb does.
     """
+    if not arg.strip():
+        numbers = [bp["number"] for bp in console.state.get("breakpoints", [])]  # type: ignore[attr-defined]
+        answer = console.read_answer("Clear all breaks? ")
+        if numbers and (answer or "").strip().lower() in ("y", "yes"):
+            arg = " ".join(map(str, numbers))
+        else:
+            return
     _each(console, arg, "clear", "Deleted")
 
 

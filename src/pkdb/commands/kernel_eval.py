@@ -25,12 +25,19 @@ def do_eval(console: KernelConsole, arg: str) -> None:
     if not source:
         console.error("eval needs an expression or a statement")
         return
+    run_python(console, source)
+
+
+def run_python(console: KernelConsole, source: str, *, show_none: bool = True) -> None:
+    """``eval``'s work: run ``source`` at the kernel stop, show an expression's value
+    (``None`` too unless ``show_none`` is False, as Python's prompt does) and store the
+    kernel variables it assigned into the held thread."""
     values = kernel_values(console)
     reply = console.kernel_request("exec", source=source, locals=values)
     if not reply.ok:
         console.error(reply.text)
         return
-    if reply.text:
+    if reply.text and (show_none or reply.text != "None"):
         console.message(reply.text)
     writes = reply.data.get("kernel_writes", {})
     if writes:

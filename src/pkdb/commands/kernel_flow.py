@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -236,9 +237,47 @@ def _function_changed(before: FrameInfo, event: StopEvent) -> bool:
 
 def _team_step(console: KernelConsole, thread: int, into: bool) -> None:
     """A step in a TeamPolicy kernel: over team barriers, on to the next league rank."""
+    _report_team_outcome(console, thread, TeamStep(console.kernel, thread, into).run())
+
+
+def _team_until(
+    console: KernelConsole, thread: int, here: FrameInfo, first: int, last: int
+) -> None:
+    """``until`` in a TeamPolicy kernel: team-aware ``next`` steps (a barrier on the way
+    brings the teammates along, where a thread run alone would wait for them for
+    ever) until the thread reaches a line from ``first`` to ``last`` of this function,
+    or its next league rank, or something else stops it."""
+    kernel = console.kernel
+    position = kernel.team_position(thread)
+    deadline = time.monotonic() + _UNTIL_TIMEOUT_SECONDS
+    notes: list[str] = []
+    while True:
+        outcome = TeamStep(kernel, thread, False).run()
+        notes += [note for note in outcome.notes if note not in notes]
+        event = outcome.event
+        if outcome.kind != "stopped" or event is None or event.thread_id != thread:
+            break  # finished, diverted by a teammate, stuck, the program's end
+        frame = event.frame
+        if event.breakpoint is not None or event.reason == "signal-received":
+            break  # a breakpoint or a failed check on the way
+        if frame is None or frame.file != here.file:
+            break  # another function
+        if frame.line is not None and first <= frame.line <= last:
+            break
+        now = kernel.team_position(thread)
+        if position is None or now is None or now.league_rank != position.league_rank:
+            break  # its next league rank began
+        if time.monotonic() > deadline:
+            break
+        kernel.require_stop().event = event  # the loop goes on from here
+    outcome.notes = notes
+    _report_team_outcome(console, thread, outcome)
+
+
+def _report_team_outcome(console: KernelConsole, thread: int, outcome: Any) -> None:
+    """Say how a team step (or ``until``) ended, and make its stop the current one."""
     stop = console.kernel.require_stop()
     number = console.kernel.thread_number(thread)
-    outcome = TeamStep(console.kernel, thread, into).run()
     if outcome.kind == "exited":
         console.resume_kernel()  # the program ended: report it
         return
@@ -342,9 +381,6 @@ def do_until(console: KernelConsole, arg: str) -> None:
     """
     kernel = console.kernel
     stop = kernel.require_stop()
-    if kernel.team_member:
-        console.error("until is not available in TeamPolicy kernels: use next or a breakpoint")
-        return
     here = kernel.location(stop.thread, stop.frame)
     if here is None or not here.file:
         console.error("no Python source for this frame")
@@ -366,6 +402,12 @@ def do_until(console: KernelConsole, arg: str) -> None:
             console.error(f"line {first} is past the end of this function (line {last})")
         else:  # the function's last line: on to where the function returns, as next goes
             _step(console, into=False)
+        return
+    if kernel.team_member:
+        if stop.thread in stop.finished:
+            _step(console, into=False)  # says the thread is done
+        else:
+            _team_until(console, stop.thread, here, first, last)
         return
 
     def run_to_later_line(thread: int) -> StopEvent | None:
@@ -417,7 +459,9 @@ def do_return(console: KernelConsole, arg: str) -> None:
     console.report_kernel_stop(event)
     if event.return_value is not None:
         name = python_name(function.function if function else None)
-        console.message(f"{name} returned {_returned(controller, event, thread)}")
+        value = _returned(controller, event, thread)
+        stop.returned = (event, value)  # for `retval`
+        console.message(f"{name} returned {value}")
 
 
 def _returned(controller: Any, event: StopEvent, thread: int) -> str:

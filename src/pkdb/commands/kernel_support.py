@@ -46,6 +46,9 @@ class KernelConsole(Console, Protocol):
         """Have a launch that runs only some indices in the debug build run the rest
         there too."""
 
+    def read_answer(self, prompt: str) -> str | None:
+        """A line the user types after ``prompt``; None at the end of input."""
+
 
 def kernel_values(
     console: KernelConsole, thread: int | None = None, frame: int | None = None

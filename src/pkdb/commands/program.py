@@ -8,7 +8,7 @@ from ..protocol import ENTRY_RUN, ENTRY_STOP
 from .registry import Command, Console
 
 
-def _new_argv(console: Console, arg: str) -> list[str] | None:
+def new_argv(console: Console, arg: str) -> list[str] | None:
     """The program's argv with ``arg`` as its new arguments (None: keep them).
     Raises ValueError for unbalanced quotes."""
     if not arg.strip():
@@ -27,7 +27,7 @@ def do_run(console: Console, arg: str) -> None:
     Breakpoints (numbers, conditions, commands) and aliases are kept.
     """
     try:
-        argv = _new_argv(console, arg)
+        argv = new_argv(console, arg)
     except ValueError as exc:
         console.error(f"Cannot run {arg}: {exc}")
         return
@@ -46,7 +46,7 @@ def do_restart(console: Console, arg: str) -> None:
     Breakpoints (numbers, conditions, commands) and aliases are kept.
     """
     try:
-        argv = _new_argv(console, arg)
+        argv = new_argv(console, arg)
     except ValueError as exc:
         console.error(f"Cannot restart {arg}: {exc}")
         return

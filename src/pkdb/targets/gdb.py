@@ -536,6 +536,11 @@ class GdbController(Controller):
         self._require_attached()
         self._cmd(f"-exec-finish --thread {int(thread_id)} --frame {int(frame)}")
 
+    def jump(self, thread_id: int, location: str) -> None:
+        """Resume ``thread_id`` at ``location`` (gdb's ``jump``; a breakpoint there stops
+        it again at once)."""
+        self._cmd(f"-exec-jump --thread {int(thread_id)} {mi_quote(location)}")
+
     def set_thread_breakpoint(self, location: str, thread_id: int, temporary: bool = False) -> int:
         """Break at ``location`` (a function, ``file:line``...) in ``thread_id`` only; its
         number. Other threads that pass there are resumed by gdb without a stop event."""
