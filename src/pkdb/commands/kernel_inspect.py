@@ -8,6 +8,7 @@ import os
 
 from .. import subviews
 from ..kernel_session import cpp_name
+from ..stop_lines import location_line
 from ..targets.base import FrameInfo
 from .kernel_support import (
     KernelConsole,
@@ -274,7 +275,7 @@ def _move(console: KernelConsole, arg: str, direction: int) -> None:
     stop.frame = target
     frame = frames[target]
     text = linecache.getline(frame.file or "", frame.line).strip()
-    console.message(f"> {frame.file}:{frame.line} ({python_name(frame.function)})")
+    console.message(location_line(frame))  # pdb's form: editors following pdb follow it
     if text:
         console.message(f"-> {text}")
 
