@@ -2,8 +2,10 @@
 
 ``pkernels.runtime._launch`` marshals a kernel's arguments in C;
 ``pkernels.runtime._crash_report`` says which kernel and Python line a fatal signal
-came from. Both are optional: when they cannot be built (no C compiler or Python
-headers), pkernels launches through ctypes and a crash is Python's bare one.
+came from; ``pkernels.runtime._boundary`` makes the public ``parallel_*`` calls, so that
+pkernels' errors show the user's frames only. All are optional: when they cannot be
+built (no C compiler or Python headers), pkernels launches through ctypes, a crash is
+Python's bare one and tracebacks show pkernels' frames too.
 """
 
 from setuptools import Extension, setup
@@ -13,6 +15,11 @@ setup(
         Extension(
             "pkernels.runtime._launch",
             sources=["src/pkernels/runtime/_launch.c"],
+            optional=True,
+        ),
+        Extension(
+            "pkernels.runtime._boundary",
+            sources=["src/pkernels/runtime/_boundary.c"],
             optional=True,
         ),
         Extension(

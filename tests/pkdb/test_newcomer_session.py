@@ -15,7 +15,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-
 @pytest.fixture
 def run_program(tmp_path: Path, kernel_pty):
     """``run_program(name, source)``: pkdb on a program written from source."""

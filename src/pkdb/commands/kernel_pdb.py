@@ -96,9 +96,7 @@ def do_jump(console: KernelConsole, arg: str) -> None:
     console.report_kernel_stop(event)
 
 
-def _line_address(
-    console: KernelConsole, file: str, line: int, function: str | None
-) -> int | None:
+def _line_address(console: KernelConsole, file: str, line: int, function: str | None) -> int | None:
     """The address of ``file:line``'s code in ``function`` (the line may have code in
     other functions too: the release build's, a launcher's)."""
     controller = console.kernel.require_controller()

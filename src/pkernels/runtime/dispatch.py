@@ -44,6 +44,7 @@ from .marshal import argument_type, signature_key
 from .python_arguments import check_argument_values
 from .python_forms import checked_form
 from .python_teams import run_nested_in_python, run_team_in_python
+from .tracebacks import api_boundary
 
 
 def parallel_for(*args: Any, **kwargs: Any) -> None:
@@ -75,6 +76,13 @@ def parallel_scan(*args: Any, **kwargs: Any) -> Any:
     ``(i, acc, last_pass, ...)`` sees the exclusive prefix in ``acc`` before adding its
     own contribution, and writes results when ``last_pass`` is true. Returns the total."""
     return _dispatch("scan", args, kwargs)
+
+
+# What users call: a pkernels error raised inside reaches them with their own line as
+# the innermost frame (runtime.tracebacks).
+parallel_for = api_boundary(parallel_for)
+parallel_reduce = api_boundary(parallel_reduce)
+parallel_scan = api_boundary(parallel_scan)
 
 
 def _dispatch(
