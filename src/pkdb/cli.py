@@ -42,11 +42,16 @@ def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
     parser = build_parser()
     own, program_args = split_argv(sys.argv[1:] if argv is None else argv)
     options = parser.parse_args(own)
+    if options.module is not None:
+        options.program = options.module  # (split_argv left nothing after it to pkdb)
+    elif options.program is None:
+        parser.error("the program to debug is required: pkdb PROGRAM [ARGS...] or -m MODULE")
     options.args = program_args
-    if not os.path.exists(options.program):
-        parser.exit(1, f"pkdb: error: {options.program} does not exist\n")
-    if os.path.isdir(options.program):
-        parser.exit(1, f"pkdb: error: {options.program} is a directory\n")
+    if options.module is None:  # (a module is found by the agent, as `python -m` does)
+        if not os.path.exists(options.program):
+            parser.exit(1, f"pkdb: error: {options.program} does not exist\n")
+        if os.path.isdir(options.program):
+            parser.exit(1, f"pkdb: error: {options.program} is a directory\n")
     try:
         script = read_commands(options.commands or [])
     except OSError as exc:
@@ -59,9 +64,10 @@ def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
     if options.debug_all_kernels:
         settings.set_value("debug_all_kernels", True)
     # The program may load and stop at its first line while the front end loads.
+    module = options.module is not None
     start = Start(
         argv=[options.program, *options.args], entry=ENTRY_STOP, state={},
-        settings=settings.as_dict(),
+        settings=settings.as_dict(), module=module,
     )  # fmt: skip
     debuggee.send(start)
     debuggee.sent_start = start
@@ -69,7 +75,11 @@ def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
     from .frontend import Frontend
 
     frontend = Frontend(
-        [options.program, *options.args], settings=settings, script=script, debuggee=debuggee
+        [options.program, *options.args],
+        settings=settings,
+        module=module,
+        script=script,
+        debuggee=debuggee,
     )
     debuggee.adopted = True  # the front end ends it from now on
     # Being killed must still end the debuggee: unwind through the `finally` below.
@@ -84,7 +94,7 @@ def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
         frontend.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    return 0
+    return frontend.exit_status
 
 
 def run() -> NoReturn:

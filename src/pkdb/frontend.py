@@ -73,16 +73,22 @@ class Frontend(cmd.Cmd):
         argv: list[str],
         *,
         settings: Settings | None = None,
+        module: bool = False,
         script: Iterable[str] = (),
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         debuggee: Debuggee | None = None,
     ) -> None:
         """``debuggee``: an agent process already started (pkdb starts it first, so that
-        its start-up overlaps the front end's); it is used for the first run."""
+        its start-up overlaps the front end's); it is used for the first run. ``module``:
+        ``argv[0]`` names a module, run as ``python -m`` runs it."""
         super().__init__(completekey="tab", stdin=stdin, stdout=stdout)
         self._spare_debuggee = debuggee
         self.argv = list(argv)
+        self.module = module
+        #: pkdb's own exit status: the program's, when its last run ended (128 + the
+        #: signal that killed it, as a shell says), else 0.
+        self.exit_status = 0
         self.settings = settings if settings is not None else Settings()
         self.host_mode = HostMode()
         self.mode: Mode = self.host_mode
@@ -300,8 +306,13 @@ class Frontend(cmd.Cmd):
         self._stop_debuggee()
         while True:
             start = Start(
-                argv=self.argv, entry=entry, state=self.state, settings=self.settings.as_dict()
+                argv=self.argv,
+                entry=entry,
+                state=self.state,
+                settings=self.settings.as_dict(),
+                module=self.module,
             )
+            self.exit_status = 0
             try:
                 self.debuggee = self._new_debuggee()
             except OSError as exc:
@@ -447,6 +458,7 @@ class Frontend(cmd.Cmd):
                 return None
             return request
         code = debuggee.wait()
+        self.exit_status = code if code >= 0 else 128 - code
         self.message(describe_exit(code))
         if code in _CRASH_CODES and not self.settings.get("debug_all_kernels"):
             # Kernels without breakpoints run release builds, outside gdb's sight.

@@ -159,10 +159,12 @@ class DebuggerState:
 @message_type("start")
 @dataclass
 class Start(Message):
-    """First message of a run: ``argv[0]`` is the program, the rest its arguments."""
+    """First message of a run: ``argv[0]`` is the program (a module's name with
+    ``module``, as ``python -m`` runs it), the rest its arguments."""
 
     argv: list[str]
     entry: str = ENTRY_STOP
+    module: bool = False
     state: dict[str, Any] = field(default_factory=dict)  # DebuggerState.to_dict()
     settings: dict[str, Any] = field(default_factory=dict)
     version: int = PROTOCOL_VERSION

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from pkdb_harness import EWALD, kernel_stop, write
+from pkdb_harness import EWALD, kernel_stop, pkdb_env, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -266,3 +268,52 @@ def test_until_in_a_team_kernel_brings_the_team_across_its_barriers(run_program)
     assert s.cmd("p total", KERNEL_PROMPT).strip() == "28.0"
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "rows ok True" in s.cmd("continue")
+
+
+def _pkdb(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pkdb", *args],
+        cwd=cwd,
+        env=pkdb_env(cwd),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_version_and_help_say_what_pkdb_needs(tmp_path: Path) -> None:
+    version = _pkdb("--version", cwd=tmp_path)
+    assert version.returncode == 0
+    assert re.match(r"pkdb \S+ \(pkernels \S+, Python 3\.\d+", version.stdout), version
+    helped = _pkdb("--help", cwd=tmp_path).stdout
+    assert "pkdb [options] -m MODULE [ARGS...]" in helped
+    assert "Required: the program to debug" in helped and "gdb and g++ with OpenMP" in helped
+    assert "Exit status: the program's" in helped
+    missing = _pkdb(cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "the program to debug is required" in missing.stderr
+    assert "Traceback" not in missing.stderr + missing.stdout, missing
+
+
+def test_a_module_is_debugged_as_python_m_runs_it_and_its_status_is_pkdbs(tmp_path) -> None:
+    package = tmp_path / "tool"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("VALUE = 42\n")
+    (package / "__main__.py").write_text(
+        "import sys\nfrom .helper import VALUE\nprint('ran', VALUE, sys.argv[1:])\nsys.exit(3)\n"
+    )
+    result = _pkdb("-m", "tool", "a", "-b", cwd=tmp_path, stdin="continue\n")
+    assert "tool/__main__.py(1)<module>()" in result.stdout, result.stdout
+    assert "ran 42 ['a', '-b']" in result.stdout
+    assert "The program exited with code 3" in result.stdout
+    assert result.returncode == 3  # the program's, at the end of input
+
+
+def test_pkdbs_exit_status_is_the_programs(tmp_path: Path) -> None:
+    program = write(tmp_path, "fails.py", "raise SystemExit(5)\n")
+    assert _pkdb(str(program), cwd=tmp_path, stdin="continue\n").returncode == 5
+    crash = write(tmp_path, "crash.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    assert _pkdb(str(crash), cwd=tmp_path, stdin="continue\n").returncode == 128 + 11
+    assert _pkdb(str(program), cwd=tmp_path, stdin="quit\n").returncode == 0  # never ended

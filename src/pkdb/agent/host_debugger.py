@@ -193,11 +193,15 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             source = source_file.read()
         return compile(source, filename, "exec")
 
-    def run_script(self, code: types.CodeType, entry: str = ENTRY_STOP) -> None:
+    def run_script(
+        self, code: types.CodeType, entry: str = ENTRY_STOP, spec: Any = None
+    ) -> None:
         """Run the compiled program as ``__main__`` -- what ``pdb._run`` does for a
         script, but with the code object run directly, so no ``<string>`` frame shows.
 
         Exceptions of the program propagate; ``quit``/``restart`` end it quietly.
+        ``spec``: the module's, when the program is a module run as ``python -m`` runs
+        it (its package then resolves relative imports).
         """
         self._entry = entry
         self._hide_next_stop = entry == ENTRY_QUIET
@@ -215,8 +219,9 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             __name__="__main__",
             __file__=code.co_filename,
             __builtins__=builtins,
-            __spec__=None,
-            __package__=None,
+            __spec__=spec,
+            __package__=spec.parent if spec is not None else None,
+            __loader__=spec.loader if spec is not None else None,
         )
         self.arm_sigint()
         self.run(code)

@@ -50,7 +50,10 @@ def run_agent(channel_fd: int) -> NoReturn:
     # The socket must not leak into programs the debuggee execs.
     os.set_inheritable(channel_fd, False)
     channel = Channel(socket.socket(fileno=channel_fd))
-    start = channel.receive()
+    try:
+        start = channel.receive()
+    except ChannelClosed:
+        os._exit(1)  # pkdb stopped before starting a program (a command-line error)
     if not isinstance(start, Start):
         raise SystemExit("pkdb agent: expected a start message")
 
@@ -82,7 +85,8 @@ def run_agent(channel_fd: int) -> NoReturn:
     # replaces ours at the head of sys.path (unless -P / PYTHONSAFEPATH says not to).
     sys.argv[:] = start.argv
     if not sys.flags.safe_path:
-        sys.path[0] = os.path.dirname(os.path.realpath(start.argv[0]))
+        program = os.path.dirname(os.path.realpath(start.argv[0]))
+        sys.path[0] = os.getcwd() if start.module else program  # as `python -m` does
     raise SystemExit(_run_program(debugger, link, reporter, start))
 
 
@@ -90,14 +94,19 @@ def _run_program(
     debugger: HostDebugger, link: AgentLink, reporter: _StateReporter, start: Start
 ) -> int:
     """Run the program once; the process exit status it should end with."""
+    spec = None
     try:
-        code = debugger.compile_script(start.argv[0])
-    except (OSError, SyntaxError) as exc:
+        if start.module:
+            spec, code = _module_code(start.argv[0])
+            sys.argv[0] = code.co_filename  # as `python -m` sets it
+        else:
+            code = debugger.compile_script(start.argv[0])
+    except (OSError, SyntaxError, ImportError) as exc:
         traceback.print_exception(type(exc), exc, None)
         return 1
 
     try:
-        debugger.run_script(code, start.entry)
+        debugger.run_script(code, start.entry, spec)
     except SystemExit:
         reporter.report()
         raise  # the interpreter turns it into the exit status, as without pkdb
@@ -108,6 +117,20 @@ def _run_program(
     reporter.report()
     _send_finished(debugger, link)
     return 0
+
+
+def _module_code(name: str) -> tuple[object, types.CodeType]:
+    """The spec and code of module ``name``, as ``python -m name`` runs it (a package
+    runs its ``__main__``); ImportError when there is no such module."""
+    import runpy
+
+    try:
+        _, spec, code = runpy._get_module_details(name)  # type: ignore[attr-defined]
+    except ImportError:
+        raise
+    except Exception as exc:  # runpy's own _Error: not a module it can run
+        raise ImportError(str(exc)) from exc
+    return spec, code
 
 
 def _post_mortem(debugger: HostDebugger, link: AgentLink, exc: BaseException) -> int:
