@@ -55,6 +55,15 @@ class _OrderedCommands(argparse.Action):
         setattr(namespace, self.dest, items)
 
 
+class _Version(argparse.Action):
+    """--version: the versions, found only when asked for (pkdb's start does not wait
+    for gdb --version)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        print(version_text())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pkdb",
@@ -94,7 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         dest="module",
         help="debug MODULE run as a script, as 'python -m MODULE' runs it (instead of PROGRAM)",
     )
-    parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="show the versions of pkdb, pkernels, Python and gdb, and exit",
+    )
     parser.add_argument("program", nargs="?", help="the Python program to debug (a file)")
     parser.add_argument(
         "args", nargs=argparse.REMAINDER, help="arguments of the program (its sys.argv[1:])"

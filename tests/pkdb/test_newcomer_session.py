@@ -317,3 +317,21 @@ def test_pkdbs_exit_status_is_the_programs(tmp_path: Path) -> None:
     crash = write(tmp_path, "crash.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
     assert _pkdb(str(crash), cwd=tmp_path, stdin="continue\n").returncode == 128 + 11
     assert _pkdb(str(program), cwd=tmp_path, stdin="quit\n").returncode == 0  # never ended
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_program_lets_pkdbs_debugger_attach_under_yama(tmp_path: Path) -> None:
+    # Under Yama's ptrace_scope=1 (Ubuntu's default) only a process's ancestors may
+    # attach to it, and gdb is the program's sibling: the program must name pkdb (gdb's
+    # parent) its tracer. Seen with strace, since Yama cannot be switched on here.
+    program = write(tmp_path, "plain.py", "x = 1\n")
+    log, pid = tmp_path / "strace.txt", tmp_path / "pkdb.pid"
+    pkdb = f'echo $$ > {pid}; exec "{sys.executable}" -m pkdb "{program}"'  # pkdb keeps $$
+    subprocess.run(
+        ["strace", "-f", "-e", "trace=prctl", "-o", str(log), "sh", "-c", pkdb],
+        cwd=tmp_path, env=pkdb_env(tmp_path), input="continue\n", capture_output=True,
+        text=True, timeout=60, check=True,
+    )  # fmt: skip
+    lines = log.read_text().splitlines()
+    pkdb_pid = pid.read_text().strip()
+    assert any(f"prctl(PR_SET_PTRACER, {pkdb_pid})" in line for line in lines), lines

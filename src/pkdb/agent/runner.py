@@ -46,6 +46,7 @@ def run_agent(channel_fd: int) -> NoReturn:
     """Be the agent on the socket ``channel_fd``: wait for the front end's
     :class:`~pkdb.protocol.Start`, run the program, exit with its status."""
     _reset_signals()
+    _allow_the_debugger()
 
     # The socket must not leak into programs the debuggee execs.
     os.set_inheritable(channel_fd, False)
@@ -176,6 +177,24 @@ def _program_traceback(
             return first
         first = first.tb_next
     return tb
+
+
+#: prctl's PR_SET_PTRACER (linux/prctl.h): which process may ptrace this one.
+_PR_SET_PTRACER = 0x59616D61
+
+
+def _allow_the_debugger() -> None:
+    """Let pkdb's gdb attach under Yama's ``ptrace_scope=1`` (Ubuntu's default), where a
+    process may only be traced by its ancestors: gdb is the front end's child, the
+    program's sibling. The front end (this process's parent) and its descendants may
+    trace it. Without Yama the call fails, harmlessly."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PTRACER, ctypes.c_ulong(os.getppid()), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _reset_signals() -> None:
