@@ -175,7 +175,11 @@ def test_run_and_restart_keep_breakpoints(main_program, pkdb_pty):
     session.cmd("disable 1")
     assert "The program exited with code 0" in session.cmd("c")
     # After the end: breakpoint commands still work, and `run` starts again.
-    assert session.cmd("enable 1") == f"Enabled breakpoint 1 at {main_program}:6\n"
+    assert session.cmd("enable 1") == (
+        "(The program is loaded again, stopped before its first line, to take this command; "
+        "'continue' runs it from the start.)\n"
+        f"Enabled breakpoint 1 at {main_program}:6\n"
+    )
     assert session.cmd("break 13") == f"Breakpoint 2 at {main_program}:13\n"
     out = session.cmd("run")
     assert "(1)<module>()" not in out and f"> {main_program}(6)square()" in out
@@ -202,7 +206,7 @@ def test_program_output_exit_and_restart(tmp_path, pkdb_pty):
     assert "not being run" in session.cmd("n")
     assert f"> {program}(1)<module>()" in session.cmd("restart")
     assert "The program exited with code 3" in session.cmd("run")
-    assert session.quit() == 0
+    assert session.quit() == 3  # pkdb's status is the program's
 
 
 def test_program_arguments(tmp_path, pkdb_pty):
@@ -240,7 +244,7 @@ def test_segfault_is_reported_and_the_session_goes_on(tmp_path, pkdb_pty):
     assert f"> {program}(1)<module>()" in out
     assert f"> {program}(6)<module>()" in session.cmd("c")  # the breakpoint survived
     assert "killed by signal SIGSEGV" in session.cmd("c")
-    assert session.quit() == 0
+    assert session.quit() == 128 + 11  # as a shell gives a program killed by SIGSEGV
 
 
 def test_uncaught_exception_enters_post_mortem(tmp_path, pkdb_pty):
