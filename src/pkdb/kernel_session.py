@@ -429,6 +429,7 @@ class KernelSession:
         self.release_other_threads()
         kernel = {t.id for t in self.kernel_threads()}
         held = [t for t in held if t in kernel]
+        arrived = [e for e in arrived if e.thread_id in kernel or e is event]
         arrived = [e for e in arrived if e.thread_id not in agent]
         interrupt = is_interrupt(event)
         if interrupt and self._release_ranges:
@@ -439,9 +440,11 @@ class KernelSession:
             )
             if debug is not None and debug != event.thread_id:
                 event = StopEvent(reason="interrupted", thread_id=debug, frame=self.location(debug))
-        if event.thread_id in agent or (interrupt and not self.python_frames(event.thread_id)):
-            # Ctrl-C lands on whichever thread the kernel picks, often the agent's:
-            # report an interrupt in a kernel thread that shows Python lines instead.
+        elsewhere = event.thread_id in agent or event.thread_id not in kernel
+        if elsewhere or (interrupt and not self.python_frames(event.thread_id)):
+            # Ctrl-C lands on whichever thread the kernel picks, often the agent's (or
+            # NumPy's BLAS threads'): report an interrupt in a kernel thread that shows
+            # Python lines instead.
             candidates = held or [t.id for t in self.kernel_threads() if t.stopped]
             current = next((t for t in candidates if self.python_frames(t)), None)
             if current is None:
