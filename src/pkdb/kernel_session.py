@@ -33,6 +33,9 @@ _FIRST_LINE_SECONDS = 2.0
 STOP_SETTLE_SECONDS = 0.02
 #: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
 _SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
+#: A function gdb calls in a thread (omp_get_thread_num, see thread_number) that gets a
+#: signal -- a thread whose stack overflowed -- is unwound, the thread left as it was.
+_UNWIND_ON_SIGNAL = "-gdb-set unwindonsignal on"
 #: gdb reads no shared library's symbols by itself (Python, NumPy, BLAS...: most of an
 #: attach's time); each kernel library's symbols are loaded when it launches, and those
 #: of the C and OpenMP runtimes, which stepping and unwinding through threads need.
@@ -48,6 +51,8 @@ _RUNTIME_LIBRARIES = (
     "/ld-linux",
 )
 
+#: How many innermost frames tell a thread's role (see _role).
+_ROLE_FRAMES = 64
 #: The calling thread's OpenMP thread number, for gdb to evaluate in a stopped thread
 #: (libgomp has no debug information: the call is cast to the function's type).
 _OMP_THREAD_NUM = "((int (*)(void))omp_get_thread_num)()"
@@ -130,6 +135,7 @@ class KernelSession:
         self._roles: dict[int, str] = {}
         self._openmp_code: list[tuple[int, int]] | None = None  # libgomp's, once read
         self._numbers: dict[int, int] = {}
+        self._numbers_pending: set[int] = set()  # being worked out (see thread_number)
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -149,7 +155,9 @@ class KernelSession:
             gdb = gdb_path()
             # cuda-gdb reads libcuda's symbols to attach to a process that uses the GPU.
             lazy = () if is_cuda_gdb(shutil.which(gdb) or gdb) else (_NO_AUTO_SYMBOLS,)
-            self.controller = GdbController(gdb, init_commands=(_SKIP_RUNTIME, *lazy))
+            self.controller = GdbController(
+                gdb, init_commands=(_SKIP_RUNTIME, _UNWIND_ON_SIGNAL, *lazy)
+            )
             self._symbols_loaded: set[str] = set()
             self._attached_pid = None
         if self._attached_pid != launch.pid:
@@ -563,15 +571,22 @@ class KernelSession:
                 controller = self.require_controller()
                 if self._openmp_code is None:
                     self._openmp_code = controller.library_ranges(_OPENMP_RUNTIME)
-                stack = controller.stack(thread.id, max_depth=64)
-                openmp = any(
-                    "pk_launch_" in (frame.function or "")
-                    or any(a <= (frame.address or -1) < b for a, b in self._openmp_code)
-                    for frame in stack
-                )
-                role = "pool" if openmp else "other"
+                stack = controller.stack(thread.id, max_depth=_ROLE_FRAMES)
+                role = "pool" if self._openmp_frames(stack) else "other"
             self._roles[tid] = role
         return role
+
+    def _openmp_frames(self, stack: list[FrameInfo]) -> bool:
+        """Whether ``stack`` has frames of a kernel (its Python lines, a launcher) or of
+        the OpenMP runtime. (A deep recursion in a kernel hides the runtime's frames
+        below its own: those are enough.)"""
+        code = self._openmp_code or []
+        return any(
+            (frame.file or "").endswith(".py")
+            or "pk_launch_" in (frame.function or "")
+            or any(a <= (frame.address or -1) < b for a, b in code)
+            for frame in stack
+        )
 
     def thread_number(self, thread: int) -> int:
         """The number users know kernel thread ``thread`` (gdb's id) by: its OpenMP thread
@@ -579,7 +594,11 @@ class KernelSession:
         thread that dispatched the kernel; a Serial kernel's only thread)."""
         number = self._numbers.get(thread)
         if number is None:
-            number = self._read_thread_number(thread)
+            self._numbers_pending.add(thread)
+            try:
+                number = self._read_thread_number(thread)
+            finally:
+                self._numbers_pending.discard(thread)
             self._numbers[thread] = number
         return number
 
@@ -592,7 +611,15 @@ class KernelSession:
             text = controller.evaluate(_OMP_THREAD_NUM, thread, 0)
             return int(text.strip())
         except (TargetError, ValueError):
-            return thread  # not stopped, or no OpenMP runtime: gdb's own number
+            pass  # its stack is used up (the call got a signal), or no OpenMP runtime
+        # The number no other kernel thread has, when there is one.
+        others = {
+            self.thread_number(t.id)
+            for t in self.kernel_threads()
+            if t.stopped and t.id != thread and t.id not in self._numbers_pending
+        }
+        free = [n for n in range(len(others) + 1) if n not in others]
+        return free[0] if len(free) == 1 else thread
 
     def thread_of_number(self, number: int) -> int | None:
         """gdb's id of the stopped kernel thread users know as ``number``, if any."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..stop_lines import python_function
 from ..teams import TeamPosition
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
@@ -82,7 +83,7 @@ def _team_order(
 
 
 def _name(frame) -> str:
-    return (frame.function or "??").split("(")[0].split("::")[-1].removesuffix("_")
+    return python_function(frame.function)
 
 
 @guarded
