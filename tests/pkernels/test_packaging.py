@@ -1,0 +1,38 @@
+"""What the built distribution says about itself: its license (PEP 639), its type hints
+(PEP 561) and the C extensions it carries."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(ROOT)],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    (path,) = out.glob("pkernels-*.whl")
+    return zipfile.ZipFile(path)
+
+
+def test_the_wheel_declares_its_license_in_the_current_form(wheel: zipfile.ZipFile) -> None:
+    metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    text = wheel.read(metadata).decode()
+    assert "License-Expression: BSD-3-Clause" in text, text[:600]
+    assert "License-File: LICENSE" in text
+    assert any(n.endswith("licenses/LICENSE") for n in wheel.namelist())
+
+
+def test_both_packages_ship_their_type_hints(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    assert {"pkernels/py.typed", "pkdb/py.typed"} <= names, sorted(names)[:20]
