@@ -24,6 +24,8 @@ def pkdb_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONSTARTUP", "PYTHONINSPECT"}}
     env["HOME"] = str(home)
     env["TERM"] = "dumb"
+    # A compile slowed down by a loaded machine would add a line to exact transcripts.
+    env["PKERNELS_COMPILE_NOTICE"] = "off"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     return env
 

@@ -38,6 +38,7 @@ from ..translate.methods import method_form
 from ..translate.pyexec import accumulator_form, python_form
 from ..translate.source import KernelSource, closure_of
 from . import hooks
+from .compile_notice import compile_notice
 from .hooks import DEFAULT_BUILD, BuildMode, Dispatch
 from .launch import CompiledKernel, box_bounds
 from .marshal import argument_type, signature_key
@@ -616,7 +617,8 @@ def compiled_kernels(
 
         def compile_one(mode: BuildMode) -> Any:
             defines = _BUILD_DEFINES.get(mode, ())
-            return build(entry.source, mode is BuildMode.DEBUG, label, defines)
+            with compile_notice(f"the {mode.value} build of {workunit.__qualname__}"):
+                return build(entry.source, mode is BuildMode.DEBUG, label, defines)
 
         if len(missing) > 1:
             with ThreadPoolExecutor(len(missing)) as pool:
