@@ -736,6 +736,7 @@ class Frontend(cmd.Cmd):
     def kernel_stop_text(self, event: StopEvent) -> str:
         """pdb's ``> /path/yax.py(18)yAx()``, the thread and why it stopped (``OpenMP
         thread 1 (j=10) hit breakpoint 1``), then ``-> source`` (see pkdb.stop_lines)."""
+        from .kernel_protocol import FAILED_CHECK
         from .kernel_session import cpp_name, is_interrupt
         from .stop_lines import fault_text, stop_text
 
@@ -768,7 +769,15 @@ class Frontend(cmd.Cmd):
         )
         fault = self.kernel.fault_message(event)
         if fault is not None:
-            notes = (release_note,) if launch.crash_signal else ()
+            notes: tuple[str, ...] = ()
+            if launch.crash_signal == FAILED_CHECK:
+                notes = (
+                    "(this launch ran the kernel's checked release build, which keeps no "
+                    "variables; to see them: 'set debug_all_kernels on', 'restart', "
+                    "'continue')",
+                )
+            elif launch.crash_signal:
+                notes = (release_note,)
             return stop_text(frame, who, f"stopped by a failed check: {fault_text(fault)}", notes)
         if event.breakpoint is not None and event.breakpoint == self.kernel.next_index_breakpoint:
             self.kernel.forget_next_index_breakpoint()
@@ -781,7 +790,7 @@ class Frontend(cmd.Cmd):
                     "Ctrl-C this launch ran release code, proven unable to fail a check)",
                 ),
             )
-        notes: tuple[str, ...] = ()
+        notes = ()
         if launch.stop_at_next_index:
             notes = (
                 "(threads still in this launch's release code show no variables; each one's "
