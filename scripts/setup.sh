@@ -16,4 +16,14 @@ if ((${#missing[@]})); then
     $SUDO apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
+# A Python that its distribution manages (Debian's, Ubuntu's: PEP 668) takes packages from
+# a virtual environment only: say how to make one rather than let pip fail.
+if python3 -c 'import os, sys, sysconfig
+sys.exit(not (sys.prefix == sys.base_prefix and os.path.exists(
+    os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))'; then
+    echo "setup.sh: this Python takes packages from a virtual environment only; run" >&2
+    echo "  python3 -m venv .venv && . .venv/bin/activate" >&2
+    echo "then this script again (Debian and Ubuntu: sudo apt install python3-venv first)." >&2
+    exit 1
+fi
 python3 -m pip install -q -e '.[test]'

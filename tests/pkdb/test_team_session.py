@@ -235,7 +235,9 @@ def test_team_condition_and_next_into_the_next_league(team_session) -> None:
     step = s.cmd("next", KERNEL_PROMPT)
     assert f"team of league {league}: thread" in step and "ran to the end of the workunit" in step
     if league % 2 == 0:  # each team runs two league ranks: 0, 1 and 2, 3
-        expected = f"> {s.program}({LINE_ROW})row_sums()\nOpenMP thread {thread} (league {league + 1}, "
+        expected = (
+            f"> {s.program}({LINE_ROW})row_sums()\nOpenMP thread {thread} (league {league + 1}, "
+        )
         assert expected in step, step
         assert s.cmd("p team_member.league_rank()", KERNEL_PROMPT).strip() == str(league + 1)
     else:

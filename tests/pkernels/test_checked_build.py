@@ -154,7 +154,10 @@ def test_guarded_launches_run_release_code_where_proven_and_checked_code_elsewhe
         team_out = np.zeros((2, 3))
         idx = np.array([0, 1])
         pk.parallel_for(
-            pk.TeamPolicy(native_space, 2, pk.AUTO), gather_team, idx=idx, x=np.ones((2, 3)),
+            pk.TeamPolicy(native_space, 2, pk.AUTO),
+            gather_team,
+            idx=idx,
+            x=np.ones((2, 3)),
             out=team_out,
         )
     release, checked_bins, checked_team = guarded.launched

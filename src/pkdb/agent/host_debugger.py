@@ -193,9 +193,7 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             source = source_file.read()
         return compile(source, filename, "exec")
 
-    def run_script(
-        self, code: types.CodeType, entry: str = ENTRY_STOP, spec: Any = None
-    ) -> None:
+    def run_script(self, code: types.CodeType, entry: str = ENTRY_STOP, spec: Any = None) -> None:
         """Run the compiled program as ``__main__`` -- what ``pdb._run`` does for a
         script, but with the code object run directly, so no ``<string>`` frame shows.
 

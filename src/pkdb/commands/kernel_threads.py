@@ -51,9 +51,7 @@ def do_threads(console: KernelConsole, arg: str) -> None:
         else:
             where = "(held outside the kernel's lines: done, or an idle runtime thread)"
         team = f" {position.label()}" if position is not None else ""
-        rows.append(
-            (number, position, f"{mark} {number:<4} {thread.target_id:<34} {where}{team}")
-        )
+        rows.append((number, position, f"{mark} {number:<4} {thread.target_id:<34} {where}{team}"))
     rows = _team_order(rows) if kernel.team_member else sorted(rows, key=lambda row: row[0])
     for _, _, line in rows:
         console.message(line)

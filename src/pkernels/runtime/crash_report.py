@@ -12,7 +12,7 @@ from pathlib import Path
 try:
     from . import _crash_report
 except ImportError:  # pragma: no cover - not built
-    _crash_report = None
+    _crash_report = None  # type: ignore[assignment]
 
 _installed = False
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..errors import PkernelsError
 
 try:
     from . import _boundary
 except ImportError:  # pragma: no cover - not built
-    _boundary = None
+    _boundary = None  # type: ignore[assignment]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 F = TypeVar("F", bound=Callable[..., Any])
@@ -61,4 +61,4 @@ def api_boundary(function: F) -> F:
     for name in ("__module__", "__name__", "__qualname__", "__doc__"):
         setattr(boundary, name, getattr(function, name))
     boundary.__wrapped__ = function
-    return boundary  # type: ignore[no-any-return]
+    return cast(F, boundary)
