@@ -152,6 +152,37 @@ def kernel_stop(file: str, line: int | str, why: str = "", detail: str | None = 
     )
 
 
+def program_pid(session: PtySession) -> int:
+    """The pid of the program the pkdb of ``session`` debugs (its child that is not gdb)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == session.child.pid and b"interpreter=mi3" not in cmdline:
+            return int(entry.name)
+    raise AssertionError("pkdb has no program process")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time ``pid`` (all its threads) has used."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def wait_busy(session: PtySession, seconds: float = 0.3, timeout: float = 30.0) -> None:
+    """Wait until the program has run ``seconds`` of CPU time from now: a kernel it just
+    launched is running (rather than sleeping a guessed while)."""
+    pid = program_pid(session)
+    start = cpu_seconds(pid)
+    assert wait_until(lambda: cpu_seconds(pid) >= start + seconds, timeout), "not running"
+
+
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

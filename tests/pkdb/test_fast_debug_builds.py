@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from pkdb_harness import kernel_stop, write
+from pkdb_harness import kernel_stop, wait_busy, write
 from test_kernel_crash import LONG_RELEASE as LONG  # two indices that run for hours
 
 pytestmark = pytest.mark.skipif(
@@ -50,7 +49,7 @@ def start(tmp_path: Path, kernel_pty):
 def interrupt_after_compiled(s, delay: float) -> str:
     s.child.sendline("continue")
     s.child.expect("compiled")
-    time.sleep(delay)
+    wait_busy(s, delay)
     s.child.sendintr()
     return s.wait_prompt(KERNEL_PROMPT)
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pkdb_harness import EWALD, kernel_stop, write
+from pkdb_harness import EWALD, kernel_stop, wait_busy, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -94,7 +94,7 @@ def test_ctrl_c_interrupts_a_running_kernel_into_kernel_mode(start) -> None:
     s.cmd("break 9 if k < 0")  # never true: the kernel runs under gdb, never stops
     s.child.sendline("continue")
     s.child.expect("is tested by gdb each time")  # said as the kernel starts under gdb
-    time.sleep(0.5)
+    wait_busy(s)
     s.child.sendintr()
     stop = s.wait_prompt(KERNEL_PROMPT)
     assert re.search(kernel_stop("spin.py", "(8|9|10)", "interrupted", "i=[01]"), stop), stop
@@ -167,7 +167,7 @@ def test_ctrl_c_reaches_host_code_after_a_kernel_stop(start) -> None:
     s.cmd("break 14 if k < 0")  # never true: spin runs under gdb
     s.child.sendline("continue")
     s.child.expect("is tested by gdb each time")  # said as the kernel starts under gdb
-    time.sleep(0.5)
+    wait_busy(s)
     s.child.sendintr()  # in a debug kernel, Ctrl-C is gdb's again
     assert re.search(r"^OpenMP thread \d+ .*interrupted$", s.wait_prompt(KERNEL_PROMPT), re.M)
     assert s.quit() == 0
@@ -249,7 +249,7 @@ def test_ctrl_c_interrupts_a_release_build_into_kernel_mode(start) -> None:
     s = start("long.py", LONG_RELEASE)
     s.child.sendline("continue")
     s.child.expect("compiled")
-    time.sleep(0.5)
+    wait_busy(s)
     s.child.sendintr()
     stop = s.wait_prompt(KERNEL_PROMPT)
     assert re.search(kernel_stop("long.py", "(7|8|9)", "interrupted"), stop), stop
@@ -288,7 +288,7 @@ def test_ctrl_c_in_a_kernel_run_by_an_expression_at_the_host_prompt(start) -> No
     s.cmd("continue")
     s.child.sendline("p (pk.parallel_for(2, slow, a=a, m=2 * 10**9), 5)")
     s.child.expect("10\\*\\*9")
-    time.sleep(0.7)
+    wait_busy(s)
     s.child.sendintr()
     stop = s.wait_prompt(KERNEL_PROMPT)
     assert re.search(kernel_stop("hostexpr.py", "(10|11|12)", "interrupted"), stop), stop

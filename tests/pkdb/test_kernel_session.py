@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from pkdb_harness import gdb_children, kernel_stop, write
+from pkdb_harness import gdb_children, kernel_stop, wait_busy, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -629,13 +629,12 @@ print("after", a)
 def test_ctrl_c_during_finish_puts_the_breakpoints_back(run_program) -> None:
     # `finish` takes the kernel's breakpoints out of gdb; Ctrl-C before the kernel ends
     # brings the user back into it, where the breakpoints must hold again.
-    import time
 
     s = run_program("long.py", LONG_KERNEL)
     s.cmd("break 9")
     s.cmd("continue", KERNEL_PROMPT)
     s.child.sendline("finish")
-    time.sleep(1.5)
+    wait_busy(s, 0.5)  # the kernel runs on, deep in its long indices
     s.child.sendintr()
     assert re.search(r"^OpenMP thread \d+ .*interrupted$", s.wait_prompt(KERNEL_PROMPT), re.M)
     stop = s.cmd("continue", KERNEL_PROMPT)
@@ -679,7 +678,6 @@ def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
     # A kernel run by eval at a stop is the checked release build: an index past its view
     # is the evaluation's error, not a crash of the program. One that runs too long: Ctrl-C
     # stops the waiting (the program runs it on), and the session goes on.
-    import time
 
     s = run_program("trouble.py", EVAL_TROUBLE)
     s.cmd("break 7")  # a[i] = value
@@ -689,7 +687,7 @@ def test_an_evaluated_kernel_that_fails_or_never_ends_leaves_the_session_whole(
     builds = "p [(k.debug, k.checked) for k in past_the_end.__pkernels__.specializations.values()]"
     assert s.cmd(builds, KERNEL_PROMPT).strip() == "[(False, True)]"
     s.child.sendline("eval pk.parallel_for(2, slow, a=np.zeros(2), m=10**12)")
-    time.sleep(1.0)
+    wait_busy(s, 0.5)
     s.child.sendintr()
     stopped = s.wait_prompt(KERNEL_PROMPT)
     assert "interrupted: the evaluation runs on in the program" in stopped, stopped
@@ -773,13 +771,12 @@ def test_ctrl_c_in_a_partly_debug_launch_stops_where_variables_are(run_program) 
     # `break 7 if i == 2` runs index 2 in the debug build and the others as release code.
     # Ctrl-C while both threads are deep in long indices reports the thread in the debug
     # build (its variables are there), not one in release code (none).
-    import time
 
     s = run_program("part.py", LONG_KERNEL.replace("10**11", "10**12"))
     s.cmd("break 7 if i == 2")
     assert "i=2" in s.cmd("continue", KERNEL_PROMPT)
     s.child.sendline("finish")
-    time.sleep(1.5)
+    wait_busy(s, 0.5)  # the kernel runs on, deep in its long indices
     s.child.sendintr()
     stop = s.wait_prompt(KERNEL_PROMPT)
     assert re.search(kernel_stop("part.py", r"\d+", "interrupted", "i=2"), stop), stop
