@@ -319,14 +319,14 @@ def _guarded_build(
         _check_index_parameters(workunit, operation, policy.rank)
         rank, begin, end = policy.rank, policy.begins, policy.ends
     # The proof is the translation's: whichever build of these arguments is loaded has
-    # it; else the release build is compiled first (what a proven launch runs).
-    known = [
-        marker.specializations.get(
-            specialization_key(workunit, operation, kwargs, rank, mode, reducer)[0]
-        )
-        for mode in (BuildMode.RELEASE, BuildMode.CHECKED)
-    ]
-    kernel = next((k for k in known if k is not None), None)
+    # it (the release build first: one look-up where the proof holds, the common case);
+    # else the release build is compiled first (what a proven launch runs).
+    kernel = None
+    for mode in (BuildMode.RELEASE, BuildMode.CHECKED):
+        key = specialization_key(workunit, operation, kwargs, rank, mode, reducer)[0]
+        kernel = marker.specializations.get(key)
+        if kernel is not None:
+            break
     if kernel is None:
         kernel = compiled_kernel(
             workunit, marker, operation, kwargs, BuildMode.RELEASE, rank, reducer
