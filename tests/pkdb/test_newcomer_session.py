@@ -336,3 +336,28 @@ def test_the_program_lets_pkdbs_debugger_attach_under_yama(tmp_path: Path) -> No
     lines = log.read_text().splitlines()
     pkdb_pid = pid.read_text().strip()
     assert any(f"prctl(PR_SET_PTRACER, {pkdb_pid})" in line for line in lines), lines
+
+
+STENCIL = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def smooth(i, j, u, out):
+    out[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+
+
+n = 16
+u = np.random.default_rng(0).random((n, n))
+out = np.zeros((n, n))
+pk.parallel_for(pk.MDRangePolicy([1, 1], [n, n - 1]), smooth, u=u, out=out)  # one row too far
+print("sum", out.sum())
+"""
+
+
+def test_an_mdrange_box_too_large_stops_at_its_line_on_the_first_continue(run_program) -> None:
+    s = run_program("stencil.py", STENCIL)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(kernel_stop("stencil.py", 7, "stopped by a failed check: "), stop), stop
+    assert "index 16 is out of range for axis 0 of view 'u' with extent 16" in stop
