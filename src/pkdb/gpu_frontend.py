@@ -100,6 +100,15 @@ class GpuFrontend:
             return False
         frontend = self.frontend
         event = stop.event
+        if not session.active and event.breakpoint == session.fault_breakpoint:
+            # A team kernel's fault in a release build (no launch debugged now): the
+            # launch reports it when it returns.
+            session.stop = None
+            try:
+                session.require_controller().continue_()
+            except TargetError:
+                pass
+            return False
         if self.stepping and event.reason == "end-stepping-range" and not session.python_frames():
             # Between two indices of the thread (the launcher's loop): on to the next one.
             self.stepping -= 1
@@ -175,7 +184,13 @@ class GpuFrontend:
             if name in ("SIGINT", "0"):
                 return f"{kernel} interrupted at {where} ({detail}){current}"
             meaning = f" ({event.signal_meaning})" if event.signal_meaning else ""
-            return f"{kernel} stopped: {name}{meaning} at {where} ({detail}){current}"
+            note = ""
+            if session.launch is None:  # a kernel without breakpoints: its release build
+                note = (
+                    "\n(a release build: no variables; a breakpoint in the kernel, or "
+                    "'set debug_all_kernels on', then 'run', shows them)"
+                )
+            return f"{kernel} stopped: {name}{meaning} at {where} ({detail}){current}{note}"
         number = session.pdb_number(event.breakpoint)
         if number is None:
             return f"> {where} ({detail}){current}"
