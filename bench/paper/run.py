@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -62,6 +63,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return options
 
 
+def with_load(measure: Callable[[], Section]) -> Section:
+    """``measure()``, its section noting how busy other processes kept the CPUs: on a
+    small shared machine that decides how far to trust its numbers."""
+    import _timing
+
+    load = _timing.OutsideLoad()
+    section = measure()
+    share = load.fraction()
+    if share is not None:
+        section.notes.append(f"Other processes used {100 * share:.0f}% of the "
+                             f"{os.cpu_count()} cores while this section ran (load average "
+                             f"at its end {common.load_average()}).")  # fmt: skip
+    return section
+
+
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
     machine = Machine.here(["bench/paper/run.py", *argv])
@@ -76,21 +92,23 @@ def main(argv: list[str]) -> int:
     if "a" in only:
         import overhead
 
-        sections.append(overhead.measure(options.quick, options.thread_counts, options.repeats,
-                                         cache))  # fmt: skip
+        sections.append(with_load(lambda: overhead.measure(
+            options.quick, options.thread_counts, options.repeats, cache)))
     if "b" in only:
         import debug_space
 
-        debug = debug_space.measure(options.quick, max(1, options.repeats - 1), cache, cores)
+        debug = with_load(lambda: debug_space.measure(
+            options.quick, max(1, options.repeats - 1), cache, cores))
         sections.append(debug)
     if "c" in only:
         import hotswap_rows
 
-        sections.append(hotswap_rows.measure(options.quick, 1 if options.quick else 3, cores))
+        sections.append(with_load(lambda: hotswap_rows.measure(
+            options.quick, 1 if options.quick else 3, cores)))
     if "d" in only:
         import speed
 
-        sections.append(speed.measure_kernels(options.quick, cores))
+        sections.append(with_load(lambda: speed.measure_kernels(options.quick, cores)))
         sections.append(speed.measure_examinimd(options.examinimd_cpp, options.examinimd_py,
                                                 options.examinimd_cells, cache))  # fmt: skip
     if options.gpu:
