@@ -91,6 +91,9 @@ def measure(quick: bool, repeats: int, cache: Path, threads: int) -> Section:
         "underestimates the Debug time, in pkdb's disfavour.",
         "The paper: PyKokkos-Debug 152.91-685.83 s, pkdb-OpenMP 6.81-9.89 s, pkdb-CUDA "
         "5.53-5.93 s for 100-500 atoms of ExaMiniMD (Local machine).",
+        "pkdb --debug-all-kernels runs md.py's O(N^2) kernels (compute_forces, "
+        "potential_energy) at -O0 with every index checked: they have no bounds proof "
+        "(their inner loops run to the scalar n, not to len(x)).",
     ]
     if any("debug_measured" in p for p in points):
         p = next(p for p in points if "debug_measured" in p)

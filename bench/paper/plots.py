@@ -3,6 +3,7 @@ carrying the command and the machine that produced it."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from common import Machine, Section
@@ -24,9 +25,14 @@ def _pyplot():
 
 
 def _finish(fig, machine: Machine, path: Path) -> None:
-    fig.text(0.01, 0.005, machine.caption(), fontsize=6.5, color="dimgray", ha="left",
+    """The caption (command, machine) under the axes, wrapped to the figure's width."""
+    width = int(fig.get_figwidth() * 17)
+    lines = textwrap.wrap(machine.command, width) + textwrap.wrap(
+        f"{machine.cpu}, {machine.cores} cores, {machine.date}", width
+    )
+    fig.text(0.01, 0.005, "\n".join(lines), fontsize=6.5, color="dimgray", ha="left",
              va="bottom")  # fmt: skip
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.012 * (len(lines) + 1) * 6.5 / fig.get_figheight(), 1, 1))
     fig.savefig(path, dpi=90)
 
 
@@ -108,7 +114,8 @@ def hotswap(section: Section, machine: Machine, path: Path) -> None:
     ax.bar([x + 0.2 for x in xs], [medians[n]["B"] for n in names], 0.4, color="tab:blue",
            label="t_B: hotswap, continue")  # fmt: skip
     for x, n in zip(xs, names, strict=True):
-        ax.text(x, medians[n]["A"] * 1.02, f"{medians[n]['A'] / medians[n]['B']:.2f}x",
+        top = max(medians[n]["A"], medians[n]["B"])
+        ax.text(x, top * 1.02, f"{medians[n]['A'] / medians[n]['B']:.2f}x",
                 ha="center", fontsize=8)  # fmt: skip
     ax.set_xticks(list(xs), names)
     ax.set_ylabel("seconds")

@@ -49,7 +49,8 @@ def measure_kernels(quick: bool, threads: int) -> Section:
             p = paired.get(pair)
             if p:
                 verdicts.append(f"{'PASS' if p['median'] >= target else 'MISS'} "
-                                f"{kernel['name']}: {pair} >= {target}x: {p['median']:.2f}x")
+                                f"{kernel['name']}: {pair} >= {target}x: {p['median']:.3f}x "
+                                f"[{p['low']:.3f}, {p['high']:.3f}]")
     return Section(
         key="kernels",
         title="(d) Kernel speed: pkernels vs hand-written C++, Numba and NumPy",
