@@ -119,6 +119,7 @@ from .api.timer import Timer  # noqa: E402
 from .api.types import (  # noqa: E402
     Acc,
     DataType,
+    DataTypeClass,
     View1D,
     View2D,
     View3D,
@@ -176,7 +177,7 @@ float = float32  # noqa: A001 - PyKokkos spells single precision pk.float
 bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
 # PyKokkos' earlier names of pk.array (a view of an existing array, not a copy)
 from_numpy = from_cupy = from_array = array
-DataTypeClass = DataType  # PyKokkos' name of the type of pk.int32 & co (annotations)
+
 
 # PyKokkos puts the members of these enums in its namespace too: pk.LayoutRight, ...
 LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402

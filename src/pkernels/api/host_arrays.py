@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .types import DataType, from_numpy, to_datatype
-from .views import View, view_dtype
+from .views import View, unwrap, view_dtype
 
 inf = math.inf
 nan = math.nan
@@ -30,7 +30,7 @@ _NUMBERS = (float, int, np.generic)
 
 def is_array(value: object) -> bool:
     """Whether ``value`` is an array (NumPy's, a view, or a GPU array such as CuPy's)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray | View):
         return True
     return not isinstance(value, _NUMBERS) and hasattr(value, "__cuda_array_interface__")
 
@@ -38,6 +38,7 @@ def is_array(value: object) -> bool:
 def array_module(*values: object) -> Any:
     """The library of the arrays among ``values``: CuPy if one is on the GPU, else NumPy."""
     for value in values:
+        value = unwrap(value)
         if not isinstance(value, np.ndarray) and hasattr(value, "__cuda_array_interface__"):
             import cupy
 
@@ -46,10 +47,21 @@ def array_module(*values: object) -> Any:
 
 
 def as_view(value: Any) -> Any:
-    """A host array result as a ``pk.View``; anything else (numbers, GPU arrays) as is."""
-    if isinstance(value, np.ndarray) and not isinstance(value, View):
-        return value.view(View)
+    """An array result as a ``pk.View`` (as PyKokkos' functions return them); anything
+    else (numbers, NumPy scalars) as is."""
+    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+        return View.wrapping(value)
+    if isinstance(value, tuple):
+        return tuple(as_view(v) for v in value)
     return value
+
+
+def _arrays(values: Any) -> list[Any]:
+    """Arguments with views replaced by their arrays (in a list or tuple too)."""
+    return [
+        type(v)(unwrap(x) for x in v) if isinstance(v, list | tuple) else unwrap(v)
+        for v in values
+    ]
 
 
 def elementwise(
@@ -71,7 +83,7 @@ def elementwise(
             if not isinstance(arg, _NUMBERS) and is_array(arg):
                 xp = array_module(*args)
                 op = getattr(xp, ufunc) if isinstance(ufunc, str) else ufunc(xp)
-                return as_view(op(*args))
+                return as_view(op(*_arrays(args)))
         # builtins.all: this module's `all` is PyKokkos' array function
         if single is not None and args and builtins.all(type(a) is np.float32 for a in args):
             return np.float32(single(*args))
@@ -120,7 +132,8 @@ def _array_function(name: str, doc: str) -> Callable[..., Any]:
         if "view" in kwargs:  # PyKokkos' ufuncs name their array: pk.sign(view=v)
             args = (kwargs.pop("view"), *args)
         xp = array_module(*args, *kwargs.values())
-        return as_view(getattr(xp, name)(*args, **kwargs))
+        values = _arrays(kwargs.values())
+        return as_view(getattr(xp, name)(*_arrays(args), **dict(zip(kwargs, values, strict=True))))
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
@@ -181,12 +194,12 @@ searchsorted = _array_function(
 
 def round(view: Any, decimals: int = 0) -> Any:  # noqa: A001 - PyKokkos' name
     """Each element rounded to ``decimals`` places, halves to even (NumPy's ``round``)."""
-    return as_view(array_module(view).round(view, decimals))
+    return as_view(array_module(view).round(unwrap(view), decimals))
 
 
 def copyto(destination: Any, source: Any) -> None:
     """Copy ``source`` into the array ``destination`` (broadcast as NumPy does)."""
-    array_module(destination, source).copyto(destination, source)
+    array_module(destination, source).copyto(unwrap(destination), unwrap(source))
 
 
 def result_type(*arrays_and_dtypes: Any) -> Any:
@@ -199,7 +212,7 @@ def result_type(*arrays_and_dtypes: Any) -> Any:
 def in1d(a: Any, b: Any) -> Any:
     """For each element of ``a``, whether it is in ``b`` (a flat boolean array)."""
     xp = array_module(a, b)
-    return as_view(xp.isin(xp.ravel(a), b))
+    return as_view(xp.isin(xp.ravel(unwrap(a)), unwrap(b)))
 
 
 def zeros(shape: int | tuple[int, ...] | list[int], dtype: Any = float) -> Any:
@@ -235,7 +248,7 @@ def full_like(
     """``fill_value`` in an array of ``array``'s shape and type (or ``dtype``; ``int`` is
     int32, as for ``pk.View``), on the host for a host array (a view), on the GPU for a
     GPU one. The array may be given as ``view=``, PyKokkos' keyword."""
-    array = _one_array("full_like", array, view)
+    array = unwrap(_one_array("full_like", array, view))
     np_dtype = None if dtype is None else view_dtype(dtype).np_dtype
     return as_view(array_module(array).full_like(array, fill_value, dtype=np_dtype))
 
@@ -248,7 +261,7 @@ def _one_array(name: str, array: Any, view: Any) -> Any:
 
 def find_max(view: Any) -> Any:
     """The largest element (PyKokkos' ``find_max``)."""
-    return array_module(view).max(view)
+    return array_module(view).max(unwrap(view))
 
 
 def iinfo(dtype: Any) -> np.iinfo:

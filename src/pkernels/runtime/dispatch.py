@@ -26,7 +26,7 @@ from ..api.reducers import REDUCERS, Reducer, Sum
 from ..api.spaces import ExecutionSpace, get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
-from ..api.views import View
+from ..api.views import View, unwrap
 from ..build.compiler import CHECKS_DEFINE, build
 from ..errors import DispatchError, KernelIndexError
 from ..translate.closures import captured_values, closure_form
@@ -127,6 +127,7 @@ def _dispatch(
                 )
             workunit = closure_form(workunit, captured)
             kwargs = {**kwargs, **captured}
+    kwargs = arrays_of_views(kwargs)
     if hooks.observers():
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
@@ -169,6 +170,16 @@ def _compiled_range_kernel(
     except (KeyError, DispatchError):
         return None  # the full path reports what does not fit
     return marker.specializations.get(key)
+
+
+def arrays_of_views(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each ``pk.View`` replaced by its array (what the rest of a dispatch,
+    its observers and the Debug space see): the view's array at this dispatch, whatever
+    size a ``resize`` gave it."""
+    for value in kwargs.values():
+        if isinstance(value, View):
+            return {name: unwrap(value) for name, value in kwargs.items()}
+    return kwargs
 
 
 def _check_plain_parameters(operation: str, workunit: object) -> None:
@@ -254,7 +265,7 @@ def _run(
         )
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
-        kwargs = {**kwargs, **fields}
+        kwargs = arrays_of_views({**kwargs, **fields})
     if operation == "reduce" and kwargs:
         kwargs = _without_start_value(workunit, policy, kwargs, reducer)
     if build_mode is BuildMode.HYBRID:
@@ -742,7 +753,7 @@ class _StoringFields(types.SimpleNamespace):
         return f"acc({', '.join(fields)})"
 
 
-class _PythonView(View):
+class _PythonView(np.ndarray):
     """How the Debug space shows an array to a kernel body: the same memory (no copy),
     with ``extent()`` as on a :class:`pk.View`, and elements of int64 and bool arrays
     read as Python ints and bools. Their arithmetic is what compiled kernels implement
@@ -779,6 +790,10 @@ class _PythonView(View):
         else:
             _check_each(self, (key,))
         super().__setitem__(key, value)
+
+    def extent(self, axis: int) -> int:
+        """Length of ``axis`` (Kokkos' spelling of ``shape[axis]``)."""
+        return int(self.shape[axis])
 
     # NumPy's printing indexes from the end, which __getitem__ refuses: shown as the
     # array it is (a debugger's `p view`, a traceback's locals, print in a Debug run).
@@ -817,7 +832,7 @@ def _as_view(value: Any) -> Any:
     """A dispatch argument as the Debug space passes it to the kernel body: arrays as
     views, a NumPy bool as Python's; a NumPy number keeps its type (an np.int64 next to an
     np.int32 computes in int64, as compiled; a Python int would take int32)."""
-    if type(value) is np.ndarray or isinstance(value, View):  # a pk.View subclass too
+    if isinstance(value, np.ndarray):
         return value.view(_PythonView)
     return value.item() if type(value) is np.bool_ else value
 
