@@ -161,8 +161,46 @@ logical_or = _array_function("logical_or", "a or b, element-wise.")
 logical_xor = _array_function("logical_xor", "a xor b, element-wise.")
 logical_not = _array_function("logical_not", "not a, element-wise.")
 # whole arrays
-matmul = _array_function("matmul", "The matrix product a @ b.")
-np_matmul = _array_function("matmul", "The matrix product a @ b (PyKokkos' NumPy-backed name).")
+_matmul = _array_function("matmul", "The matrix product a @ b.")
+
+
+class MatmulShapeError(RuntimeError, ValueError):
+    """``pk.matmul`` of arrays whose inner dimensions differ: a RuntimeError with
+    PyKokkos' message, and a ValueError as NumPy's."""
+
+
+def _inner_sizes(a: Any, b: Any) -> tuple[int, int]:
+    """The two sizes ``a @ b`` multiplies together: a's last, b's first (of a vector) or
+    second to last."""
+    return a.shape[-1], b.shape[0] if len(b.shape) == 1 else b.shape[-2]
+
+
+def matmul(a: Any, b: Any, **kwargs: Any) -> Any:
+    """The matrix product ``a @ b`` (NumPy's rules); arrays whose inner dimensions differ
+    raise :class:`MatmulShapeError` with PyKokkos' message."""
+    if len(getattr(a, "shape", ())) and len(getattr(b, "shape", ())):
+        left, right = _inner_sizes(a, b)
+        if left != right:
+            raise MatmulShapeError(
+                "Input operand 1 has a mismatch in its core dimension "
+                f"(Size {left} is different from {right})"
+            )
+    return _matmul(a, b, **kwargs)
+
+
+def np_matmul(a: Any, b: Any, **kwargs: Any) -> Any:
+    """The matrix product ``a @ b`` (PyKokkos' NumPy-backed name); arrays whose inner
+    dimensions differ raise :class:`MatmulShapeError` with PyKokkos' message."""
+    if len(getattr(a, "shape", ())) and len(getattr(b, "shape", ())):
+        left, right = _inner_sizes(a, b)
+        if left != right:
+            raise MatmulShapeError(
+                "Matrix dimensions are not compatible for multiplication: "
+                f"{tuple(a.shape)} and {tuple(b.shape)}"
+            )
+    return _matmul(a, b, **kwargs)
+
+
 transpose = _array_function("transpose", "The array with its axes reversed (or permuted by axes=).")
 sum = _array_function(  # noqa: A001 - PyKokkos' name
     "sum", "The sum of the elements (along axis=, if given)."

@@ -373,3 +373,8 @@ def _scratch_view_class(rank: int) -> type:
 ScratchView1D = _scratch_view_class(1)
 ScratchView2D = _scratch_view_class(2)
 ScratchView3D = _scratch_view_class(3)
+ScratchView4D = _scratch_view_class(4)
+ScratchView5D = _scratch_view_class(5)
+ScratchView6D = _scratch_view_class(6)
+ScratchView7D = _scratch_view_class(7)
+ScratchView8D = _scratch_view_class(8)

@@ -109,10 +109,28 @@ def from_numpy(dtype: np.dtype | type) -> DataType:
         raise TypeError(f"arrays of dtype {key} cannot be kernel views (use {supported})") from None
 
 
+# C++ element type names PyKokkos kernels may annotate with bare (`pk.ScratchView1D[double]`:
+# PyKokkos never evaluates a kernel's annotations; its C++ reads them).
+C_TYPE_NAMES = {
+    "double": float64,
+    "int8_t": int8,
+    "int16_t": int16,
+    "int32_t": int32,
+    "int64_t": int64,
+    "uint8_t": uint8,
+    "uint16_t": uint16,
+    "uint32_t": uint32,
+    "uint64_t": uint64,
+}
+
+
 def to_datatype(obj: object) -> DataType:
-    """Normalise what users write as a type (``int``, ``pk.double``, ``np.float32``)."""
+    """Normalise what users write as a type (``int``, ``pk.double``, ``np.float32``, a C
+    type name such as ``"double"``)."""
     if isinstance(obj, DataType):
         return obj
+    if isinstance(obj, str) and obj in C_TYPE_NAMES:
+        return C_TYPE_NAMES[obj]
     if obj is int:
         return int64
     if obj is float:

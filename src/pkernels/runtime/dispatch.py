@@ -95,6 +95,8 @@ def _dispatch(
     label: str | None = None
     if args and isinstance(args[0], str):
         label, args = args[0], args[1:]
+    if len(args) == 2 and isinstance(args[1], list | tuple):
+        return _fused(operation, label, args[0], args[1], kwargs)
     if operation == "for" and len(args) == 3 and is_lambda(args[1]):
         # PyKokkos' parallel_for(n, lambda i: value, view): view[i] = value
         kwargs = {**kwargs, LAMBDA_VIEW: args[2]}
@@ -145,6 +147,33 @@ def _dispatch(
         hooks.notify("dispatch_finished", dispatch, result, None)
         return result
     return _run(workunit, operation, policy, kwargs, DEFAULT_BUILD, None, reducer)
+
+
+def _fused(
+    operation: str, label: str | None, policy: Any, workunits: Any, kwargs: dict[str, Any]
+) -> None:
+    """PyKokkos' kernel fusion, ``parallel_for(policy, [wu0, wu1, ...], args_0={...},
+    args_1={...}, ...)``: every workunit runs over the policy with its own arguments, one
+    after the other. For workunits that do not read what another index of another
+    workunit writes (anything else races in the fused loop) that is what the fused loop
+    computes."""
+    if operation != "for":
+        raise DispatchError(
+            f"parallel_{operation} takes one workunit; a list of workunits (kernel fusion) "
+            "is for parallel_for"
+        )
+    names = [f"args_{k}" for k in range(len(workunits))]
+    unknown = sorted(set(kwargs) - set(names))
+    missing = [name for name in names if not isinstance(kwargs.get(name), dict)]
+    if unknown or missing or not workunits:
+        raise DispatchError(
+            f"parallel_for of {len(workunits)} fused workunits takes each one's arguments as "
+            f"a dict: {', '.join(f'{n}={{...}}' for n in names) or 'args_0={...}'}"
+            + (f" (not {', '.join(unknown)})" if unknown else "")
+        )
+    head = (label,) if label is not None else ()
+    for workunit, name in zip(workunits, names, strict=True):
+        _dispatch(operation, (*head, policy, workunit), dict(kwargs[name]))
 
 
 _NATIVE_SPACES = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
@@ -658,7 +687,9 @@ def run_in_python(
         for index in boxes:
             body(*index, acc[0], __pk_acc=acc, **kwargs)
         return reducer.value_of(acc[0], kind)
-    indices = range(policy.begin, policy.end)
+    indices: Any = range(policy.begin, policy.end)
+    if _index_is_float(workunit):
+        indices = map(float, indices)
     if operation == "for":
         for i in indices:
             body(i, **kwargs)
@@ -891,6 +922,19 @@ def _start_and_type(
             fields[name] = np_type(fields[name])
         return type(start)(**fields), kind
     return dtype.np_dtype.type(start), kind
+
+
+def _index_is_float(workunit: Callable[..., Any]) -> bool:
+    """Whether the index parameter is annotated a float type (PyKokkos' ``i: float``),
+    which compiled kernels declare it as."""
+    code = workunit.__code__
+    if not code.co_argcount:
+        return False
+    try:
+        ann = inspect.get_annotations(workunit, eval_str=True).get(code.co_varnames[0])
+        return ann is not None and to_datatype(ann).is_float
+    except Exception:  # noqa: BLE001 - not a type: the translator said what is wrong
+        return False
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:

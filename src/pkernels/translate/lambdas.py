@@ -1,9 +1,10 @@
 """PyKokkos' lambda dispatches, as plain workunits.
 
 PyKokkos lets a ``@pk.main`` method dispatch a lambda: ``pk.parallel_reduce(n, lambda i,
-acc: acc + self.x[i])`` (the lambda gives the new value of the accumulator) and
+acc: acc + self.x[i])`` (the lambda gives the new value of the accumulator),
 ``pk.parallel_for(n, lambda i: self.a[i] * 2, self.out)`` (it gives the value of
-``out[i]``). Such a lambda becomes a workunit here, written as if by hand::
+``out[i]``) and ``pk.parallel_for(n, lambda i: pk.printf("%d\n", i))`` (called for what
+it does). Such a lambda becomes a workunit here, written as if by hand::
 
     def <lambda>(i, acc, self_x):        def <lambda>(i, pk_lambda_view, self_a):
         acc = self_x[i]  (+ acc ...)          pk_lambda_view[i] = self_a[i] * 2
@@ -75,10 +76,11 @@ def _build(
         )
     usage = {
         "reduce": "pk.parallel_reduce(n, lambda i, acc: <new acc>)",
-        "for": "pk.parallel_for(n, lambda i: <value of view[i]>, view)",
+        "for": "pk.parallel_for(n, lambda i: <value of view[i]>, view) or "
+        "pk.parallel_for(n, lambda i: <call>)",
     }.get(operation)
     wanted = {"reduce": 2, "for": 1}.get(operation)
-    if usage is None or len(params) != wanted or (operation == "for") != with_view:
+    if usage is None or len(params) != wanted or (operation != "for" and with_view):
         written = f"is written {usage}" if usage else "is not possible: write a def"
         where.error(
             node,
@@ -88,14 +90,18 @@ def _build(
     captures = _Captures(lam, params, where)
     body = captures.visit(node.body)
     view = VIEW  # no capture takes this name (see _Captures.taken)
+    statement: ast.stmt
     if operation == "reduce":
         target: ast.expr = ast.Name(id=params[1], ctx=ast.Store())
-    else:
+        statement = ast.Assign(targets=[target], value=body)
+    elif with_view:
         index = ast.Name(id=params[0], ctx=ast.Load())
         target = ast.Subscript(
             value=ast.Name(id=view, ctx=ast.Load()), slice=index, ctx=ast.Store()
         )
-    statement = ast.Assign(targets=[target], value=body)
+        statement = ast.Assign(targets=[target], value=body)
+    else:  # called for what it does (pk.printf, an atomic)
+        statement = ast.Expr(value=body)
     for part in ast.walk(statement):  # the new nodes are at the lambda's body
         if not hasattr(part, "lineno"):
             ast.copy_location(part, node.body)

@@ -7,6 +7,7 @@ import builtins
 import functools
 import math
 import operator
+import sys
 import types
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -19,7 +20,7 @@ from ..api.classtypes import is_classtype
 from ..api.decorators import function as mark_helper
 from ..api.decorators import marker_of
 from ..api.teams import ScratchAnnotation
-from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
+from ..api.types import C_TYPE_NAMES, AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError
 from . import ir
 from .classtypes import StructRegistry
@@ -501,6 +502,10 @@ class FunctionLowerer(
                 hint="Dispatch a workunit that takes a pk.TeamMember over "
                 "pk.TeamPolicy(space, league_size, team_size).",
             )
+        if isinstance(ann, DataType) and ann.is_float and self.rank == 1:
+            # PyKokkos' `def body(i: float, acc)`: the index converted to that type, as
+            # its C++ parameter is declared (the Debug space passes float(i)).
+            return ann
         if not isinstance(ann, DataType) or not ann.is_integer:
             rank = self.rank
             self.src.error(
@@ -547,7 +552,7 @@ class FunctionLowerer(
             value = eval(
                 compile(ast.Expression(node), _ANNOTATION_FILENAME, "eval"),
                 self.src.globals,
-                self.src.closure,
+                _AnnotationScope(self.src.closure, self.src.globals),
             )
         except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
             self.src.error(node, f"cannot evaluate this annotation ({exc})")
@@ -1807,6 +1812,21 @@ def _type_name(tp: object) -> str:
     return str(tp)
 
 
+class _AnnotationScope(dict):
+    """What an annotation's names mean: the kernel's closure, its module's globals and
+    Python's builtins, then C type names none of them define (``double``: PyKokkos' C++
+    reads ``pk.ScratchView1D[double]``)."""
+
+    def __init__(self, closure: dict[str, Any], module_globals: dict[str, Any]) -> None:
+        super().__init__(closure)
+        self._globals = module_globals
+
+    def __missing__(self, name: str) -> Any:
+        if name in self._globals or hasattr(builtins, name) or name not in C_TYPE_NAMES:
+            raise KeyError(name)
+        return C_TYPE_NAMES[name]
+
+
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
@@ -1830,7 +1850,21 @@ def _imported_math_constant(value: object) -> str | None:
 
 
 def _is_pkernels(obj: object) -> bool:
-    return type(obj).__name__ == "module" and getattr(obj, "__name__", "") == "pkernels"
+    """Whether ``obj`` is pkernels, or a module re-exporting its kernel API (a package
+    named ``pykokkos`` doing ``from pkernels import *``): ``pk.atomic_add`` through it is
+    pkernels' own."""
+    if type(obj).__name__ != "module":
+        return False
+    if getattr(obj, "__name__", "") == "pkernels":
+        return True
+    pkernels = sys.modules.get("pkernels")
+    return pkernels is not None and any(
+        getattr(obj, name, None) is getattr(pkernels, name) for name in _PKERNELS_MARKS
+    )
+
+
+# Names a module re-exporting pkernels has as pkernels' own objects.
+_PKERNELS_MARKS = ("workunit", "parallel_for", "atomic_add", "View")
 
 
 _RESERVED_NAMES = {"math", "pk", "range", "print"}
