@@ -863,7 +863,7 @@ def _as_view(value: Any) -> Any:
     """A dispatch argument as the Debug space passes it to the kernel body: arrays as
     views, a NumPy bool as Python's; a NumPy number keeps its type (an np.int64 next to an
     np.int32 computes in int64, as compiled; a Python int would take int32)."""
-    if isinstance(value, np.ndarray):
+    if type(value) is np.ndarray:  # a subclass keeps its own behaviour
         return value.view(_PythonView)
     return value.item() if type(value) is np.bool_ else value
 

@@ -80,7 +80,13 @@ def _build(
         "pk.parallel_for(n, lambda i: <call>)",
     }.get(operation)
     wanted = {"reduce": 2, "for": 1}.get(operation)
-    if usage is None or len(params) != wanted or (operation != "for" and with_view):
+    side_effect = operation == "for" and not with_view
+    if (
+        usage is None
+        or len(params) != wanted
+        or (operation != "for" and with_view)
+        or (side_effect and not isinstance(node.body, ast.Call))  # a value for no view
+    ):
         written = f"is written {usage}" if usage else "is not possible: write a def"
         where.error(
             node,
