@@ -146,6 +146,8 @@ sign = _array_function("sign", "-1, 0 or 1 by the sign of each element.")
 negative = _array_function("negative", "-x, element-wise.")
 positive = _array_function("positive", "+x, element-wise (a copy).")
 square = _array_function("square", "x * x, element-wise.")
+rint = _array_function("rint", "Each element rounded to an integer, halves to even (a float).")
+conj = _array_function("conjugate", "The complex conjugate, element-wise (a real number: itself).")
 add = _array_function("add", "a + b, element-wise (arrays or numbers, broadcast as NumPy does).")
 subtract = _array_function("subtract", "a - b, element-wise.")
 multiply = _array_function("multiply", "a * b, element-wise.")
@@ -310,3 +312,36 @@ def iinfo(dtype: Any) -> np.iinfo:
 def finfo(dtype: Any) -> np.finfo:
     """The limits of a floating type: ``pk.finfo(pk.float32).eps``."""
     return np.finfo(to_datatype(dtype).np_dtype)
+
+
+def astype(view: Any, dtype: Any) -> Any:
+    """A new view of ``view``'s elements converted to ``dtype`` (PyKokkos' ``pk.astype``:
+    NumPy's conversion, e.g. float to int truncates)."""
+    array = unwrap(view)
+    return as_view(array.astype(view_dtype(dtype).np_dtype))
+
+
+def col(view: Any, column: int) -> Any:
+    """Column ``column`` of a rank-2 view, as a new rank-1 view (PyKokkos' ``pk.col``)."""
+    array = unwrap(view)
+    if array.ndim != 2:
+        raise RuntimeError(f"pk.col takes a rank-2 view, not one of rank {array.ndim}")
+    return as_view(array[:, column].copy())
+
+
+def index(view: Any, indices: Any) -> Any:
+    """``view[indices[i]]`` for every ``i``, a new view (PyKokkos' ``pk.index``: a gather
+    by an integer view)."""
+    positions = unwrap(indices)
+    if not np.issubdtype(positions.dtype, np.integer):
+        raise RuntimeError(f"pk.index takes integer indices, not {positions.dtype}")
+    return as_view(unwrap(view)[positions])
+
+
+def broadcast_view(value: Any, view: Any) -> Any:
+    """``value`` (a number or a smaller view) stretched to ``view``'s shape, a new view
+    (PyKokkos' ``pk.broadcast_view``, NumPy's broadcasting rules)."""
+    target = unwrap(view)
+    xp = array_module(value, target)
+    return as_view(xp.broadcast_to(unwrap(value), target.shape).copy())
+

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DispatchError
-from .spaces import ExecutionPolicy, ExecutionSpace, as_space, resolve_space
+from .spaces import (
+    ExecutionPolicy,
+    ExecutionSpace,
+    ExecutionSpaceInstance,
+    as_space,
+    resolve_space,
+)
 from .types import DataType, to_datatype
 
 # The most threads one team may have (a CUDA block's limit; on CPUs a team is real threads).
@@ -88,9 +94,9 @@ class TeamPolicy(ExecutionPolicy):
         space: ExecutionSpace | None = None,
     ) -> None:
         usage = "TeamPolicy takes ([space,] league_size, team_size | pk.AUTO[, vector_length])"
-        if args and isinstance(args[0], ExecutionSpace | str):
+        if args and isinstance(args[0], ExecutionSpace | ExecutionSpaceInstance | str):
             given_space, rest = args[0], args[1:]
-        elif len(args) == 4 and isinstance(args[3], ExecutionSpace | str):
+        elif len(args) == 4 and isinstance(args[3], ExecutionSpace | ExecutionSpaceInstance | str):
             given_space, rest = args[3], args[:3]  # older PyKokkos: the space last
         else:
             given_space, rest = None, args

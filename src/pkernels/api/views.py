@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from .runtime_settings import get_default_precision
 from .spaces import ExecutionSpace, get_default_space
 from .types import DataType, float64, from_numpy, int32, to_datatype
 
@@ -111,12 +112,14 @@ class View(NDArrayOperatorsMixin, metaclass=_SubclassMaking):
     def __init__(
         self,
         shape: int | Sequence[int] = (),
-        dtype: Any = float64,
+        dtype: Any = None,
         space: MemorySpace = MemorySpace.MemorySpaceDefault,
         layout: Layout = Layout.LayoutDefault,
         trait: Trait = Trait.TraitDefault,
         array: Any = None,
     ) -> None:
+        if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
+            dtype = get_default_precision()
         self._array = _allocate(type(self) is View, shape, dtype, space, layout, trait, array)
         if layout is not Layout.LayoutDefault:
             self._layout = layout  # rank 1 is both: it says what was asked

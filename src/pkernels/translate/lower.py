@@ -1506,6 +1506,8 @@ class FunctionLowerer(
             self.src.error(node, "pk.printf is a statement; call it on its own line")
         if pk and name in ("lower_bound", "upper_bound"):
             return self._search_bound(node, name)
+        if pk and name in _ELEMENT_MATH:
+            return self._element_math(node, name)
         if not pk and name in TUPLE_MATH:
             self.src.error(
                 node,
@@ -1569,6 +1571,43 @@ class FunctionLowerer(
         floats = args[:1] if name == "ldexp" else args  # ldexp's exponent is an int
         rtype = float_of(*(a.type for a in floats)) if pk else t.float64
         return ir.Call(rtype, cname, args)
+
+    def _element_math(self, node: ast.Call, name: str) -> Expr:
+        """``pk.sign``, ``pk.square``, ``pk.reciprocal``, ``pk.rint``, ``pk.conj`` of a
+        number (Kokkos' math, NumPy's element functions, which the Debug space calls):
+        written with the IR's own operations, computing what NumPy computes."""
+        if len(node.args) != 1 or node.keywords:
+            self.src.error(node, f"pk.{name}() takes one number")
+        x = self._expr(node.args[0])
+        xt = x.type
+        if not isinstance(xt, DataType) or xt == t.bool_:
+            self.src.error(node.args[0], f"pk.{name}() takes a number, this is {_type_name(xt)}")
+        if name == "conj":  # of a real number: itself
+            return x
+        if name == "square":
+            return ir.BinOp(xt, "*", x, x)
+        if name == "reciprocal":
+            if not xt.is_float:
+                self.src.error(
+                    node,
+                    f"pk.reciprocal of an integer ({xt.name}) is NumPy's integer 1 // x",
+                    hint="Write 1.0 / x for the float reciprocal, or 1 // x.",
+                )
+            return ir.BinOp(xt, "/", ir.Const(xt, 1.0), x)
+        if name == "rint":  # halves to even, a float (C's rint, as nearbyint)
+            ft = xt if xt.is_float else t.float64
+            return ir.Call(ft, "nearbyint", [x if xt.is_float else ir.Cast(ft, x)])
+        # sign: NumPy's (1, -1, 0 for either zero, NaN for NaN)
+        one, zero = (ir.Const(xt, 1.0), ir.Const(xt, 0.0)) if xt.is_float else (
+            ir.Const(xt, 1),
+            ir.Const(xt, 0),
+        )
+        minus_one = ir.Const(xt, -1.0 if xt.is_float else -1)
+        if xt.kind == "uint":
+            minus_one = zero  # never taken: an unsigned number is never below 0
+        rest = ir.Select(xt, ir.Compare(t.bool_, "==", x, zero), zero, x)
+        rest = ir.Select(xt, ir.Compare(t.bool_, "<", x, zero), minus_one, rest)
+        return ir.Select(xt, ir.Compare(t.bool_, ">", x, zero), one, rest)
 
     def _math_formula(self, node: ast.Call, name: str) -> Expr:
         """``math.log(x, base)``, ``math.degrees(x)``, ``math.radians(x)``: the formulas
@@ -1868,3 +1907,5 @@ _PKERNELS_MARKS = ("workunit", "parallel_for", "atomic_add", "View")
 
 
 _RESERVED_NAMES = {"math", "pk", "range", "print"}
+# pk.* element functions of NumPy and Kokkos lowered to the IR's operations.
+_ELEMENT_MATH = frozenset({"sign", "square", "reciprocal", "rint", "conj"})
