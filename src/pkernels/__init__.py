@@ -122,6 +122,7 @@ from .api.teams import (  # noqa: E402
     AUTO,
     PerTeam,
     PerThread,
+    ScratchView,
     ScratchView1D,
     ScratchView2D,
     ScratchView3D,
@@ -198,6 +199,8 @@ double = float64
 real = float64
 float = float32  # noqa: A001 - PyKokkos spells single precision pk.float
 bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
+# PyKokkos' base class of views and its slices' class: views and their slices are pk.View.
+ViewType = Subview = View
 # PyKokkos' earlier names of pk.array (a view of an existing array, not a copy)
 from_numpy = from_cupy = from_array = array
 

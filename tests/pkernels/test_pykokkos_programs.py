@@ -388,3 +388,25 @@ def test_a_fused_kernel_compiles_without_fusing_instructions(tmp_path):
         check=True,
     ).stdout
     assert "vfm" not in asm and "vfnm" not in asm
+
+
+# ------------------------------------------------------------------ PyTorch tensors
+
+
+@pk.workunit
+def _scale_into(i: int, out: pk.View1D[pk.float32], x: pk.View1D[pk.float32], k: float):
+    out[i] = x[i] * k
+
+
+def test_cpu_torch_tensors_are_views(space):
+    torch = pytest.importorskip("torch")
+    x = torch.arange(5, dtype=torch.float32)
+    out = torch.zeros(5, dtype=torch.float32)
+    pk.parallel_for(pk.RangePolicy(space, 0, 5), _scale_into, out=out, x=x, k=2.0)
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]  # written in the tensor's memory
+    view = pk.array(out)
+    view[0] = 9.0
+    assert out[0].item() == 9.0
+    grad = torch.ones(5, dtype=torch.float32, requires_grad=True)
+    pk.parallel_for(pk.RangePolicy(space, 0, 5), _scale_into, out=out, x=grad, k=1.0)
+    assert out.tolist() == [1.0] * 5

@@ -343,8 +343,13 @@ class ScratchAnnotation:
         return -(-n // SCRATCH_ALIGNMENT) * SCRATCH_ALIGNMENT
 
 
+class ScratchView:
+    """The base of ``ScratchView1D`` ... ``ScratchView8D`` (PyKokkos' ``pk.ScratchView``),
+    for ``isinstance`` and ``issubclass`` checks."""
+
+
 def _scratch_view_class(rank: int) -> type:
-    class _ScratchViewND:
+    class _ScratchViewND(ScratchView):
         __doc__ = (
             f"``ScratchView{rank}D(team_member.team_scratch(level), n0{', n1' * (rank > 1)})``:"
             f" a rank-{rank} view in team scratch memory, annotated "

@@ -369,8 +369,11 @@ def _unwrapped_all(values: Any) -> list[Any]:
 
 
 def unwrap(value: Any) -> Any:
-    """A dispatch argument as kernels take it: a view's array; anything else as it is."""
-    return value._array if isinstance(value, View) else value
+    """A dispatch argument as kernels take it: a view's (or a PyTorch tensor's) array;
+    anything else as it is."""
+    if isinstance(value, View):
+        return value._array
+    return tensor_array(value) if is_tensor(value) else value
 
 
 def _allocate(
@@ -452,12 +455,36 @@ def array(data: Any, space: MemorySpace | None = None, layout: Layout | None = N
 
 def as_array(data: Any) -> Any:
     """``data`` as an array kernels take: a NumPy or CuPy array as it is, a view's array,
-    a CPU PyTorch tensor's memory as a NumPy array; else ``np.asarray(data)``."""
-    if isinstance(data, np.ndarray) or _is_device_array(data):
+    a PyTorch tensor's memory (see :func:`tensor_array`); else ``np.asarray(data)``."""
+    if isinstance(data, np.ndarray):
         return data
     if isinstance(data, View):
         return data._array
+    if is_tensor(data):
+        return tensor_array(data)
+    if _is_device_array(data):
+        return data
     return np.asarray(data)
+
+
+def is_tensor(value: object) -> bool:
+    """Whether ``value`` is a PyTorch tensor (told apart without importing torch)."""
+    return type(value).__module__.partition(".")[0] == "torch" and hasattr(value, "numpy")
+
+
+def tensor_array(tensor: Any) -> Any:
+    """The memory of a PyTorch tensor as an array kernels take, without a copy: a NumPy
+    array for a CPU tensor, a CuPy array for a CUDA one (kernels' writes show in the
+    tensor; autograd does not see them)."""
+    tensor = tensor.detach()
+    if tensor.device.type == "cpu":
+        try:
+            return tensor.numpy()
+        except (TypeError, RuntimeError) as exc:  # a bfloat16 tensor, say
+            raise TypeError(f"this tensor cannot be a kernel view: {exc}") from None
+    from ..runtime.cuda_launch import cupy_module
+
+    return cupy_module().asarray(tensor)
 
 
 def asarray(

@@ -26,7 +26,7 @@ from ..api.reducers import REDUCERS, Reducer, Sum
 from ..api.spaces import ExecutionSpace, get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
-from ..api.views import View, unwrap
+from ..api.views import View, is_tensor, unwrap
 from ..build.compiler import CHECKS_DEFINE, build
 from ..errors import DispatchError, KernelIndexError
 from ..translate.closures import captured_values, closure_form
@@ -202,11 +202,11 @@ def _compiled_range_kernel(
 
 
 def arrays_of_views(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` with each ``pk.View`` replaced by its array (what the rest of a dispatch,
-    its observers and the Debug space see): the view's array at this dispatch, whatever
-    size a ``resize`` gave it."""
+    """``kwargs`` with each ``pk.View`` (or PyTorch tensor) replaced by its array (what
+    the rest of a dispatch, its observers and the Debug space see): the view's array at
+    this dispatch, whatever size a ``resize`` gave it."""
     for value in kwargs.values():
-        if isinstance(value, View):
+        if isinstance(value, View) or is_tensor(value):
             return {name: unwrap(value) for name, value in kwargs.items()}
     return kwargs
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..api import types as t
-from ..api.views import View, unwrap
+from ..api.views import View, is_tensor, unwrap
 from ..errors import DispatchError
 from ..translate.ir import Param, StructType, Type, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
@@ -31,10 +31,15 @@ def signature_key(value: Any) -> Any:
     if isinstance(value, View):
         return signature_key(value.data)
     if is_device_array(value):
+        if is_tensor(value):  # a PyTorch tensor: the full dispatch takes its memory
+            return _TENSOR
         strides = value.strides
         contiguous = value.ndim > 0 and strides[-1] == value.itemsize
         return ("device", value.dtype, value.ndim, contiguous)
     return type(value)
+
+
+_TENSOR = ("torch tensor",)  # no compiled kernel has it: the full path unwraps tensors
 
 
 def is_device_array(value: Any) -> bool:

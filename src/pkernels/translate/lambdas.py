@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.decorators import workunit
+from ..api.views import is_tensor
 from ..errors import TranslationError
 from .main_fields import fields_read_bare
 from .source import KernelSource
@@ -227,6 +228,7 @@ def is_plain_value(value: object) -> bool:
     return (
         isinstance(value, int | float | bool)
         or hasattr(value, "__array_interface__")
+        or is_tensor(value)
         or (hasattr(value, "__cuda_array_interface__"))
     )
 
