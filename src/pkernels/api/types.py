@@ -42,6 +42,13 @@ class DataType(type):
         """PyKokkos' name of the NumPy scalar type."""
         return cls.np_dtype.type
 
+    def __getattr__(cls, name: str) -> object:
+        # What NumPy code reads of a dtype (itemsize, char, type, str ...) is the NumPy
+        # dtype's; ``kind`` is pkernels' own ("int", "uint", "float", "bool").
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(cls.np_dtype, name)
+
     def __eq__(cls, other: object) -> bool:
         # Equal to what NumPy reads as the same dtype (np.int32, np.dtype("int32")), as
         # the NumPy dtypes PyKokkos code compares views' types with.
