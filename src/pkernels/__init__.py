@@ -73,6 +73,11 @@ from .api.host_arrays import (  # noqa: E402
 )
 from .api.kernel_builtins import *  # noqa: E402,F403
 from .api.policies import Iterate, MDRangePolicy, RangePolicy, Rank  # noqa: E402
+from .api.random_pools import (  # noqa: E402
+    Random_XorShift64_Pool,
+    Random_XorShift1024_Pool,
+    RandomPool,
+)
 from .api.reducers import (  # noqa: E402
     BAnd,
     BOr,

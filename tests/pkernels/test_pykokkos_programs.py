@@ -410,3 +410,21 @@ def test_cpu_torch_tensors_are_views(space):
     grad = torch.ones(5, dtype=torch.float32, requires_grad=True)
     pk.parallel_for(pk.RangePolicy(space, 0, 5), _scale_into, out=out, x=grad, k=1.0)
     assert out.tolist() == [1.0] * 5
+
+
+def test_random_pools_are_made_and_kernels_drawing_from_them_say_what_to_write(make_module):
+    pool = pk.Random_XorShift64_Pool(12345, 8)
+    assert isinstance(pool, pk.RandomPool) and pool.seed == 12345
+    assert pk.Random_XorShift1024_Pool(1, 2).num_states == 2
+    module = make_module(
+        """
+import pkernels as pk
+
+@pk.workunit
+def k(i, out):
+    out[i] = pk.rand(pk.double)
+"""
+    )
+    with pytest.raises(pk.TranslationError, match=r"random pool") as info:
+        pk.parallel_for(2, module.k, out=np.zeros(2))
+    assert "pk.rand(seed, i)" in str(info.value) and info.value.lineno == 6
