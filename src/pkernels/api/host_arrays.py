@@ -47,9 +47,9 @@ def array_module(*values: object) -> Any:
 
 
 def as_view(value: Any) -> Any:
-    """An array result as a ``pk.View`` (as PyKokkos' functions return them); anything
-    else (numbers, NumPy scalars) as is."""
-    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+    """A host array result as a ``pk.View`` (as PyKokkos' functions return them);
+    anything else (numbers, NumPy scalars, GPU arrays) as is."""
+    if isinstance(value, np.ndarray):
         return View.wrapping(value)
     if isinstance(value, tuple):
         return tuple(as_view(v) for v in value)
