@@ -29,8 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import _timing as tm
-from bench_pkdb import run_session
+from bench_pkdb import ratio_to, timed_rounds
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "examples" / "yax_gpu.py"
@@ -38,32 +37,27 @@ AFTER_DISPATCHES = 44  # expected = float(y @ A @ x)
 KERNEL_LINE = 24  # temp2 += A_view[j][i] * x_view[i]
 
 
-def session_table(repeats: int, env: dict[str, str]) -> None:
-    print("1. Session wall time on a GPU program (4096x4096 yAx, 200 dispatches on pk.Cuda)")
-    print(f"{'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7} interval")
-    args = ["4096", "4096", "200"]
+def session_variants(args: list[str]) -> dict[str, list[str]]:
+    """The three sessions on examples/yax_gpu.py ``args`` (N M repeats): pdb, pkdb,
+    pkdb --debug-all-kernels, each breaking once after the dispatches."""
     script = ["-c", f"break {AFTER_DISPATCHES}", "-c", "continue", "-c", "continue"]
-    variants = {
+    return {
         "python -m pdb": [sys.executable, "-m", "pdb", *script, str(PROGRAM), *args],
         "pkdb (breakpoint skipping)": [sys.executable, "-m", "pkdb", *script, str(PROGRAM),
                                        *args],
         "pkdb --debug-all-kernels": [sys.executable, "-m", "pkdb", "--debug-all-kernels",
                                      *script, str(PROGRAM), *args],
     }  # fmt: skip
-    for argv in variants.values():  # warm the kernel cache and the OS caches
-        run_session(argv, env)
-    times: dict[str, list[float]] = {v: [] for v in variants}
-    names = list(variants)
-    orders = tm.balanced_orders(len(names))
-    for r in range(repeats):
-        for k in orders[r % len(orders)]:
-            times[names[k]].append(run_session(variants[names[k]], env))
+
+
+def session_table(repeats: int, env: dict[str, str]) -> None:
+    print("1. Session wall time on a GPU program (4096x4096 yAx, 200 dispatches on pk.Cuda)")
+    print(f"{'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7} interval")
+    times = timed_rounds(session_variants(["4096", "4096", "200"]), repeats, env)
     base = times["python -m pdb"]
     verdicts = []
     for variant, values in times.items():
-        ratios = [v / b for v, b in zip(values, base, strict=True)]
-        ratio = statistics.median(ratios)
-        low, high = tm.bootstrap_median_interval(ratios)
+        ratio, low, high = ratio_to(values, base)
         print(f"{variant:<30} {statistics.median(values):8.3f}s {min(values):8.3f}s "
               f"{ratio:6.2f}x [{low:.2f}, {high:.2f}]")  # fmt: skip
         if variant != "python -m pdb":

@@ -97,6 +97,7 @@ def parse_args() -> argparse.Namespace:
         "--compile-repeats", type=int, default=None, help="cold compiles per kernel (3; 1 quick)"
     )
     p.add_argument("--keep-cache", action="store_true", help="keep the temporary kernel cache")
+    p.add_argument("--json", type=Path, help="also write the kernel times and ratios here")
     args = p.parse_args()
     if args.repeats is None:
         # Multiples of 12: whole cycles of the balanced orders of 4 (or 3) variants.
@@ -221,6 +222,8 @@ def run(args: argparse.Namespace, root: Path, main_cache: Path) -> int:
     dispatch = measure_dispatch(hand, nk, pk, np, tm, args.quick)
 
     print_results(reports, cached, dispatch, nk is not None, tm)
+    if args.json:
+        write_json(args.json, reports, dispatch)
     verdicts = targets(reports, dispatch)
     tm.print_table(
         "Targets. Kernel speed: 'paired' = median over the rounds of the per-round ratio "
@@ -243,6 +246,25 @@ def run(args: argparse.Namespace, root: Path, main_cache: Path) -> int:
         return 1
     print("\nAll variants agree with NumPy within tolerance.")
     return 0
+
+
+def write_json(path: Path, reports: list[KernelReport], dispatch: dict) -> None:
+    """The kernel table and the paired ratios as JSON (for bench/paper's report)."""
+    kernels = []
+    for rep in reports:
+        variants = {
+            name: {"median": m.seconds, "best": m.best, "error": m.error, "ok": m.ok,
+                   "note": m.note}
+            for name, m in rep.variants.items()
+        }  # fmt: skip
+        paired = {
+            f"{timed} vs {reference}": {"median": pr.median, "low": pr.low, "high": pr.high}
+            for (timed, reference), pr in rep.paired.items()
+        }
+        kernels.append({"name": rep.name, "size": rep.size, "variants": variants,
+                        "paired": paired, "compile": rep.compile})  # fmt: skip
+    out = {"kernels": kernels, "dispatch": {k: v[0] for k, v in dispatch.items()}}
+    path.write_text(json.dumps(out, indent=1))
 
 
 def _hand_name(kernel: str) -> str:

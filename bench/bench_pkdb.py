@@ -71,6 +71,32 @@ def run_session(argv: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
+def timed_rounds(
+    variants: dict[str, list[str]], repeats: int, env: dict[str, str]
+) -> dict[str, list[float]]:
+    """Wall times of sessions: each variant (an argv) once to warm the kernel cache and
+    the OS caches, then ``repeats`` rounds running every variant once, in the balanced
+    order of that round. ``times[variant][r]`` is round ``r``'s session."""
+    for argv in variants.values():
+        run_session(argv, env)
+    times: dict[str, list[float]] = {v: [] for v in variants}
+    names = list(variants)
+    orders = tm.balanced_orders(len(names))
+    for r in range(repeats):
+        for k in orders[r % len(orders)]:
+            times[names[k]].append(run_session(variants[names[k]], env))
+    return times
+
+
+def ratio_to(values: list[float], base: list[float]) -> tuple[float, float, float]:
+    """Median of the per-round ratios ``values[r] / base[r]`` and its 90% bootstrap
+    interval. Sessions of one round ran seconds apart, so the machine's slow drift
+    cancels out of them (a ratio of two medians keeps it)."""
+    ratios = [v / b for v, b in zip(values, base, strict=True)]
+    low, high = tm.bootstrap_median_interval(ratios)
+    return statistics.median(ratios), low, high
+
+
 def session_table(repeats: int, env: dict[str, str], quick: bool) -> None:
     print("1. Session wall time: one host breakpoint, continue to it, continue to the end")
     print(f"{'program':<34} {'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7} interval")
@@ -99,21 +125,10 @@ def session_table(repeats: int, env: dict[str, str], quick: bool) -> None:
                 sys.executable, "-m", "pkdb", "--debug-all-kernels", *strict, *script,
                 str(program), *args,
             ]  # fmt: skip
-        for argv in variants.values():  # warm the compile cache and the OS caches
-            run_session(argv, env)
-        times: dict[str, list[float]] = {v: [] for v in variants}
-        names = list(variants)
-        orders = tm.balanced_orders(len(names))
-        for r in range(repeats):  # each round runs every variant once, in a rotated order
-            for k in orders[r % len(orders)]:
-                times[names[k]].append(run_session(variants[names[k]], env))
+        times = timed_rounds(variants, repeats, env)
         base = times["python -m pdb"]
         for variant, values in times.items():
-            # Per-round ratios: sessions of one round ran seconds apart, so the machine's
-            # slow drift cancels out of them (a ratio of two medians keeps it).
-            ratios = [v / b for v, b in zip(values, base, strict=True)]
-            ratio = statistics.median(ratios)
-            low, high = tm.bootstrap_median_interval(ratios)
+            ratio, low, high = ratio_to(values, base)
             print(f"{name:<34} {variant:<30} {statistics.median(values):8.3f}s "
                   f"{min(values):8.3f}s {ratio:6.2f}x [{low:.2f}, {high:.2f}]")  # fmt: skip
             if variant in ("pkdb (breakpoint skipping)", "pkdb --debug-all-kernels"):

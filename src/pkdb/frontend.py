@@ -396,7 +396,9 @@ class Frontend(cmd.Cmd):
                 self._interrupt_at = None
                 self._partial = None
                 return False
-            if self.gpu_active and self.gpu_frontend.check_stop():
+            # cuda-gdb stays attached between GPU launches: a release kernel's CUDA
+            # exception stops the program then too.
+            if self._gpu_attached() and self.gpu_frontend.check_stop():
                 return False
             if self.kernel_active and self._check_partial_continue():
                 return False

@@ -100,6 +100,15 @@ class GpuFrontend:
             return False
         frontend = self.frontend
         event = stop.event
+        if not session.active and event.breakpoint == session.fault_breakpoint:
+            # A team kernel's fault in a release build (no launch debugged now): the
+            # launch reports it when it returns.
+            session.stop = None
+            try:
+                session.require_controller().continue_()
+            except TargetError:
+                pass
+            return False
         if self.stepping and event.reason == "end-stepping-range" and not session.python_frames():
             # Between two indices of the thread (the launcher's loop): on to the next one.
             self.stepping -= 1
@@ -173,7 +182,13 @@ class GpuFrontend:
             if name in ("SIGINT", "0"):
                 return stop_text(frame, who, "interrupted")
             meaning = f" ({event.signal_meaning})" if event.signal_meaning else ""
-            return stop_text(frame, who, f"received {name}{meaning}")
+            notes: tuple[str, ...] = ()
+            if session.launch is None:  # a kernel without breakpoints: its release build
+                notes = (
+                    "(a release build: no variables; a breakpoint in the kernel, or "
+                    "'set debug_all_kernels on', then 'run', shows them)",
+                )
+            return stop_text(frame, who, f"received {name}{meaning}", notes)
         number = session.pdb_number(event.breakpoint)
         if number is None:
             return stop_text(frame, who)

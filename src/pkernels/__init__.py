@@ -15,6 +15,10 @@ from .api.host_arrays import (  # noqa: E402
     all,
     any,
     argmax,
+    astype,
+    broadcast_view,
+    col,
+    conj,
     copyto,
     divide,
     dot,
@@ -29,6 +33,7 @@ from .api.host_arrays import (  # noqa: E402
     hstack,
     iinfo,
     in1d,
+    index,
     inf,
     linspace,
     logaddexp,
@@ -52,6 +57,7 @@ from .api.host_arrays import (  # noqa: E402
     reciprocal,
     reshape,
     result_type,
+    rint,
     round,
     searchsorted,
     sign,
@@ -67,6 +73,11 @@ from .api.host_arrays import (  # noqa: E402
 )
 from .api.kernel_builtins import *  # noqa: E402,F403
 from .api.policies import Iterate, MDRangePolicy, RangePolicy, Rank  # noqa: E402
+from .api.random_pools import (  # noqa: E402
+    Random_XorShift64_Pool,
+    Random_XorShift1024_Pool,
+    RandomPool,
+)
 from .api.reducers import (  # noqa: E402
     BAnd,
     BOr,
@@ -85,6 +96,17 @@ from .api.reducers import (  # noqa: E402
     Sum,
     ValLocScalar,
 )
+from .api.runtime_settings import (  # noqa: E402
+    disable_uvm,
+    enable_uvm,
+    finalize,
+    get_default_precision,
+    get_device_id,
+    initialize,
+    is_uvm_enabled,
+    set_default_precision,
+    set_device_id,
+)
 from .api.spaces import (  # noqa: E402
     Cuda,
     Debug,
@@ -92,6 +114,7 @@ from .api.spaces import (  # noqa: E402
     DeviceExecutionSpace,
     ExecutionPolicy,
     ExecutionSpace,
+    ExecutionSpaceInstance,
     OpenMP,
     Serial,
     fence,
@@ -104,9 +127,15 @@ from .api.teams import (  # noqa: E402
     AUTO,
     PerTeam,
     PerThread,
+    ScratchView,
     ScratchView1D,
     ScratchView2D,
     ScratchView3D,
+    ScratchView4D,
+    ScratchView5D,
+    ScratchView6D,
+    ScratchView7D,
+    ScratchView8D,
     TeamMember,
     TeamPolicy,
     TeamThreadMDRange,
@@ -119,6 +148,7 @@ from .api.timer import Timer  # noqa: E402
 from .api.types import (  # noqa: E402
     Acc,
     DataType,
+    DataTypeClass,
     View1D,
     View2D,
     View3D,
@@ -174,9 +204,11 @@ double = float64
 real = float64
 float = float32  # noqa: A001 - PyKokkos spells single precision pk.float
 bool = bool_  # noqa: A001 - PyKokkos' name of the boolean element type
+# PyKokkos' base class of views and its slices' class: views and their slices are pk.View.
+ViewType = Subview = View
 # PyKokkos' earlier names of pk.array (a view of an existing array, not a copy)
 from_numpy = from_cupy = from_array = array
-DataTypeClass = DataType  # PyKokkos' name of the type of pk.int32 & co (annotations)
+
 
 # PyKokkos puts the members of these enums in its namespace too: pk.LayoutRight, ...
 LayoutDefault, LayoutLeft, LayoutRight = Layout  # noqa: E402

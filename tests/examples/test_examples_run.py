@@ -19,6 +19,7 @@ EXAMPLES = ROOT / "examples"
 
 #: example -> (arguments, a regex its output matches)
 RUNS = {
+    "ewald.py": (("64", "--check"), r"64 charges"),
     "functor_subview.py": ((), r"yAx = ([\d.]+) \(NumPy: \1, matches\)"),
     "heat.py": (("64", "20"), r"total heat 256\.000000 after 20 steps"),
     "md.py": (("2", "20"), r"32 atoms, .* 20 steps: E0 = -?[\d.]+ per atom"),

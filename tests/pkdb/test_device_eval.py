@@ -80,6 +80,13 @@ def test_a_stopped_helper_comes_back_with_the_launch(helper):
     assert helper.request("eval", expr="k + 2", locals={})["text"] == "9"
 
 
+def test_a_view_travels_as_its_array(helper):
+    view = pk.View([3], pk.double)
+    view.data[:] = [1.0, 2.0, 4.0]
+    helper.launch({"v": describe(view)}, {})
+    assert helper.request("eval", expr="float(v.sum())", locals={})["text"] == "7.0"
+
+
 def test_what_cannot_travel_is_left_out():
     assert describe(lambda: 1) is None  # a plain function of the program
     assert describe(np.zeros(1 << 18)) is None  # 2 MiB: too large to copy

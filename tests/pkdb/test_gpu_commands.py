@@ -197,3 +197,21 @@ def test_the_frames_a_stop_shows_are_the_python_ones():
     session = GpuKernelSession()
     session.controller = type("C", (), {"stack": lambda self, max_depth=None: frames})()
     assert [f.line for f in session.python_frames()] == [8]
+
+
+def test_a_release_team_fault_between_launches_goes_on_unseen(console):
+    """cuda-gdb stays attached between GPU launches: a release team kernel's fault stops
+    in pk_fault_hook then; the launch itself reports it when it returns."""
+    session = console.gpu
+    session.launch = None
+    session.stop = None
+    session.fault_breakpoint = 5
+    fake = session.controller
+    focus = {"kernel": "1", "blockIdx": "(0,0,0)", "threadIdx": "(0,0,0)"}
+    fake.events.append(StopEvent("breakpoint-hit", breakpoint=5, raw={"CudaFocus": focus}))
+    frontend = GpuFrontend.__new__(GpuFrontend)
+    frontend.session = session
+    frontend.frontend = console
+    frontend.stepping = 0
+    assert frontend.check_stop() is False
+    assert fake.commands[-1] == "continue" and session.stop is None

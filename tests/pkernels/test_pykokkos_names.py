@@ -212,7 +212,9 @@ def test_the_functor_subview_example_runs_and_agrees_with_numpy():
 
 def test_data_type_class_is_the_type_of_the_element_types():
     # PyKokkos code annotates dtype parameters `dtype: pk.DataTypeClass = pk.int32`.
-    assert all(isinstance(t, pk.DataTypeClass) for t in (pk.int32, pk.double, pk.bool))
+    # As in PyKokkos, the element types are its subclasses (classes themselves).
+    assert all(issubclass(t, pk.DataTypeClass) for t in (pk.int32, pk.double, pk.bool))
+    assert all(isinstance(t, pk.DataType) for t in (pk.int32, pk.double, pk.bool))
     assert pk.View([3], pk.int32).dtype == pk.int32
 
 

@@ -79,7 +79,12 @@ def device_array(value: Any) -> dict[str, Any] | None:
 
 
 def describe(value: Any) -> dict[str, Any] | None:
-    """The helper's description of one value, or None when it cannot have it."""
+    """The helper's description of one value, or None when it cannot have it. A
+    ``pk.View`` is described by its array (the helper has no views: their arrays)."""
+    from pkernels.api.views import View, unwrap
+
+    if isinstance(value, View):
+        value = unwrap(value)
     try:
         array = device_array(value)
     except Exception:  # noqa: BLE001 - a CUDA error: leave the name out

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .host_arrays import array_module, as_view
+from .views import unwrap
 
 
 class BinOp:
@@ -177,7 +178,7 @@ class BinSort:
         """Bin the keys: compute the permutation, the bin offsets and the bin counts
         (call again after the keys change)."""
         xp = array_module(self.keys)
-        keys = self.keys[self.range_begin : self.range_end]
+        keys = unwrap(self.keys)[self.range_begin : self.range_end]
         bins = self.bin_op.bins(keys)
         count = xp.bincount(bins, minlength=self.bin_op.bin_count()).astype(np.int32)
         offsets = xp.zeros(count.shape, dtype=np.int64)
@@ -196,7 +197,8 @@ class BinSort:
         ``range_begin + i`` becomes the old row ``values_range_begin - range_begin +
         permute[i]`` (Kokkos' ``sort``; by default the first ``range_end - range_begin``
         rows)."""
-        permute = self._created("sort")
+        permute = unwrap(self._created("sort"))
+        values = unwrap(values)  # a pk.View: its array, reordered in place
         length = self.range_end - self.range_begin
         if values_range_end is None:
             values_range_end = values_range_begin + length

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .types import DataType, from_numpy, to_datatype
-from .views import View, view_dtype
+from .views import View, unwrap, view_dtype
 
 inf = math.inf
 nan = math.nan
@@ -30,7 +30,7 @@ _NUMBERS = (float, int, np.generic)
 
 def is_array(value: object) -> bool:
     """Whether ``value`` is an array (NumPy's, a view, or a GPU array such as CuPy's)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray | View):
         return True
     return not isinstance(value, _NUMBERS) and hasattr(value, "__cuda_array_interface__")
 
@@ -38,6 +38,7 @@ def is_array(value: object) -> bool:
 def array_module(*values: object) -> Any:
     """The library of the arrays among ``values``: CuPy if one is on the GPU, else NumPy."""
     for value in values:
+        value = unwrap(value)
         if not isinstance(value, np.ndarray) and hasattr(value, "__cuda_array_interface__"):
             import cupy
 
@@ -46,10 +47,21 @@ def array_module(*values: object) -> Any:
 
 
 def as_view(value: Any) -> Any:
-    """A host array result as a ``pk.View``; anything else (numbers, GPU arrays) as is."""
-    if isinstance(value, np.ndarray) and not isinstance(value, View):
-        return value.view(View)
+    """A host array result as a ``pk.View`` (as PyKokkos' functions return them);
+    anything else (numbers, NumPy scalars, GPU arrays) as is."""
+    if isinstance(value, np.ndarray):
+        return View.wrapping(value)
+    if isinstance(value, tuple):
+        return tuple(as_view(v) for v in value)
     return value
+
+
+def _arrays(values: Any) -> list[Any]:
+    """Arguments with views replaced by their arrays (in a list or tuple too)."""
+    return [
+        type(v)(unwrap(x) for x in v) if isinstance(v, list | tuple) else unwrap(v)
+        for v in values
+    ]
 
 
 def elementwise(
@@ -71,7 +83,7 @@ def elementwise(
             if not isinstance(arg, _NUMBERS) and is_array(arg):
                 xp = array_module(*args)
                 op = getattr(xp, ufunc) if isinstance(ufunc, str) else ufunc(xp)
-                return as_view(op(*args))
+                return as_view(op(*_arrays(args)))
         # builtins.all: this module's `all` is PyKokkos' array function
         if single is not None and args and builtins.all(type(a) is np.float32 for a in args):
             return np.float32(single(*args))
@@ -120,7 +132,8 @@ def _array_function(name: str, doc: str) -> Callable[..., Any]:
         if "view" in kwargs:  # PyKokkos' ufuncs name their array: pk.sign(view=v)
             args = (kwargs.pop("view"), *args)
         xp = array_module(*args, *kwargs.values())
-        return as_view(getattr(xp, name)(*args, **kwargs))
+        values = _arrays(kwargs.values())
+        return as_view(getattr(xp, name)(*_arrays(args), **dict(zip(kwargs, values, strict=True))))
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
@@ -133,6 +146,8 @@ sign = _array_function("sign", "-1, 0 or 1 by the sign of each element.")
 negative = _array_function("negative", "-x, element-wise.")
 positive = _array_function("positive", "+x, element-wise (a copy).")
 square = _array_function("square", "x * x, element-wise.")
+rint = _array_function("rint", "Each element rounded to an integer, halves to even (a float).")
+conj = _array_function("conjugate", "The complex conjugate, element-wise (a real number: itself).")
 add = _array_function("add", "a + b, element-wise (arrays or numbers, broadcast as NumPy does).")
 subtract = _array_function("subtract", "a - b, element-wise.")
 multiply = _array_function("multiply", "a * b, element-wise.")
@@ -148,8 +163,46 @@ logical_or = _array_function("logical_or", "a or b, element-wise.")
 logical_xor = _array_function("logical_xor", "a xor b, element-wise.")
 logical_not = _array_function("logical_not", "not a, element-wise.")
 # whole arrays
-matmul = _array_function("matmul", "The matrix product a @ b.")
-np_matmul = _array_function("matmul", "The matrix product a @ b (PyKokkos' NumPy-backed name).")
+_matmul = _array_function("matmul", "The matrix product a @ b.")
+
+
+class MatmulShapeError(RuntimeError, ValueError):
+    """``pk.matmul`` of arrays whose inner dimensions differ: a RuntimeError with
+    PyKokkos' message, and a ValueError as NumPy's."""
+
+
+def _inner_sizes(a: Any, b: Any) -> tuple[int, int]:
+    """The two sizes ``a @ b`` multiplies together: a's last, b's first (of a vector) or
+    second to last."""
+    return a.shape[-1], b.shape[0] if len(b.shape) == 1 else b.shape[-2]
+
+
+def matmul(a: Any, b: Any, **kwargs: Any) -> Any:
+    """The matrix product ``a @ b`` (NumPy's rules); arrays whose inner dimensions differ
+    raise :class:`MatmulShapeError` with PyKokkos' message."""
+    if len(getattr(a, "shape", ())) and len(getattr(b, "shape", ())):
+        left, right = _inner_sizes(a, b)
+        if left != right:
+            raise MatmulShapeError(
+                "Input operand 1 has a mismatch in its core dimension "
+                f"(Size {left} is different from {right})"
+            )
+    return _matmul(a, b, **kwargs)
+
+
+def np_matmul(a: Any, b: Any, **kwargs: Any) -> Any:
+    """The matrix product ``a @ b`` (PyKokkos' NumPy-backed name); arrays whose inner
+    dimensions differ raise :class:`MatmulShapeError` with PyKokkos' message."""
+    if len(getattr(a, "shape", ())) and len(getattr(b, "shape", ())):
+        left, right = _inner_sizes(a, b)
+        if left != right:
+            raise MatmulShapeError(
+                "Matrix dimensions are not compatible for multiplication: "
+                f"{tuple(a.shape)} and {tuple(b.shape)}"
+            )
+    return _matmul(a, b, **kwargs)
+
+
 transpose = _array_function("transpose", "The array with its axes reversed (or permuted by axes=).")
 sum = _array_function(  # noqa: A001 - PyKokkos' name
     "sum", "The sum of the elements (along axis=, if given)."
@@ -181,12 +234,12 @@ searchsorted = _array_function(
 
 def round(view: Any, decimals: int = 0) -> Any:  # noqa: A001 - PyKokkos' name
     """Each element rounded to ``decimals`` places, halves to even (NumPy's ``round``)."""
-    return as_view(array_module(view).round(view, decimals))
+    return as_view(array_module(view).round(unwrap(view), decimals))
 
 
 def copyto(destination: Any, source: Any) -> None:
     """Copy ``source`` into the array ``destination`` (broadcast as NumPy does)."""
-    array_module(destination, source).copyto(destination, source)
+    array_module(destination, source).copyto(unwrap(destination), unwrap(source))
 
 
 def result_type(*arrays_and_dtypes: Any) -> Any:
@@ -199,7 +252,7 @@ def result_type(*arrays_and_dtypes: Any) -> Any:
 def in1d(a: Any, b: Any) -> Any:
     """For each element of ``a``, whether it is in ``b`` (a flat boolean array)."""
     xp = array_module(a, b)
-    return as_view(xp.isin(xp.ravel(a), b))
+    return as_view(xp.isin(xp.ravel(unwrap(a)), unwrap(b)))
 
 
 def zeros(shape: int | tuple[int, ...] | list[int], dtype: Any = float) -> Any:
@@ -235,7 +288,7 @@ def full_like(
     """``fill_value`` in an array of ``array``'s shape and type (or ``dtype``; ``int`` is
     int32, as for ``pk.View``), on the host for a host array (a view), on the GPU for a
     GPU one. The array may be given as ``view=``, PyKokkos' keyword."""
-    array = _one_array("full_like", array, view)
+    array = unwrap(_one_array("full_like", array, view))
     np_dtype = None if dtype is None else view_dtype(dtype).np_dtype
     return as_view(array_module(array).full_like(array, fill_value, dtype=np_dtype))
 
@@ -248,7 +301,7 @@ def _one_array(name: str, array: Any, view: Any) -> Any:
 
 def find_max(view: Any) -> Any:
     """The largest element (PyKokkos' ``find_max``)."""
-    return array_module(view).max(view)
+    return array_module(view).max(unwrap(view))
 
 
 def iinfo(dtype: Any) -> np.iinfo:
@@ -259,3 +312,36 @@ def iinfo(dtype: Any) -> np.iinfo:
 def finfo(dtype: Any) -> np.finfo:
     """The limits of a floating type: ``pk.finfo(pk.float32).eps``."""
     return np.finfo(to_datatype(dtype).np_dtype)
+
+
+def astype(view: Any, dtype: Any) -> Any:
+    """A new view of ``view``'s elements converted to ``dtype`` (PyKokkos' ``pk.astype``:
+    NumPy's conversion, e.g. float to int truncates)."""
+    array = unwrap(view)
+    return as_view(array.astype(view_dtype(dtype).np_dtype))
+
+
+def col(view: Any, column: int) -> Any:
+    """Column ``column`` of a rank-2 view, as a new rank-1 view (PyKokkos' ``pk.col``)."""
+    array = unwrap(view)
+    if array.ndim != 2:
+        raise RuntimeError(f"pk.col takes a rank-2 view, not one of rank {array.ndim}")
+    return as_view(array[:, column].copy())
+
+
+def index(view: Any, indices: Any) -> Any:
+    """``view[indices[i]]`` for every ``i``, a new view (PyKokkos' ``pk.index``: a gather
+    by an integer view)."""
+    positions = unwrap(indices)
+    if not np.issubdtype(positions.dtype, np.integer):
+        raise RuntimeError(f"pk.index takes integer indices, not {positions.dtype}")
+    return as_view(unwrap(view)[positions])
+
+
+def broadcast_view(value: Any, view: Any) -> Any:
+    """``value`` (a number or a smaller view) stretched to ``view``'s shape, a new view
+    (PyKokkos' ``pk.broadcast_view``, NumPy's broadcasting rules)."""
+    target = unwrap(view)
+    xp = array_module(value, target)
+    return as_view(xp.broadcast_to(unwrap(value), target.shape).copy())
+

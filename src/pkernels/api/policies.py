@@ -7,7 +7,13 @@ import operator
 from dataclasses import dataclass
 
 from ..errors import DispatchError
-from .spaces import ExecutionPolicy, ExecutionSpace, as_space, resolve_space
+from .spaces import (
+    ExecutionPolicy,
+    ExecutionSpace,
+    ExecutionSpaceInstance,
+    as_space,
+    resolve_space,
+)
 from .teams import TeamPolicy
 
 
@@ -85,7 +91,7 @@ class MDRangePolicy(ExecutionPolicy):
         iter_inner: Iterate = Iterate.Default,
         rank: Rank | None = None,
     ) -> None:
-        if args and isinstance(args[0], ExecutionSpace | str):
+        if args and isinstance(args[0], ExecutionSpace | ExecutionSpaceInstance | str):
             if space is not None:
                 raise TypeError("MDRangePolicy: the space is given twice")
             space, rest = args[0], args[1:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from ..errors import SpaceError, UnsupportedSpaceError
 
@@ -80,11 +81,13 @@ def set_default_space(space: ExecutionSpace) -> None:
 
 
 def as_space(value: object, where: str) -> ExecutionSpace:
-    """``value``, the space a policy (``where``) is given, checked: a string or another
-    value is refused (a SpaceError, an UnsupportedSpaceError for HIP ...), saying what to
-    write instead."""
+    """``value``, the space a policy (``where``) is given (an ExecutionSpaceInstance: its
+    space), checked: a string or another value is refused (a SpaceError, an
+    UnsupportedSpaceError for HIP ...), saying what to write instead."""
     if isinstance(value, ExecutionSpace):
         return value
+    if isinstance(value, ExecutionSpaceInstance):
+        return value.space
     if isinstance(value, str):
         error = unsupported_space(value)
         if error is not None:
@@ -143,3 +146,22 @@ def fence(space: ExecutionSpace | None = None) -> None:
 def flush() -> None:
     """PyKokkos' ``pk.flush()``, which runs kernels its fusion mode has held back: every
     dispatch here runs its kernel at once, so there is nothing to run."""
+
+
+class ExecutionSpaceInstance:
+    """PyKokkos' ``ExecutionSpaceInstance(space[, stream])``: a space (a CUDA stream's,
+    for ``pk.Cuda``), accepted wherever a policy takes its space. Kernels here run in
+    order on CuPy's current stream; a CuPy stream given is kept as ``stream``."""
+
+    def __init__(self, space: ExecutionSpace, stream: Any = None) -> None:
+        if not isinstance(space, ExecutionSpace):
+            raise TypeError(f"ExecutionSpaceInstance takes an ExecutionSpace, not {space!r}")
+        if space is ExecutionSpace.Default:
+            space = get_default_space()
+        if stream is not None and space is not ExecutionSpace.Cuda:
+            raise ValueError(f"a stream is for the Cuda space, not {space}")
+        self.space = space
+        self.stream = stream
+
+    def __repr__(self) -> str:
+        return f"ExecutionSpaceInstance({self.space})"

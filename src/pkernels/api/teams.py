@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DispatchError
-from .spaces import ExecutionPolicy, ExecutionSpace, as_space, resolve_space
+from .spaces import (
+    ExecutionPolicy,
+    ExecutionSpace,
+    ExecutionSpaceInstance,
+    as_space,
+    resolve_space,
+)
 from .types import DataType, to_datatype
 
 # The most threads one team may have (a CUDA block's limit; on CPUs a team is real threads).
@@ -88,9 +94,9 @@ class TeamPolicy(ExecutionPolicy):
         space: ExecutionSpace | None = None,
     ) -> None:
         usage = "TeamPolicy takes ([space,] league_size, team_size | pk.AUTO[, vector_length])"
-        if args and isinstance(args[0], ExecutionSpace | str):
+        if args and isinstance(args[0], ExecutionSpace | ExecutionSpaceInstance | str):
             given_space, rest = args[0], args[1:]
-        elif len(args) == 4 and isinstance(args[3], ExecutionSpace | str):
+        elif len(args) == 4 and isinstance(args[3], ExecutionSpace | ExecutionSpaceInstance | str):
             given_space, rest = args[3], args[:3]  # older PyKokkos: the space last
         else:
             given_space, rest = None, args
@@ -337,8 +343,13 @@ class ScratchAnnotation:
         return -(-n // SCRATCH_ALIGNMENT) * SCRATCH_ALIGNMENT
 
 
+class ScratchView:
+    """The base of ``ScratchView1D`` ... ``ScratchView8D`` (PyKokkos' ``pk.ScratchView``),
+    for ``isinstance`` and ``issubclass`` checks."""
+
+
 def _scratch_view_class(rank: int) -> type:
-    class _ScratchViewND:
+    class _ScratchViewND(ScratchView):
         __doc__ = (
             f"``ScratchView{rank}D(team_member.team_scratch(level), n0{', n1' * (rank > 1)})``:"
             f" a rank-{rank} view in team scratch memory, annotated "
@@ -373,3 +384,8 @@ def _scratch_view_class(rank: int) -> type:
 ScratchView1D = _scratch_view_class(1)
 ScratchView2D = _scratch_view_class(2)
 ScratchView3D = _scratch_view_class(3)
+ScratchView4D = _scratch_view_class(4)
+ScratchView5D = _scratch_view_class(5)
+ScratchView6D = _scratch_view_class(6)
+ScratchView7D = _scratch_view_class(7)
+ScratchView8D = _scratch_view_class(8)

@@ -10,9 +10,17 @@ import numpy as np
 from ..errors import AnnotationError
 
 
-@dataclass(frozen=True)
-class DataType:
-    """A scalar element type, usable as ``pk.View(shape, pk.double)`` or in annotations."""
+class DataTypeClass:
+    """PyKokkos' base class of the element types: ``pk.int32`` ... ``pk.double`` are
+    subclasses of it (``issubclass(pk.double, pk.DataTypeClass)``), never instantiated."""
+
+
+class DataType(type):
+    """The type of ``pk.int8`` ... ``pk.double``: each element type is a class, as in
+    PyKokkos, usable as ``pk.View(shape, pk.double)``, in annotations and where NumPy takes
+    a dtype (``np.zeros(3, pk.int32)``, ``view.dtype == pk.int32``: NumPy reads a type's
+    ``dtype``). ``pk.double.value`` is its Kokkos (C++) type name, as PyKokkos' ``value``
+    names its Kokkos type: ``pk.float.value == pk.float32.value``."""
 
     name: str
     ctype: str
@@ -20,29 +28,66 @@ class DataType:
     kind: str  # "int", "uint", "float" or "bool"
 
     @property
-    def dtype(self) -> np.dtype:
-        """The NumPy dtype: so ``np.zeros(3, pk.int32)`` and ``view.dtype == pk.int32``
-        work (NumPy reads a type's ``dtype``)."""
-        return self.np_dtype
+    def dtype(cls) -> np.dtype:
+        """The NumPy dtype."""
+        return cls.np_dtype
 
     @property
-    def bits(self) -> int:
-        return self.np_dtype.itemsize * 8
+    def value(cls) -> str:
+        """The Kokkos (C++) element type: ``double``, ``int32_t`` ..."""
+        return cls.ctype
 
     @property
-    def is_float(self) -> bool:
-        return self.kind == "float"
+    def np_equiv(cls) -> type:
+        """PyKokkos' name of the NumPy scalar type."""
+        return cls.np_dtype.type
+
+    def __getattr__(cls, name: str) -> object:
+        # What NumPy code reads of a dtype (itemsize, char, type, str ...) is the NumPy
+        # dtype's; ``kind`` is pkernels' own ("int", "uint", "float", "bool").
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(cls.np_dtype, name)
+
+    def __eq__(cls, other: object) -> bool:
+        # Equal to what NumPy reads as the same dtype (np.int32, np.dtype("int32")), as
+        # the NumPy dtypes PyKokkos code compares views' types with.
+        if isinstance(other, DataType):
+            return cls is other
+        if isinstance(other, np.dtype) or (isinstance(other, type) and other is not object):
+            try:
+                return np.dtype(other) == cls.np_dtype
+            except TypeError:
+                return False
+        return NotImplemented
+
+    def __hash__(cls) -> int:
+        return hash(cls.np_dtype)  # as the equal NumPy dtype's
 
     @property
-    def is_integer(self) -> bool:
-        return self.kind in ("int", "uint")
+    def bits(cls) -> int:
+        return cls.np_dtype.itemsize * 8
 
-    def __repr__(self) -> str:
-        return f"pk.{self.name}"
+    @property
+    def is_float(cls) -> bool:
+        return cls.kind == "float"
+
+    @property
+    def is_integer(cls) -> bool:
+        return cls.kind in ("int", "uint")
 
 
 def _dt(name: str, ctype: str, np_name: str, kind: str) -> DataType:
-    return DataType(name, ctype, np.dtype(np_name), kind)
+    namespace = {
+        "name": name,
+        "ctype": ctype,
+        "np_dtype": np.dtype(np_name),
+        "kind": kind,
+        "__module__": "pkernels",  # pickled and shown as pkernels.float64, its public name
+        "__qualname__": name,
+        "__doc__": f"The {np_name} element type (C++ {ctype}).",
+    }
+    return DataType(name, (DataTypeClass,), namespace)
 
 
 int8 = _dt("int8", "int8_t", "int8", "int")
@@ -71,10 +116,28 @@ def from_numpy(dtype: np.dtype | type) -> DataType:
         raise TypeError(f"arrays of dtype {key} cannot be kernel views (use {supported})") from None
 
 
+# C++ element type names PyKokkos kernels may annotate with bare (`pk.ScratchView1D[double]`:
+# PyKokkos never evaluates a kernel's annotations; its C++ reads them).
+C_TYPE_NAMES = {
+    "double": float64,
+    "int8_t": int8,
+    "int16_t": int16,
+    "int32_t": int32,
+    "int64_t": int64,
+    "uint8_t": uint8,
+    "uint16_t": uint16,
+    "uint32_t": uint32,
+    "uint64_t": uint64,
+}
+
+
 def to_datatype(obj: object) -> DataType:
-    """Normalise what users write as a type (``int``, ``pk.double``, ``np.float32``)."""
+    """Normalise what users write as a type (``int``, ``pk.double``, ``np.float32``, a C
+    type name such as ``"double"``)."""
     if isinstance(obj, DataType):
         return obj
+    if isinstance(obj, str) and obj in C_TYPE_NAMES:
+        return C_TYPE_NAMES[obj]
     if obj is int:
         return int64
     if obj is float:

@@ -21,11 +21,26 @@ enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4 };
 
 typedef void (*packed_launch)(const int64_t *);
 
+static PyObject *data_name; /* "data": a pk.View's array (set at import) */
+
 static int marshal_view(PyObject *value, int written, long rank, int64_t *slots, Py_ssize_t *n)
 {
     Py_buffer view;
     int flags = PyBUF_STRIDES | (written ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(value, &view, flags) != 0) {
+    PyObject *array = NULL;
+    if (!PyObject_CheckBuffer(value)) {
+        /* A pk.View holds its array as .data (kept alive by the view for the launch). */
+        array = PyObject_GetAttr(value, data_name);
+        if (array == NULL || !PyObject_CheckBuffer(array)) {
+            Py_XDECREF(array);
+            PyErr_Clear();
+            return -1;
+        }
+        value = array;
+    }
+    int got = PyObject_GetBuffer(value, &view, flags);
+    Py_XDECREF(array); /* the buffer holds its own reference */
+    if (got != 0) {
         PyErr_Clear();
         return -1;
     }
@@ -132,6 +147,9 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__launch(void)
 {
+    data_name = PyUnicode_InternFromString("data");
+    if (data_name == NULL)
+        return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module != NULL && PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) != 0)
         Py_CLEAR(module);

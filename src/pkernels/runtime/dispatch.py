@@ -26,7 +26,7 @@ from ..api.reducers import REDUCERS, Reducer, Sum
 from ..api.spaces import ExecutionSpace, get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
-from ..api.views import View
+from ..api.views import View, is_tensor, unwrap
 from ..build.compiler import CHECKS_DEFINE, build
 from ..errors import DispatchError, KernelIndexError
 from ..translate.closures import captured_values, closure_form
@@ -104,6 +104,8 @@ def _dispatch(
     label: str | None = None
     if args and isinstance(args[0], str):
         label, args = args[0], args[1:]
+    if len(args) == 2 and isinstance(args[1], list | tuple):
+        return _fused(operation, label, args[0], args[1], kwargs)
     if operation == "for" and len(args) == 3 and is_lambda(args[1]):
         # PyKokkos' parallel_for(n, lambda i: value, view): view[i] = value
         kwargs = {**kwargs, LAMBDA_VIEW: args[2]}
@@ -136,6 +138,7 @@ def _dispatch(
                 )
             workunit = closure_form(workunit, captured)
             kwargs = {**kwargs, **captured}
+    kwargs = arrays_of_views(kwargs)
     if hooks.observers():
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
@@ -153,6 +156,33 @@ def _dispatch(
         hooks.notify("dispatch_finished", dispatch, result, None)
         return result
     return _run(workunit, operation, policy, kwargs, DEFAULT_BUILD, None, reducer)
+
+
+def _fused(
+    operation: str, label: str | None, policy: Any, workunits: Any, kwargs: dict[str, Any]
+) -> None:
+    """PyKokkos' kernel fusion, ``parallel_for(policy, [wu0, wu1, ...], args_0={...},
+    args_1={...}, ...)``: every workunit runs over the policy with its own arguments, one
+    after the other. For workunits that do not read what another index of another
+    workunit writes (anything else races in the fused loop) that is what the fused loop
+    computes."""
+    if operation != "for":
+        raise DispatchError(
+            f"parallel_{operation} takes one workunit; a list of workunits (kernel fusion) "
+            "is for parallel_for"
+        )
+    names = [f"args_{k}" for k in range(len(workunits))]
+    unknown = sorted(set(kwargs) - set(names))
+    missing = [name for name in names if not isinstance(kwargs.get(name), dict)]
+    if unknown or missing or not workunits:
+        raise DispatchError(
+            f"parallel_for of {len(workunits)} fused workunits takes each one's arguments as "
+            f"a dict: {', '.join(f'{n}={{...}}' for n in names) or 'args_0={...}'}"
+            + (f" (not {', '.join(unknown)})" if unknown else "")
+        )
+    head = (label,) if label is not None else ()
+    for workunit, name in zip(workunits, names, strict=True):
+        _dispatch(operation, (*head, policy, workunit), dict(kwargs[name]))
 
 
 _NATIVE_SPACES = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
@@ -178,6 +208,16 @@ def _compiled_range_kernel(
     except (KeyError, DispatchError):
         return None  # the full path reports what does not fit
     return marker.specializations.get(key)
+
+
+def arrays_of_views(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each ``pk.View`` (or PyTorch tensor) replaced by its array (what
+    the rest of a dispatch, its observers and the Debug space see): the view's array at
+    this dispatch, whatever size a ``resize`` gave it."""
+    for value in kwargs.values():
+        if isinstance(value, View) or is_tensor(value):
+            return {name: unwrap(value) for name, value in kwargs.items()}
+    return kwargs
 
 
 def _check_plain_parameters(operation: str, workunit: object) -> None:
@@ -263,7 +303,7 @@ def _run(
         )
     if isinstance(workunit, types.MethodType):  # a @pk.workload method: self.x are fields
         workunit, fields = method_form(workunit)
-        kwargs = {**kwargs, **fields}
+        kwargs = arrays_of_views({**kwargs, **fields})
     if operation == "reduce" and kwargs:
         kwargs = _without_start_value(workunit, policy, kwargs, reducer)
     if build_mode is BuildMode.GUARDED:
@@ -695,7 +735,9 @@ def run_in_python(
         for index in boxes:
             body(*index, acc[0], __pk_acc=acc, **kwargs)
         return reducer.value_of(acc[0], kind)
-    indices = range(policy.begin, policy.end)
+    indices: Any = range(policy.begin, policy.end)
+    if _index_is_float(workunit):
+        indices = map(float, indices)
     if operation == "for":
         for i in indices:
             body(i, **kwargs)
@@ -790,7 +832,7 @@ class _StoringFields(types.SimpleNamespace):
         return f"acc({', '.join(fields)})"
 
 
-class _PythonView(View):
+class _PythonView(np.ndarray):
     """How the Debug space shows an array to a kernel body: the same memory (no copy),
     with ``extent()`` as on a :class:`pk.View`, and elements of int64 and bool arrays
     read as Python ints and bools. Their arithmetic is what compiled kernels implement
@@ -827,6 +869,10 @@ class _PythonView(View):
         else:
             _check_each(self, (key,))
         super().__setitem__(key, value)
+
+    def extent(self, axis: int) -> int:
+        """Length of ``axis`` (Kokkos' spelling of ``shape[axis]``)."""
+        return int(self.shape[axis])
 
     # NumPy's printing indexes from the end, which __getitem__ refuses: shown as the
     # array it is (a debugger's `p view`, a traceback's locals, print in a Debug run).
@@ -865,7 +911,7 @@ def _as_view(value: Any) -> Any:
     """A dispatch argument as the Debug space passes it to the kernel body: arrays as
     views, a NumPy bool as Python's; a NumPy number keeps its type (an np.int64 next to an
     np.int32 computes in int64, as compiled; a Python int would take int32)."""
-    if type(value) is np.ndarray or isinstance(value, View):  # a pk.View subclass too
+    if type(value) is np.ndarray:  # a subclass keeps its own behaviour
         return value.view(_PythonView)
     return value.item() if type(value) is np.bool_ else value
 
@@ -924,6 +970,19 @@ def _start_and_type(
             fields[name] = np_type(fields[name])
         return type(start)(**fields), kind
     return dtype.np_dtype.type(start), kind
+
+
+def _index_is_float(workunit: Callable[..., Any]) -> bool:
+    """Whether the index parameter is annotated a float type (PyKokkos' ``i: float``),
+    which compiled kernels declare it as."""
+    code = workunit.__code__
+    if not code.co_argcount:
+        return False
+    try:
+        ann = inspect.get_annotations(workunit, eval_str=True).get(code.co_varnames[0])
+        return ann is not None and to_datatype(ann).is_float
+    except Exception:  # noqa: BLE001 - not a type: the translator said what is wrong
+        return False
 
 
 def _python_type(workunit: Callable[..., Any], position: int = 1) -> type:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..api import types as t
+from ..api.views import View, is_tensor, unwrap
 from ..errors import DispatchError
 from ..translate.ir import Param, StructType, Type, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
@@ -21,16 +22,24 @@ _CTYPES = {
 
 
 def signature_key(value: Any) -> Any:
-    """A cheap hashable key of what matters about an argument for specialisation."""
+    """A cheap hashable key of what matters about an argument for specialisation (a
+    ``pk.View``'s is its array's)."""
     if isinstance(value, np.ndarray):
         strides = value.strides
         contiguous = value.ndim > 0 and strides[-1] == value.itemsize
         return (value.dtype, value.ndim, contiguous)
+    if isinstance(value, View):
+        return signature_key(value.data)
     if is_device_array(value):
+        if is_tensor(value):  # a PyTorch tensor: the full dispatch takes its memory
+            return _TENSOR
         strides = value.strides
         contiguous = value.ndim > 0 and strides[-1] == value.itemsize
         return ("device", value.dtype, value.ndim, contiguous)
     return type(value)
+
+
+_TENSOR = ("torch tensor",)  # no compiled kernel has it: the full path unwraps tensors
 
 
 def is_device_array(value: Any) -> bool:
@@ -141,6 +150,7 @@ class ArgumentPlan:
         for name, kind, extra in self.steps:
             value = kwargs[name]
             if kind <= _WRITTEN_VIEW:
+                value = unwrap(value)  # a pk.View: its array
                 # One C call gives the address and the read-only flag (.ctypes, .flags:
                 # Python-level objects built at each access).
                 pointer, readonly = value.__array_interface__["data"]

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..api.teams import SCRATCH_ALIGNMENT, NestedRange, TeamMember, TeamPolicy
-from ..api.types import float64, to_datatype
+from ..api.types import C_TYPE_NAMES, float64, to_datatype
 from ..errors import DispatchError, KernelTeamError
 from ..translate.kernel import TEAM
 from ..translate.pycode import bind_like, compile_like
@@ -264,6 +264,8 @@ class _Team:
         from .dispatch import _as_view
 
         what = f"ScratchView{view_rank}D"
+        if not extents:  # PyKokkos' ScratchView1D(team_member.team_scratch(0)): extent 0
+            extents = (0,) * view_rank
         if len(extents) != view_rank:
             raise TypeError(
                 f"{what} takes the scratch memory and {view_rank} extents, got {len(extents)}"
@@ -583,6 +585,9 @@ class _ScratchElementType(ast.NodeTransformer):
             and not any(keyword.arg == "dtype" for keyword in call.keywords)
         ):
             element = copy.deepcopy(annotation.slice)
+            if isinstance(element, ast.Name) and element.id in C_TYPE_NAMES:
+                # a bare C type name (PyKokkos' `ScratchView1D[double]`): by its name
+                element = ast.copy_location(ast.Constant(element.id), element)
             keyword = ast.copy_location(ast.keyword(arg="dtype", value=element), element)
             call.keywords.append(keyword)
         return node

@@ -1,9 +1,10 @@
 """PyKokkos' lambda dispatches, as plain workunits.
 
 PyKokkos lets a ``@pk.main`` method dispatch a lambda: ``pk.parallel_reduce(n, lambda i,
-acc: acc + self.x[i])`` (the lambda gives the new value of the accumulator) and
+acc: acc + self.x[i])`` (the lambda gives the new value of the accumulator),
 ``pk.parallel_for(n, lambda i: self.a[i] * 2, self.out)`` (it gives the value of
-``out[i]``). Such a lambda becomes a workunit here, written as if by hand::
+``out[i]``) and ``pk.parallel_for(n, lambda i: pk.printf("%d\n", i))`` (called for what
+it does). Such a lambda becomes a workunit here, written as if by hand::
 
     def <lambda>(i, acc, self_x):        def <lambda>(i, pk_lambda_view, self_a):
         acc = self_x[i]  (+ acc ...)          pk_lambda_view[i] = self_a[i] * 2
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.decorators import workunit
+from ..api.views import is_tensor
 from ..errors import TranslationError
 from .main_fields import fields_read_bare
 from .source import KernelSource
@@ -75,10 +77,17 @@ def _build(
         )
     usage = {
         "reduce": "pk.parallel_reduce(n, lambda i, acc: <new acc>)",
-        "for": "pk.parallel_for(n, lambda i: <value of view[i]>, view)",
+        "for": "pk.parallel_for(n, lambda i: <value of view[i]>, view) or "
+        "pk.parallel_for(n, lambda i: <call>)",
     }.get(operation)
     wanted = {"reduce": 2, "for": 1}.get(operation)
-    if usage is None or len(params) != wanted or (operation == "for") != with_view:
+    side_effect = operation == "for" and not with_view
+    if (
+        usage is None
+        or len(params) != wanted
+        or (operation != "for" and with_view)
+        or (side_effect and not isinstance(node.body, ast.Call))  # a value for no view
+    ):
         written = f"is written {usage}" if usage else "is not possible: write a def"
         where.error(
             node,
@@ -88,14 +97,18 @@ def _build(
     captures = _Captures(lam, params, where)
     body = captures.visit(node.body)
     view = VIEW  # no capture takes this name (see _Captures.taken)
+    statement: ast.stmt
     if operation == "reduce":
         target: ast.expr = ast.Name(id=params[1], ctx=ast.Store())
-    else:
+        statement = ast.Assign(targets=[target], value=body)
+    elif with_view:
         index = ast.Name(id=params[0], ctx=ast.Load())
         target = ast.Subscript(
             value=ast.Name(id=view, ctx=ast.Load()), slice=index, ctx=ast.Store()
         )
-    statement = ast.Assign(targets=[target], value=body)
+        statement = ast.Assign(targets=[target], value=body)
+    else:  # called for what it does (pk.printf, an atomic)
+        statement = ast.Expr(value=body)
     for part in ast.walk(statement):  # the new nodes are at the lambda's body
         if not hasattr(part, "lineno"):
             ast.copy_location(part, node.body)
@@ -215,6 +228,7 @@ def is_plain_value(value: object) -> bool:
     return (
         isinstance(value, int | float | bool)
         or hasattr(value, "__array_interface__")
+        or is_tensor(value)
         or (hasattr(value, "__cuda_array_interface__"))
     )
 

@@ -7,6 +7,7 @@ import builtins
 import functools
 import math
 import operator
+import sys
 import types
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -19,7 +20,7 @@ from ..api.classtypes import is_classtype
 from ..api.decorators import function as mark_helper
 from ..api.decorators import marker_of
 from ..api.teams import ScratchAnnotation
-from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
+from ..api.types import C_TYPE_NAMES, AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError
 from . import ir
 from .classtypes import StructRegistry
@@ -501,6 +502,10 @@ class FunctionLowerer(
                 hint="Dispatch a workunit that takes a pk.TeamMember over "
                 "pk.TeamPolicy(space, league_size, team_size).",
             )
+        if isinstance(ann, DataType) and ann.is_float and self.rank == 1:
+            # PyKokkos' `def body(i: float, acc)`: the index converted to that type, as
+            # its C++ parameter is declared (the Debug space passes float(i)).
+            return ann
         if not isinstance(ann, DataType) or not ann.is_integer:
             rank = self.rank
             self.src.error(
@@ -547,7 +552,7 @@ class FunctionLowerer(
             value = eval(
                 compile(ast.Expression(node), _ANNOTATION_FILENAME, "eval"),
                 self.src.globals,
-                self.src.closure,
+                _AnnotationScope(self.src.closure, self.src.globals),
             )
         except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
             self.src.error(node, f"cannot evaluate this annotation ({exc})")
@@ -1501,6 +1506,17 @@ class FunctionLowerer(
             self.src.error(node, "pk.printf is a statement; call it on its own line")
         if pk and name in ("lower_bound", "upper_bound"):
             return self._search_bound(node, name)
+        if pk and name in _ELEMENT_MATH:
+            return self._element_math(node, name)
+        if pk and name == "rand" and len(node.args) == 1:
+            self.src.error(
+                node,
+                "pk.rand(T) draws from a Kokkos random pool (pk.Random_XorShift64_Pool), "
+                "which kernels here do not have",
+                hint="Draw counter-based numbers instead: `pk.rand(seed, i)` (a float in "
+                "[0, 1)) or `pk.rand_int(seed, i, n)`, the same in every space; pass the "
+                "seed as an argument and vary it between launches.",
+            )
         if not pk and name in TUPLE_MATH:
             self.src.error(
                 node,
@@ -1564,6 +1580,43 @@ class FunctionLowerer(
         floats = args[:1] if name == "ldexp" else args  # ldexp's exponent is an int
         rtype = float_of(*(a.type for a in floats)) if pk else t.float64
         return ir.Call(rtype, cname, args)
+
+    def _element_math(self, node: ast.Call, name: str) -> Expr:
+        """``pk.sign``, ``pk.square``, ``pk.reciprocal``, ``pk.rint``, ``pk.conj`` of a
+        number (Kokkos' math, NumPy's element functions, which the Debug space calls):
+        written with the IR's own operations, computing what NumPy computes."""
+        if len(node.args) != 1 or node.keywords:
+            self.src.error(node, f"pk.{name}() takes one number")
+        x = self._expr(node.args[0])
+        xt = x.type
+        if not isinstance(xt, DataType) or xt == t.bool_:
+            self.src.error(node.args[0], f"pk.{name}() takes a number, this is {_type_name(xt)}")
+        if name == "conj":  # of a real number: itself
+            return x
+        if name == "square":
+            return ir.BinOp(xt, "*", x, x)
+        if name == "reciprocal":
+            if not xt.is_float:
+                self.src.error(
+                    node,
+                    f"pk.reciprocal of an integer ({xt.name}) is NumPy's integer 1 // x",
+                    hint="Write 1.0 / x for the float reciprocal, or 1 // x.",
+                )
+            return ir.BinOp(xt, "/", ir.Const(xt, 1.0), x)
+        if name == "rint":  # halves to even, a float (C's rint, as nearbyint)
+            ft = xt if xt.is_float else t.float64
+            return ir.Call(ft, "nearbyint", [x if xt.is_float else ir.Cast(ft, x)])
+        # sign: NumPy's (1, -1, 0 for either zero, NaN for NaN)
+        one, zero = (ir.Const(xt, 1.0), ir.Const(xt, 0.0)) if xt.is_float else (
+            ir.Const(xt, 1),
+            ir.Const(xt, 0),
+        )
+        minus_one = ir.Const(xt, -1.0 if xt.is_float else -1)
+        if xt.kind == "uint":
+            minus_one = zero  # never taken: an unsigned number is never below 0
+        rest = ir.Select(xt, ir.Compare(t.bool_, "==", x, zero), zero, x)
+        rest = ir.Select(xt, ir.Compare(t.bool_, "<", x, zero), minus_one, rest)
+        return ir.Select(xt, ir.Compare(t.bool_, ">", x, zero), one, rest)
 
     def _math_formula(self, node: ast.Call, name: str) -> Expr:
         """``math.log(x, base)``, ``math.degrees(x)``, ``math.radians(x)``: the formulas
@@ -1807,6 +1860,21 @@ def _type_name(tp: object) -> str:
     return str(tp)
 
 
+class _AnnotationScope(dict):
+    """What an annotation's names mean: the kernel's closure, its module's globals and
+    Python's builtins, then C type names none of them define (``double``: PyKokkos' C++
+    reads ``pk.ScratchView1D[double]``)."""
+
+    def __init__(self, closure: dict[str, Any], module_globals: dict[str, Any]) -> None:
+        super().__init__(closure)
+        self._globals = module_globals
+
+    def __missing__(self, name: str) -> Any:
+        if name in self._globals or hasattr(builtins, name) or name not in C_TYPE_NAMES:
+            raise KeyError(name)
+        return C_TYPE_NAMES[name]
+
+
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
@@ -1830,7 +1898,23 @@ def _imported_math_constant(value: object) -> str | None:
 
 
 def _is_pkernels(obj: object) -> bool:
-    return type(obj).__name__ == "module" and getattr(obj, "__name__", "") == "pkernels"
+    """Whether ``obj`` is pkernels, or a module re-exporting its kernel API (a package
+    named ``pykokkos`` doing ``from pkernels import *``): ``pk.atomic_add`` through it is
+    pkernels' own."""
+    if type(obj).__name__ != "module":
+        return False
+    if getattr(obj, "__name__", "") == "pkernels":
+        return True
+    pkernels = sys.modules.get("pkernels")
+    return pkernels is not None and any(
+        getattr(obj, name, None) is getattr(pkernels, name) for name in _PKERNELS_MARKS
+    )
+
+
+# Names a module re-exporting pkernels has as pkernels' own objects.
+_PKERNELS_MARKS = ("workunit", "parallel_for", "atomic_add", "View")
 
 
 _RESERVED_NAMES = {"math", "pk", "range", "print"}
+# pk.* element functions of NumPy and Kokkos lowered to the IR's operations.
+_ELEMENT_MATH = frozenset({"sign", "square", "reciprocal", "rint", "conj"})

@@ -126,9 +126,13 @@ class TeamLowering:
             return self._single(call)
         return None
 
-    def _check_collective(self, node: ast.AST, what: str) -> None:
+    def _check_collective(self, node: ast.AST, what: str, rank_conditions: bool = True) -> None:
         """Refuse a collective (every thread of the team must reach it) where some threads
-        may not: in a nested body, or under a condition on ``team_rank()``."""
+        may not: in a nested body, or (``rank_conditions``) under a condition on
+        ``team_rank()``. A nested reduce under such a condition is left to the run-time
+        check, as PyKokkos runs it: with teams of one thread (pk.AUTO on the CPU) every
+        thread reaches it; with more, the threads that skip it make the launch raise
+        KernelTeamError, naming where each waits."""
         if self.nested_kinds:
             inner = self.nested_kinds[-1]
             where = "pk.single body" if inner == "single" else "nested parallel body"
@@ -138,7 +142,7 @@ class TeamLowering:
                 "team would wait forever",
                 hint="Call it in the workunit itself, after the nested parallel_* or pk.single.",
             )
-        for cond in self.conditions:
+        for cond in self.conditions if rank_conditions else ():
             if self._rank_dependent(cond):
                 self.src.error(
                     node,
@@ -185,7 +189,7 @@ class TeamLowering:
                 "scratch views are allocated by the workunit itself, not in a nested body",
                 hint="Allocate it before the nested parallel_* and use it inside.",
             )
-        if value.keywords or len(value.args) != 1 + rank:
+        if value.keywords or len(value.args) not in (1, 1 + rank):
             self.src.error(
                 value, f"ScratchView{rank}D takes (team_member.team_scratch(level), {rank} extents)"
             )
@@ -208,6 +212,8 @@ class TeamLowering:
         for extent, arg in zip(extents, value.args[1:], strict=True):
             if not extent.type.is_integer:
                 self.src.error(arg, f"a scratch extent must be an integer, this is {extent.type}")
+        if not extents:  # PyKokkos' ScratchView1D(team_member.team_scratch(0)): extent 0
+            extents = [ir.Const(t.int64, 0)] * rank
         name = target.id
         if name in self.params or name in self.locals:
             self.src.error(target, f"{name!r} is already a variable; a scratch view needs a name")
@@ -230,7 +236,7 @@ class TeamLowering:
         )
 
     def _scratch_ctor_rank(self, call: ast.Call) -> int:
-        for rank in (1, 2, 3):
+        for rank in range(1, 9):
             if self._is_pk_attr(call.func, f"ScratchView{rank}D"):  # type: ignore[attr-defined]
                 return rank
         return 0
@@ -303,7 +309,8 @@ class TeamLowering:
                         hint="Nest a pk.ThreadVectorRange inside a TeamThreadRange body.",
                     )
             if operation != "for":
-                self._check_collective(call, f"pk.parallel_{operation} over a {kind} range")
+                what = f"pk.parallel_{operation} over a {kind} range"
+                self._check_collective(call, what, rank_conditions=False)
         fn = self._nested_def(body_node)
         rank = len(begins)
         wanted = rank + {"for": 0, "reduce": 1, "scan": 2}[operation]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.decorators import marker_of
+from .bare_fields import with_self_fields
 from .source import KernelSource
 
 _forms: dict[Any, Callable[..., Any]] = {}
@@ -39,6 +40,7 @@ class _Method:
     func: Callable[..., Any]
     source: KernelSource
     self_name: str
+    tree: ast.FunctionDef  # the def, bare field names read as self.<name>
     fields: list[str] = field(default_factory=list)
     calls: list[Callable[..., Any]] = field(default_factory=list)  # @pk.function methods
     # Where each field is first read (in this method or one it calls), for messages.
@@ -153,7 +155,7 @@ def method_form(method: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
     key = (func, type(obj))
     form = _forms.get(key)
     if form is None:
-        form = _build(func, type(obj))
+        form = _build(func, type(obj), obj)
     fields = {}
     for name in form.__pkernels_fields__:
         try:
@@ -182,26 +184,29 @@ def _no_such_field(form: Any, obj: Any, name: str) -> None:
     )
 
 
-def _scan(func: Callable[..., Any], cls: type) -> _Method:
+def _scan(func: Callable[..., Any], cls: type, obj: Any) -> _Method:
     source = KernelSource.of(func)
     if not source.tree.args.args:
         source.error(source.tree, "a workload kernel method needs its `self` parameter")
-    method = _Method(func, source, source.tree.args.args[0].arg)
+    self_name = source.tree.args.args[0].arg
+    tree = with_self_fields(source.tree, self_name, func.__globals__, obj)
+    method = _Method(func, source, self_name, tree)
     scanner = _Scan(method, cls)
-    for stmt in source.tree.body:
+    for stmt in tree.body:
         scanner.visit(stmt)
     return method
 
 
-def _build(func: Callable[..., Any], cls: type) -> Callable[..., Any]:
-    """The forms of the workunit ``func`` of ``cls`` and of the helper methods it reaches."""
-    root = _scan(func, cls)
+def _build(func: Callable[..., Any], cls: type, obj: Any) -> Callable[..., Any]:
+    """The forms of the workunit ``func`` of ``cls`` and of the helper methods it reaches
+    (``obj``: the object of the first dispatch, whose fields bare names may be)."""
+    root = _scan(func, cls, obj)
     methods: dict[Any, _Method] = {func: root}
     pending = list(root.calls)
     while pending:  # every @pk.function method reachable from the workunit
         helper = pending.pop()
         if helper not in methods:
-            methods[helper] = _scan(helper, cls)
+            methods[helper] = _scan(helper, cls, obj)
             pending += methods[helper].calls
     changed = True
     while changed:  # a method's fields include those of the methods it calls
@@ -257,7 +262,7 @@ def _global_name(cls: type, helper: Callable[..., Any]) -> str:
 
 def _compile(method: _Method, cls: type, methods: dict[Any, _Method]) -> Callable[..., Any]:
     source = method.source
-    tree = copy.deepcopy(source.tree)
+    tree = copy.deepcopy(method.tree)
     rewriter = _FieldsToParameters(method, cls, methods)
     tree.body = [rewriter.visit(stmt) for stmt in tree.body]
     tree.args.args = tree.args.args[1:] + [

@@ -1,0 +1,154 @@
+"""Regenerate the paper report: the PKDB paper's evaluation measured on this checkout,
+side by side in one run, as a markdown report with PNG plots.
+
+    python bench/paper/run.py [--quick] [--gpu] [--out DIR] [--only a,b,c,d]
+        [--examinimd-cpp PATH/TO/ExaMiniMD] [--examinimd-py PATH/TO/examinimd-pykokkos/standalone]
+
+(a) debug overhead, pkdb vs pdb, across sizes and thread counts (Table V, Figure 4);
+(b) pkdb on OpenMP vs pdb on the serial Debug space, examples/md.py (Figures 5-7);
+(c) hotswap vs edit-and-rerun (Table VI);
+(d) kernel speed vs hand-written C++, Numba and NumPy; ExaMiniMD, C++ vs pkernels;
+with ``--gpu`` (the GPU machine: CuPy, cuda-gdb) the GPU rows of (a) and (b).
+
+``--quick`` (a few minutes on 2 cores): fewer sizes, steps and rounds. Writes
+``REPORT.md``, one PNG per section and ``results.json`` (the raw numbers) into ``--out``
+(default bench/paper/results/). Needs matplotlib for the plots (``pip install -e
+'.[bench]'``); without it the report has its tables only, and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402  (sets up the paths of the modules below)
+import report  # noqa: E402
+from common import Machine, Section  # noqa: E402
+
+PEER = common.ROOT.parent / "shared" / "peer"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="a few minutes on 2 cores")
+    p.add_argument("--gpu", action="store_true", help="add the GPU rows (pk.Cuda, cuda-gdb)")
+    p.add_argument("--out", type=Path, default=common.HERE / "results")
+    p.add_argument("--only", default="a,b,c,d", help="sections to run (default a,b,c,d)")
+    p.add_argument("--repeats", type=int, help="rounds of sessions (2 quick, 4 full)")
+    p.add_argument("--threads", default=None,
+                   help="OpenMP thread counts of (a), comma-separated (default: 1, the cores, "
+                        "and twice the cores unless --quick)")  # fmt: skip
+    p.add_argument("--examinimd-cpp", type=Path, help="the C++ ExaMiniMD binary (built on Kokkos)")
+    p.add_argument("--examinimd-py", type=Path, default=PEER / "examinimd-pykokkos" / "standalone",
+                   help="PyKokkos's ExaMiniMD (the folder with src/main.py and input/in.lj)")
+    p.add_argument("--examinimd-cells", type=int, default=None,
+                   help="lattice cells per side of in.lj (4 atoms each; default 10 with "
+                        "--quick, else in.lj's own 40)")  # fmt: skip
+    options = p.parse_args(argv)
+    cores = os.cpu_count() or 1
+    if options.threads:
+        options.thread_counts = [int(t) for t in options.threads.split(",")]
+    else:
+        options.thread_counts = sorted({1, cores} | (set() if options.quick else {2 * cores}))
+    options.repeats = options.repeats or (2 if options.quick else 4)
+    if options.examinimd_cells is None and options.quick:
+        options.examinimd_cells = 10
+    return options
+
+
+def with_load(measure: Callable[[], Section]) -> Section:
+    """``measure()``, its section noting how busy other processes kept the CPUs: on a
+    small shared machine that decides how far to trust its numbers."""
+    import _timing
+
+    load = _timing.OutsideLoad()
+    section = measure()
+    share = load.fraction()
+    if share is not None:
+        section.notes.append(f"Other processes used {100 * share:.0f}% of the "
+                             f"{os.cpu_count()} cores while this section ran (load average "
+                             f"at its end {common.load_average()}).")  # fmt: skip
+    return section
+
+
+def main(argv: list[str]) -> int:
+    options = parse_args(argv)
+    machine = Machine.here(["bench/paper/run.py", *argv])
+    options.out.mkdir(parents=True, exist_ok=True)
+    cache = Path(tempfile.mkdtemp(prefix="paper-bench-"))
+    cores = os.cpu_count() or 1
+    only = set(options.only.split(","))
+    sections: list[Section] = []
+    skipped: list[str] = []
+    print(f"{machine.caption()}\n", flush=True)
+
+    if "a" in only:
+        import overhead
+
+        sections.append(with_load(lambda: overhead.measure(
+            options.quick, options.thread_counts, options.repeats, cache)))
+    if "b" in only:
+        import debug_space
+
+        debug = with_load(lambda: debug_space.measure(
+            options.quick, max(1, options.repeats - 1), cache, cores))
+        sections.append(debug)
+    if "c" in only:
+        import hotswap_rows
+
+        sections.append(with_load(lambda: hotswap_rows.measure(
+            options.quick, 1 if options.quick else 3, cores)))
+    if "d" in only:
+        import speed
+
+        sections.append(with_load(lambda: speed.measure_kernels(options.quick, cores)))
+        sections.append(speed.measure_examinimd(options.examinimd_cpp, options.examinimd_py,
+                                                options.examinimd_cells, cache))  # fmt: skip
+    if options.gpu:
+        import debug_space
+        import overhead
+
+        if "a" in only:
+            sections.append(overhead.measure_gpu(options.quick, options.repeats, cache))
+        if "b" in only:
+            gpu = debug_space.measure_gpu(options.quick, options.repeats, cache, debug)
+            debug.data["gpu"] = gpu.data["points"]
+            sections.append(gpu)
+    else:
+        skipped.append("the GPU rows of (a) and (b) (pass --gpu on the GPU machine)")
+
+    try:
+        import plots
+    except ImportError:
+        plots = None
+    for section in sections:
+        if section.figure is None:
+            continue
+        (options.out / section.figure).unlink(missing_ok=True)
+        try:
+            if plots is None:
+                raise ImportError("matplotlib")
+            plots.draw(section, machine, options.out)
+        except ImportError:
+            skipped.append(f"figure {section.figure} (matplotlib missing: pip install -e "
+                           "'.[bench]')")  # fmt: skip
+        if not (options.out / section.figure).exists():
+            section.figure = None
+    text = report.render(sections, machine, common.git_revision(), skipped)
+    (options.out / "REPORT.md").write_text(text)
+    raw = {"machine": vars(machine), "sections": {s.key: s.data for s in sections}}
+    (options.out / "results.json").write_text(json.dumps(raw, indent=1, default=str))
+    print("\n" + text)
+    print(f"written: {options.out / 'REPORT.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
