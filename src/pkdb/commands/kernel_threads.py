@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from ..send_guard import refusal
 from ..teams import TeamPosition
 from .kernel_support import KernelConsole, guarded
 from .registry import Command
 
 #: How long `send` waits for the stop of an execution command it passed to gdb.
 _SEND_STOP_SECONDS = 5.0
-_EXECUTION_COMMANDS = {
-    *"step s stepi si next n nexti ni finish fin until u advance continue c".split()
-}
+#: The execution commands `send` lets through (send_guard refuses the others).
+_EXECUTION_COMMANDS = {"stepi", "si", "nexti", "ni"}
 
 
 @guarded
@@ -110,9 +110,17 @@ def do_send(console: KernelConsole, arg: str) -> None:
     """send RAW
     Send RAW to the target debugger (gdb) as typed, and show its answer.
     Example: send info registers rip
+    Commands that run, stop or end the program (continue, next, step,
+    finish, detach, kill, quit, run, attach, -exec-..., -gdb-exit, also
+    under thread apply) are refused, naming the pkdb command to use:
+    pkdb drives gdb's run control itself. stepi/nexti are let through.
     """
     if not arg.strip():
         console.error("usage: send GDB-COMMAND")
+        return
+    refused = refusal(arg)
+    if refused is not None:
+        console.error(refused)
         return
     stop = console.kernel.stop
     controller = console.kernel.require_controller()
