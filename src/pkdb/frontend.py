@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .channel import ChannelClosed
 from .commands.registry import expand_alias, split_command, split_commands
+from .input_text import undecodable
 from .modes import HostMode, KernelMode, Mode
 from .procstate import state
 from .protocol import (
@@ -179,6 +180,10 @@ class Frontend(cmd.Cmd):
 
     def onecmd(self, line: str) -> bool:
         """Route one line: verbatim to an agent sub-prompt, else through the mode."""
+        problem = undecodable(line)
+        if problem is not None:
+            self.error(problem)
+            return self.finished
         if self.agent_prompt is not None and not self.agent_prompt.main:
             self._reply(line=line)  # (com), >>>, nested debugger: theirs to parse
             return self.finished
