@@ -22,6 +22,7 @@ from .channel import ChannelClosed
 from .commands.registry import expand_alias, split_command, split_commands
 from .input_text import undecodable
 from .modes import HostMode, KernelMode, Mode
+from .partial_waits import DONE, waiting_note, waiting_place
 from .procstate import state
 from .protocol import (
     ENTRY_QUIET,
@@ -560,6 +561,9 @@ class Frontend(cmd.Cmd):
         moved = self._used_ignore_counts()
         if message.error:
             self.message(f"Kernel {message.kernel} failed: {message.error}")
+        if self._kernel is not None:
+            self._kernel.release_held_threads()  # held by `continue threads`: free them
+        self._partial = None
         self._leave_kernel(close=False)
         # Told to pdb only now: the program runs on, and its next launch (handled while
         # this request waits) must find this one ended.
@@ -795,26 +799,24 @@ class Frontend(cmd.Cmd):
         kernel = self.kernel
         controller = kernel.require_controller()
         pid = kernel.launch.pid if kernel.launch else None
-        if pid is None or not all(_sleeping(pid, t) for t in partial.os_tids(controller)):
-            return False  # running kernel code (or not yet known): look again later
+        if pid is None:
+            return False  # not yet known: look again later
+        asleep = all(_sleeping(pid, t) for t in partial.os_tids(controller))
+        if not asleep and not partial.look_at_stacks():
+            return False  # running kernel code: look again later
         controller.interrupt(partial.threads)
         for _ in partial.threads:
             controller.wait_for_stop_among(partial.threads, timeout=2.0)
-        if any(kernel.python_frames(t) for t in partial.threads):
-            controller.continue_(partial.threads)  # asleep in the kernel's own code: on
+        places = {t: waiting_place(kernel, t) for t in partial.threads}
+        if not partial.all_waiting(places):
+            controller.continue_(partial.threads)  # kernel code to run yet: on
             return False
         self._partial = None
         stop = partial.stop
-        stop.finished.update(partial.threads)
+        stop.finished.update(t for t, place in places.items() if place == DONE)
         kernel.stop = stop
         self.mode = KernelMode(kernel.launch.space)
-        names = ", ".join(map(str, partial.threads))
-        several = len(partial.threads) > 1
-        self.message(
-            f"Thread{'s' * several} {names} ran all {'their' if several else 'its'} iterations "
-            f"and wait{'' if several else 's'} at the end of the kernel for the held threads "
-            "('threads' lists them, 'continue' lets them all finish)."
-        )
+        self.message(waiting_note(places))  # type: ignore[arg-type]
         if stop.thread in stop.finished:
             self._switch_to_a_held_thread(stop)
         return True
@@ -936,12 +938,29 @@ class PartialContinue:
         self.threads = threads
         self._next = time.monotonic() + self.INTERVAL
         self._tids: dict[int, int] | None = None
+        self._polls = 0
+        self._places: dict[int, str | None] = {}  # where all_waiting saw them last
 
     def due(self) -> bool:
         if time.monotonic() < self._next:
             return False
         self._next = time.monotonic() + self.INTERVAL
         return True
+
+    def look_at_stacks(self) -> bool:
+        """Whether to stop the resumed threads to see where they are, though they do
+        not sleep: every other poll (a thread at a team barrier spins)."""
+        self._polls += 1
+        return self._polls % 2 == 0
+
+    def all_waiting(self, places: dict[int, str | None]) -> bool:
+        """Whether the resumed threads, at ``places`` (see partial_waits), wait for held
+        ones: all done, or waiting at team barriers where the last look saw them too (a
+        thread passes a barrier its teammates reach at once)."""
+        seen, self._places = self._places, places
+        if any(place is None for place in places.values()):
+            return False
+        return all(place == DONE for place in places.values()) or places == seen
 
     def os_tids(self, controller: Any) -> list[int]:
         if self._tids is None:

@@ -208,6 +208,18 @@ class KernelSession:
             except TargetError:
                 pass  # the program went away
 
+    def release_held_threads(self) -> None:
+        """The kernel returned: let every thread gdb still holds run (threads held by
+        ``continue threads`` that were done, or idle OpenMP workers: held, they block the
+        program's next parallel region, or its exit)."""
+        controller = self.controller
+        if controller is None or not controller.alive or not controller.stopped_threads():
+            return
+        try:
+            controller.continue_()
+        except TargetError:
+            pass  # the program went away
+
     def forget_next_index_breakpoint(self) -> None:
         """Remove the Ctrl-C breakpoint of a HYBRID launch (hit, or the kernel ended)."""
         number, self.next_index_breakpoint = self.next_index_breakpoint, None
