@@ -166,3 +166,30 @@ def test_post_mortem_shows_every_frame_with_pkernels_traceback_full(tmp_path):
     assert "not shown" not in out
     where = out[out.index("(pkdb) where") : out.index("(pkdb) quit")]
     assert "pkernels/runtime/dispatch.py" in where
+
+
+def test_display_of_an_array_that_changes(tmp_path, pkdb_pty):
+    # pdb compares a display's new value with the old one with !=: an array answered
+    # element by element, and the ValueError ended the program (found by the fuzzer).
+    program = write(
+        tmp_path,
+        "arrays.py",
+        """
+        import numpy as np
+
+        a = np.zeros(3)
+        a = np.ones(3)
+        a = np.ones(3)
+        print("total", a.sum())
+        """,
+    )
+    s = pkdb_pty(program)
+    s.cmd("next")
+    s.cmd("next")
+    assert s.cmd("display a").strip() == "display a: array([0., 0., 0.])"
+    out = s.cmd("next")
+    assert "display a: array([1., 1., 1.])  [old: array([0., 0., 0.])]" in out, out
+    out = s.cmd("next")  # a new array, equal: not shown again
+    assert "display a" not in out and "Error" not in out, out
+    assert "total 3.0" in s.cmd("continue")
+    s.quit()
