@@ -29,7 +29,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--session-lines", type=int, default=120, help="lines per session")
     parser.add_argument("--log", type=Path, help="also write progress and failures here")
+    parser.add_argument(
+        "--replay", nargs=2, metavar=("PROGRAM", "SESSION_SEED"),
+        help="run one session again (yax or teams, the session seed a failure names) and "
+        "print its whole transcript",
+    )  # fmt: skip
     options = parser.parse_args()
+    if options.replay:
+        return _replay(options.replay[0], int(options.replay[1]), options.session_lines)
     log_file = options.log.open("w") if options.log else None
 
     def log(text: str) -> None:
@@ -50,6 +57,19 @@ def main() -> int:
             f"{failure.transcript}"
         )
     log(f"campaign seed {options.seed}: {figures.summary()}")
+    return 1 if figures.failures else 0
+
+
+def _replay(name: str, seed: int, budget: int) -> int:
+    program = next(p for p in pkdb_fuzz.PROGRAMS if p.name == name)
+    figures = pkdb_fuzz.Figures()
+    transcripts: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="pkdb-fuzz-") as work:
+        pkdb_fuzz.run_session(
+            program, seed, budget, figures, Path(work), transcript=transcripts.append
+        )
+    print("\n".join(transcripts))
+    print(figures.summary())
     return 1 if figures.failures else 0
 
 

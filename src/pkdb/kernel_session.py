@@ -269,6 +269,7 @@ class KernelSession:
     def insert(self, bp: dict) -> str | None:
         """Set pdb breakpoint ``bp`` in gdb; a problem to report, or None."""
         controller = self.require_controller()
+        self.remove(bp["number"])  # one gdb breakpoint per pdb one: a copy would outlive it
         problem = None
         try:
             condition = self.c_condition(bp.get("condition"))

@@ -484,8 +484,10 @@ def _env(cache: Path) -> dict[str, str]:
 def run_session(
     program: Program, seed: int, budget: int, figures: Figures, work: Path,
     log: Callable[[str], None] = lambda text: None,
+    transcript: Callable[[str], None] | None = None,
 ) -> None:  # fmt: skip
-    """One session of ``budget`` fuzzed lines on ``program``; adds to ``figures``."""
+    """One session of ``budget`` fuzzed lines on ``program``; adds to ``figures``.
+    ``transcript`` gets the session's whole transcript at its end."""
     rng = random.Random(seed)
     generator = Generator(program, rng)
     home = work / "home"
@@ -538,6 +540,8 @@ def run_session(
     finally:
         figures.seconds += time.monotonic() - start
         session.close()
+        if transcript is not None:
+            transcript("\n".join(session.transcript))
 
 
 def _finish(session: Session, program: Program, figures: Figures, fail) -> None:

@@ -193,3 +193,29 @@ def test_display_of_an_array_that_changes(tmp_path, pkdb_pty):
     assert "display a" not in out and "Error" not in out, out
     assert "total 3.0" in s.cmd("continue")
     s.quit()
+
+
+def test_negative_breakpoint_numbers_leave_no_copy_in_gdb(at_kernel_stop):
+    # pdb reads `enable -1` as its last breakpoint (Python's negative index): pkdb set it
+    # in gdb a second time, and the copy outlived `clear` (found by the fuzzer: every
+    # `continue` then stopped at that line again).
+    s = at_kernel_stop
+
+    def gdb_breakpoints() -> int:
+        return len(
+            re.findall(r"^\d+\s+breakpoint", s.cmd("send info breakpoints", KERNEL_PROMPT), re.M)
+        )
+
+    assert "Breakpoint 2 at" in s.cmd(f"break {LINE_BODY}, x[i] > 100", KERNEL_PROMPT)
+    before = gdb_breakpoints()  # pkdb's own (on failed checks), 1 and 2
+    for command in ("enable -1", "disable 0", "condition -1 i == 2", "ignore -2 1"):
+        out = s.cmd(command, KERNEL_PROMPT)
+        assert "out of range" in out, (command, out)
+    assert "Enabled breakpoint 2" in s.cmd("enable 2", KERNEL_PROMPT)
+    assert "Enabled breakpoint 2" in s.cmd("enable 2", KERNEL_PROMPT)
+    assert gdb_breakpoints() == before
+    s.cmd("clear 1 2", KERNEL_PROMPT)
+    assert gdb_breakpoints() == before - 2
+    out = s.cmd("continue")
+    assert "sum 16.0" in out and "exited with code 0" in out, out
+    s.quit()

@@ -110,6 +110,10 @@ def _numbers(console: KernelConsole, arg: str) -> list[int] | None:
     if not numbers:
         console.error("which breakpoint? give its number (see 'break')")
         return None
+    below_one = [n for n in numbers if n < 1]
+    if below_one:  # pdb takes -1 as Python's last item: `enable -1` set a second copy
+        console.error(f"Breakpoint number {below_one[0]} out of range")
+        return None
     return numbers
 
 
