@@ -1,12 +1,11 @@
 """A short seeded command-fuzzing campaign in every test run (see pkdb_fuzz.py).
 
-PKDB_FUZZ_LINES (default 160) and PKDB_FUZZ_SEED (default: a new seed each day, shown in
-the failure) set its size and seed; scripts/fuzz_pkdb.py runs long campaigns.
+PKDB_FUZZ_LINES (default 300: about 25 s on two cores) and PKDB_FUZZ_SEED (default 24)
+set its size and seed; scripts/fuzz_pkdb.py runs long campaigns.
 """
 
 from __future__ import annotations
 
-import datetime
 import os
 import shutil
 
@@ -19,8 +18,8 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_fuzzed_command_lines_never_hang_nor_fail_inside_pkdb(tmp_path):
-    lines = int(os.environ.get("PKDB_FUZZ_LINES", "160"))
-    seed = int(os.environ.get("PKDB_FUZZ_SEED", datetime.date.today().strftime("%Y%m%d")))
+    lines = int(os.environ.get("PKDB_FUZZ_LINES", "300"))
+    seed = int(os.environ.get("PKDB_FUZZ_SEED", "24"))
     figures = pkdb_fuzz.campaign(lines, seed, tmp_path, session_lines=80)
     report = "\n\n".join(
         f"{f.kind} in {f.program} (PKDB_FUZZ_SEED={seed}, session seed {f.seed}) after "
