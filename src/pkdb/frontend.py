@@ -722,6 +722,8 @@ class Frontend(cmd.Cmd):
         launch = self.kernel.launch
         space = {"openmp": "OpenMP", "serial": "Serial"}.get(launch.space, launch.space)
         frame = event.frame
+        if is_interrupt(event) and not self.kernel.python_frames(event.thread_id):
+            return self._interrupt_without_line(space, event)
         if frame is None or not (frame.file or "").endswith(".py"):
             # a fault or signal inside runtime code: show the Python line that caused it
             frame = self.kernel.location(event.thread_id) or frame
@@ -780,6 +782,22 @@ class Frontend(cmd.Cmd):
         if event.breakpoint is not None:
             self._forget_temporary(number)
         return f"{space} kernel breakpoint {number} hit at {where} ({detail}){current}"
+
+    def _interrupt_without_line(self, space: str, event: StopEvent) -> str:
+        """A Ctrl-C stop in kernel code that maps to no Python line (a loop the compiler
+        made of a recursion, say): where it is in C++ terms, and the dispatch's line."""
+        stack = self.kernel.require_controller().stack(event.thread_id, max_depth=1)
+        inner = stack[0] if stack else None
+        where = ""
+        if inner is not None and inner.file:
+            where = f", in {inner.function} at {inner.file}:{inner.line}"
+        call = self.kernel.host_frames()
+        site = f"; the kernel was launched at {call[0].file}:{call[0].line}" if call else ""
+        return (
+            f"{space} kernel interrupted in kernel code with no Python line (thread "
+            f"{event.thread_id}{where}){site}\n('threads' shows where the others are; "
+            "'continue' resumes, 'quit' ends the program)"
+        )
 
     def _forget_temporary(self, number: int) -> None:
         for bp in self.state.get("breakpoints", []):

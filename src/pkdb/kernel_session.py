@@ -397,6 +397,10 @@ class KernelSession:
             candidates = held or [t.id for t in self.kernel_threads() if t.stopped]
             current = next((t for t in candidates if self.python_frames(t)), None)
             if current is None:
+                # None at a Python line (spinning where the compiler left none, say): stop
+                # in the kernel's code anyway; resumed, the Ctrl-C did nothing at all.
+                current = next((t for t in candidates if self.in_kernel_code(t)), None)
+            if current is None:
                 self.require_controller().continue_()
                 return None
             event = StopEvent(reason="interrupted", thread_id=current, frame=self.location(current))
@@ -404,6 +408,16 @@ class KernelSession:
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
         self.stop.held = [t for t in held if t != event.thread_id]
         return self.stop
+
+    def in_kernel_code(self, thread: int) -> bool:
+        """Whether ``thread`` runs the kernel's generated code (at a Python line or not)."""
+        if self.launch is None:
+            return False
+        sources = {self.launch.source, self.launch.library, self.launch.fast_library} - {""}
+        stack = self.require_controller().stack(thread, max_depth=64)
+        return any(f.fullname in sources or f.file in sources for f in stack) or bool(
+            self.python_frames(thread, stack)
+        )
 
     def _debug_code_thread(self, threads: list[int | None]) -> int | None:
         """The first of ``threads`` (stopped ones) whose innermost Python frame is in a

@@ -44,6 +44,8 @@ def do_threads(console: KernelConsole, arg: str) -> None:
             where = "(at the end of its league rank: waits for its team)"
         elif position is not None:
             where = "(past the end of its league rank)"
+        elif kernel.in_kernel_code(thread.id):
+            where = "(in kernel code with no Python line)"
         else:
             where = "(held outside the kernel's lines: done, or an idle runtime thread)"
         team = f" {position.label()}" if position is not None else ""
