@@ -84,6 +84,9 @@ class KernelStop:
     stopped: list[int] = field(default_factory=list)  # threads that reached a breakpoint
     held: list[int] = field(default_factory=list)  # threads interrupted elsewhere
     finished: set[int] = field(default_factory=set)  # threads done with their iterations
+    # Failed checks and crashes of other threads that arrived with this stop, not yet
+    # reported: `continue` reports each before anything runs again.
+    pending_faults: list[StopEvent] = field(default_factory=list)
     # `list` with no argument goes on from here: (file, line of the listed frame, the
     # last line listed).
     listed: tuple[str, int, int] | None = None
@@ -382,6 +385,9 @@ class KernelSession:
         held = self.hold_running_threads()
         agent = self.release_agent_threads()
         arrived = [e for e in arrived if e.thread_id not in agent]
+        faults = [e for e in arrived if self.is_fault(e)]
+        if faults and not self.is_fault(event):
+            event = faults[0]  # a failed check is never just "also at a breakpoint"
         interrupt = is_interrupt(event)
         if interrupt and self._release_ranges:
             # A partly-debug launch: a thread in its release code has no variables to
@@ -407,17 +413,37 @@ class KernelSession:
         self.stop = KernelStop(event, event.thread_id or 0, 0)
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
         self.stop.held = [t for t in held if t != event.thread_id]
+        self.stop.pending_faults = [e for e in faults if e is not event]
         return self.stop
 
+    def is_fault(self, event: StopEvent) -> bool:
+        """A failed check of the debug build, or a crash (not a breakpoint, a step or an
+        interrupt)."""
+        if self.fault_breakpoint is not None and event.breakpoint == self.fault_breakpoint:
+            return True
+        return event.reason == "signal-received" and not is_interrupt(event)
+
+    def next_pending_fault(self) -> KernelStop | None:
+        """The stop of a failed check that arrived with the current stop and was not
+        reported yet (now the current stop), or None."""
+        stop = self.stop
+        if stop is None or not stop.pending_faults:
+            return None
+        event = stop.pending_faults.pop(0)
+        following = KernelStop(event, event.thread_id or 0, 0)
+        following.stopped, following.held = stop.stopped, stop.held
+        following.finished, following.pending_faults = stop.finished, stop.pending_faults
+        self.stop = following
+        return following
+
     def in_kernel_code(self, thread: int) -> bool:
-        """Whether ``thread`` runs the kernel's generated code (at a Python line or not)."""
+        """Whether ``thread`` is in the kernel's generated code (at a Python line or not;
+        one done with its iterations waits in the OpenMP runtime)."""
         if self.launch is None:
             return False
         sources = {self.launch.source, self.launch.library, self.launch.fast_library} - {""}
-        stack = self.require_controller().stack(thread, max_depth=64)
-        return any(f.fullname in sources or f.file in sources for f in stack) or bool(
-            self.python_frames(thread, stack)
-        )
+        stack = self.require_controller().stack(thread, max_depth=1)
+        return bool(stack) and (stack[0].fullname in sources or stack[0].file in sources)
 
     def _debug_code_thread(self, threads: list[int | None]) -> int | None:
         """The first of ``threads`` (stopped ones) whose innermost Python frame is in a
