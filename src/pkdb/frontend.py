@@ -66,6 +66,14 @@ _CRASH_CODES = frozenset(-s for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGF
 
 #: How long a request that runs none of the user's code may take to be answered.
 _REQUEST_PATIENCE = 10.0
+#: How long the agent may take to answer a ping while an interrupted evaluation runs.
+_PING_PATIENCE = 1.0
+_BLOCKED = (
+    "the program cannot answer: the evaluation you interrupted still runs and holds "
+    "Python's interpreter lock (a long call into C code: sum(range(...)), a NumPy "
+    "operation...), so Python commands wait until it returns. gdb's commands still "
+    "answer (threads, where, send ...); 'quit' ends the program"
+)
 
 
 class Frontend(cmd.Cmd):
@@ -868,15 +876,21 @@ class Frontend(cmd.Cmd):
         if restart is not None:
             self.start_program(restart.entry, restart.argv)
 
-    def kernel_request(self, action: str, **args: Any) -> KernelReply:
+    def kernel_request(
+        self, action: str, _patience: float = _REQUEST_PATIENCE, **args: Any
+    ) -> KernelReply:
         """Ask the agent; other messages meanwhile are handled as usual. A request that
         runs the user's code (``eval`` of a kernel, say) is waited for as long as it
-        takes, or until Ctrl-C; any other must be answered within seconds."""
+        takes, or until Ctrl-C; any other must be answered within ``_patience`` seconds.
+        While an evaluation the user interrupted runs on, a request is sent only when
+        the agent shows it can answer (see :meth:`_agent_answers`)."""
         from .kernel_protocol import USER_CODE_ACTIONS, KernelReply, KernelRequest
 
         debuggee = self.debuggee
         if debuggee is None:
             raise TargetError("the program is not running")
+        if self._abandoned_requests and action != "ping" and not self._agent_answers():
+            raise TargetError(_BLOCKED)
         user_code = action in USER_CODE_ACTIONS
         self._kernel_request_ids += 1
         request_id = self._kernel_request_ids
@@ -884,7 +898,7 @@ class Frontend(cmd.Cmd):
             debuggee.send(KernelRequest(id=request_id, action=action, args=args))
         except ChannelClosed:
             raise TargetError("the program ended") from None
-        deadline = None if user_code else time.monotonic() + _REQUEST_PATIENCE
+        deadline = None if user_code else time.monotonic() + _patience
         while True:
             try:
                 message = debuggee.receive(timeout=_KERNEL_POLL_INTERVAL)
@@ -910,6 +924,16 @@ class Frontend(cmd.Cmd):
             handler = self.message_handlers.get(message.TYPE)
             if handler is not None:
                 handler(message)
+
+    def _agent_answers(self) -> bool:
+        """Whether the agent's reader thread answers within a second: an evaluation the
+        user stopped waiting for may hold Python's interpreter lock (a long call into C
+        code), and then no request of the session would be answered before it ends."""
+        try:
+            self.kernel_request("ping", _patience=_PING_PATIENCE)
+        except TargetError:
+            return False
+        return True
 
     def _on_stray_reply(self, message: KernelReply) -> bool:
         self._abandoned_requests.discard(message.reply_to)
