@@ -84,8 +84,8 @@ class KernelStop:
     stopped: list[int] = field(default_factory=list)  # threads that reached a breakpoint
     held: list[int] = field(default_factory=list)  # threads interrupted elsewhere
     finished: set[int] = field(default_factory=set)  # threads done with their iterations
-    # Failed checks and crashes of other threads that arrived with this stop, not yet
-    # reported: `continue` reports each before anything runs again.
+    # Failed checks of other threads that arrived with this stop, not yet reported:
+    # `continue` reports each before anything runs again.
     pending_faults: list[StopEvent] = field(default_factory=list)
     # `list` with no argument goes on from here: (file, line of the listed frame, the
     # last line listed).
@@ -413,7 +413,11 @@ class KernelSession:
         self.stop = KernelStop(event, event.thread_id or 0, 0)
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
         self.stop.held = [t for t in held if t != event.thread_id]
-        self.stop.pending_faults = [e for e in faults if e is not event]
+        # (Another thread's crash is not kept: `continue` delivers the signals, and the
+        # program dies of them, as before.)
+        self.stop.pending_faults = [
+            e for e in faults if e is not event and e.breakpoint == self.fault_breakpoint
+        ]
         return self.stop
 
     def is_fault(self, event: StopEvent) -> bool:
