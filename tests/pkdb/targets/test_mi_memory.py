@@ -13,8 +13,8 @@ import tracemalloc
 
 from pkdb.targets import GdbController
 
-STOPS = 400  # measured after the first WARMUP
-WARMUP = 50
+STOPS = 300  # measured after the first WARMUP
+WARMUP = 100  # (and the 64 stream lines kept for a reader: filled by then)
 
 
 def _stop_and_go(gdb: GdbController, debuggee, count: int) -> None:
