@@ -73,7 +73,9 @@ def _main(argv: Sequence[str] | None, debuggee: Debuggee) -> int:
     debuggee.sent_start = start
 
     from .frontend import Frontend
+    from .input_text import tolerate_undecodable_bytes
 
+    tolerate_undecodable_bytes(sys.stdin, sys.stdout)
     frontend = Frontend(
         [options.program, *options.args],
         settings=settings,

@@ -166,7 +166,8 @@ def read_commands(items: Sequence[tuple[str, str]]) -> list[str]:
         if kind == "command":
             lines.append(value)
             continue
-        with open(value, encoding="utf-8") as script:
+        # Bytes that are not UTF-8 come through as surrogates: refused line by line.
+        with open(value, encoding="utf-8", errors="surrogateescape") as script:
             for raw in script:
                 line = raw.strip()
                 if line and not line.startswith("#"):

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .channel import ChannelClosed
 from .commands.registry import expand_alias, split_command, split_commands
+from .input_text import undecodable
 from .modes import HostMode, KernelMode, Mode
+from .partial_waits import DONE, waiting_note, waiting_place
 from .procstate import state
 from .protocol import (
     ENTRY_QUIET,
@@ -63,6 +65,14 @@ _CRASH_CODES = frozenset(-s for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGF
 
 #: How long a request that runs none of the user's code may take to be answered.
 _REQUEST_PATIENCE = 10.0
+#: How long the agent may take to answer a ping while an interrupted evaluation runs.
+_PING_PATIENCE = 1.0
+_BLOCKED = (
+    "the program cannot answer: the evaluation you interrupted still runs and holds "
+    "Python's interpreter lock (a long call into C code: sum(range(...)), a NumPy "
+    "operation...), so Python commands wait until it returns. gdb's commands still "
+    "answer (threads, where, send ...); 'quit' ends the program"
+)
 
 
 class Frontend(cmd.Cmd):
@@ -184,6 +194,10 @@ class Frontend(cmd.Cmd):
 
     def onecmd(self, line: str) -> bool:
         """Route one line: verbatim to an agent sub-prompt, else through the mode."""
+        problem = undecodable(line)
+        if problem is not None:
+            self.error(problem)
+            return self.finished
         if self.agent_prompt is not None and not self.agent_prompt.main:
             self._reply(line=line)  # (com), >>>, nested debugger: theirs to parse
             return self.finished
@@ -580,6 +594,9 @@ class Frontend(cmd.Cmd):
         moved = self._used_ignore_counts()
         if message.error:
             self.message(f"Kernel {message.kernel} failed: {message.error}")
+        if self._kernel is not None:
+            self._kernel.release_held_threads()  # held by `continue threads`: free them
+        self._partial = None
         self._leave_kernel(close=False)
         # Told to pdb only now: the program runs on, and its next launch (handled while
         # this request waits) must find this one ended.
@@ -745,6 +762,8 @@ class Frontend(cmd.Cmd):
         launch = self.kernel.launch
         space = {"openmp": "OpenMP", "serial": "Serial"}.get(launch.space, launch.space)
         frame = event.frame
+        if is_interrupt(event) and not self.kernel.python_frames(event.thread_id):
+            return self._interrupt_without_line(space, event)
         if frame is None or not (frame.file or "").endswith(".py"):
             # a fault or signal inside runtime code: show the Python line that caused it
             frame = self.kernel.location(event.thread_id) or frame
@@ -811,6 +830,23 @@ class Frontend(cmd.Cmd):
             self._forget_temporary(number)
         return stop_text(frame, who, f"hit breakpoint {number}")
 
+    def _interrupt_without_line(self, space: str, event: StopEvent) -> str:
+        """A Ctrl-C stop in kernel code that maps to no Python line (a loop the compiler
+        made of a recursion, say): where it is in C++ terms, and the dispatch's line."""
+        stack = self.kernel.require_controller().stack(event.thread_id, max_depth=1)
+        inner = stack[0] if stack else None
+        where = ""
+        if inner is not None and inner.file:
+            where = f", in {inner.function} at {inner.file}:{inner.line}"
+        call = self.kernel.host_frames()
+        site = f"; the kernel was launched at {call[0].file}:{call[0].line}" if call else ""
+        number = self.kernel.thread_number(event.thread_id)
+        return (
+            f"{space} kernel interrupted in kernel code with no Python line (thread "
+            f"{number}{where}){site}\n('threads' shows where the others are; "
+            "'continue' resumes, 'quit' ends the program)"
+        )
+
     def _forget_temporary(self, number: int) -> None:
         for bp in self.state.get("breakpoints", []):
             if bp.get("number") == number and bp.get("temporary"):
@@ -829,26 +865,24 @@ class Frontend(cmd.Cmd):
         kernel = self.kernel
         controller = kernel.require_controller()
         pid = kernel.launch.pid if kernel.launch else None
-        if pid is None or not all(_sleeping(pid, t) for t in partial.os_tids(controller)):
-            return False  # running kernel code (or not yet known): look again later
+        if pid is None:
+            return False  # not yet known: look again later
+        asleep = all(_sleeping(pid, t) for t in partial.os_tids(controller))
+        if not asleep and not partial.look_at_stacks():
+            return False  # running kernel code: look again later
         controller.interrupt(partial.threads)
         for _ in partial.threads:
             controller.wait_for_stop_among(partial.threads, timeout=2.0)
-        if any(kernel.python_frames(t) for t in partial.threads):
-            controller.continue_(partial.threads)  # asleep in the kernel's own code: on
+        places = {t: waiting_place(kernel, t) for t in partial.threads}
+        if not partial.all_waiting(places):
+            controller.continue_(partial.threads)  # kernel code to run yet: on
             return False
         self._partial = None
         stop = partial.stop
-        stop.finished.update(partial.threads)
+        stop.finished.update(t for t, place in places.items() if place == DONE)
         kernel.stop = stop
         self.mode = KernelMode(kernel.launch.space)
-        names = ", ".join(str(kernel.thread_number(t)) for t in partial.threads)
-        several = len(partial.threads) > 1
-        self.message(
-            f"Thread{'s' * several} {names} ran all {'their' if several else 'its'} iterations "
-            f"and wait{'' if several else 's'} at the end of the kernel for the held threads "
-            "('threads' lists them, 'continue' lets them all finish)."
-        )
+        self.message(waiting_note(places, kernel.thread_number))  # type: ignore[arg-type]
         if stop.thread in stop.finished:
             self._switch_to_a_held_thread(stop)
         return True
@@ -882,15 +916,21 @@ class Frontend(cmd.Cmd):
         if restart is not None:
             self.start_program(restart.entry, restart.argv)
 
-    def kernel_request(self, action: str, **args: Any) -> KernelReply:
+    def kernel_request(
+        self, action: str, _patience: float = _REQUEST_PATIENCE, **args: Any
+    ) -> KernelReply:
         """Ask the agent; other messages meanwhile are handled as usual. A request that
         runs the user's code (``eval`` of a kernel, say) is waited for as long as it
-        takes, or until Ctrl-C; any other must be answered within seconds."""
+        takes, or until Ctrl-C; any other must be answered within ``_patience`` seconds.
+        While an evaluation the user interrupted runs on, a request is sent only when
+        the agent shows it can answer (see :meth:`_agent_answers`)."""
         from .kernel_protocol import USER_CODE_ACTIONS, KernelReply, KernelRequest
 
         debuggee = self.debuggee
         if debuggee is None:
             raise TargetError("the program is not running")
+        if self._abandoned_requests and action != "ping" and not self._agent_answers():
+            raise TargetError(_BLOCKED)
         user_code = action in USER_CODE_ACTIONS
         self._kernel_request_ids += 1
         request_id = self._kernel_request_ids
@@ -898,7 +938,7 @@ class Frontend(cmd.Cmd):
             debuggee.send(KernelRequest(id=request_id, action=action, args=args))
         except ChannelClosed:
             raise TargetError("the program ended") from None
-        deadline = None if user_code else time.monotonic() + _REQUEST_PATIENCE
+        deadline = None if user_code else time.monotonic() + _patience
         while True:
             try:
                 message = debuggee.receive(timeout=_KERNEL_POLL_INTERVAL)
@@ -924,6 +964,16 @@ class Frontend(cmd.Cmd):
             handler = self.message_handlers.get(message.TYPE)
             if handler is not None:
                 handler(message)
+
+    def _agent_answers(self) -> bool:
+        """Whether the agent's reader thread answers within a second: an evaluation the
+        user stopped waiting for may hold Python's interpreter lock (a long call into C
+        code), and then no request of the session would be answered before it ends."""
+        try:
+            self.kernel_request("ping", _patience=_PING_PATIENCE)
+        except TargetError:
+            return False
+        return True
 
     def _on_stray_reply(self, message: KernelReply) -> bool:
         self._abandoned_requests.discard(message.reply_to)
@@ -970,12 +1020,29 @@ class PartialContinue:
         self.threads = threads
         self._next = time.monotonic() + self.INTERVAL
         self._tids: dict[int, int] | None = None
+        self._polls = 0
+        self._places: dict[int, str | None] = {}  # where all_waiting saw them last
 
     def due(self) -> bool:
         if time.monotonic() < self._next:
             return False
         self._next = time.monotonic() + self.INTERVAL
         return True
+
+    def look_at_stacks(self) -> bool:
+        """Whether to stop the resumed threads to see where they are, though they do
+        not sleep: every other poll (a thread at a team barrier spins)."""
+        self._polls += 1
+        return self._polls % 2 == 0
+
+    def all_waiting(self, places: dict[int, str | None]) -> bool:
+        """Whether the resumed threads, at ``places`` (see partial_waits), wait for held
+        ones: all done, or waiting at team barriers where the last look saw them too (a
+        thread passes a barrier its teammates reach at once)."""
+        seen, self._places = self._places, places
+        if any(place is None for place in places.values()):
+            return False
+        return all(place == DONE for place in places.values()) or places == seen
 
     def os_tids(self, controller: Any) -> list[int]:
         if self._tids is None:

@@ -97,6 +97,9 @@ class KernelStop:
     stopped: list[int] = field(default_factory=list)  # threads that reached a breakpoint
     held: list[int] = field(default_factory=list)  # threads interrupted elsewhere
     finished: set[int] = field(default_factory=set)  # threads done with their iterations
+    # Failed checks of other threads that arrived with this stop, not yet reported:
+    # `continue` reports each before anything runs again.
+    pending_faults: list[StopEvent] = field(default_factory=list)
     # `list` with no argument goes on from here: (file, line of the listed frame, the
     # last line listed).
     listed: tuple[str, int, int] | None = None
@@ -271,6 +274,18 @@ class KernelSession:
             except TargetError:
                 pass  # the program went away
 
+    def release_held_threads(self) -> None:
+        """The kernel returned: let every thread gdb still holds run (threads held by
+        ``continue threads`` that were done, or idle OpenMP workers: held, they block the
+        program's next parallel region, or its exit)."""
+        controller = self.controller
+        if controller is None or not controller.alive or not controller.stopped_threads():
+            return
+        try:
+            controller.continue_()
+        except TargetError:
+            pass  # the program went away
+
     def forget_next_index_breakpoint(self) -> None:
         """Remove the Ctrl-C breakpoint of a HYBRID launch (hit, or the kernel ended)."""
         number, self.next_index_breakpoint = self.next_index_breakpoint, None
@@ -320,6 +335,7 @@ class KernelSession:
     def insert(self, bp: dict) -> str | None:
         """Set pdb breakpoint ``bp`` in gdb; a problem to report, or None."""
         controller = self.require_controller()
+        self.remove(bp["number"])  # one gdb breakpoint per pdb one: a copy would outlive it
         problem = None
         try:
             condition = self.c_condition(bp.get("condition"))
@@ -429,9 +445,6 @@ class KernelSession:
         if any(e.exited for e in arrived):
             self.stop = None
             return None
-        fault = next((e for e in arrived if self._is_fault(e)), None)
-        if fault is not None:
-            event = fault  # a failed check is the news, whichever thread came first
         held = self.hold_running_threads()
         agent = self.release_agent_threads()
         self.release_other_threads()
@@ -439,6 +452,9 @@ class KernelSession:
         held = [t for t in held if t in kernel]
         arrived = [e for e in arrived if e.thread_id in kernel or e is event]
         arrived = [e for e in arrived if e.thread_id not in agent]
+        faults = [e for e in arrived if self.is_fault(e)]
+        if faults and not self.is_fault(event):
+            event = faults[0]  # a failed check is never just "also at a breakpoint"
         interrupt = is_interrupt(event)
         if interrupt and self._release_ranges:
             # A partly-debug launch: a thread in its release code has no variables to
@@ -456,16 +472,51 @@ class KernelSession:
             candidates = held or [t.id for t in self.kernel_threads() if t.stopped]
             current = next((t for t in candidates if self.python_frames(t)), None)
             if current is None:
+                # None at a Python line (spinning where the compiler left none, say): stop
+                # in the kernel's code anyway; resumed, the Ctrl-C did nothing at all.
+                current = next((t for t in candidates if self.in_kernel_code(t)), None)
+            if current is None:
                 self.require_controller().continue_()
                 return None
             event = StopEvent(reason="interrupted", thread_id=current, frame=self.location(current))
         self.stop = KernelStop(event, event.thread_id or 0, 0)
         self.stop.stopped = [e.thread_id for e in arrived if e.thread_id]
         self.stop.held = [t for t in held if t != event.thread_id]
+        # (Another thread's crash is not kept: `continue` delivers the signals, and the
+        # program dies of them, as before.)
+        self.stop.pending_faults = [
+            e for e in faults if e is not event and e.breakpoint == self.fault_breakpoint
+        ]
         return self.stop
 
-    def _is_fault(self, event: StopEvent) -> bool:
-        return self.fault_breakpoint is not None and event.breakpoint == self.fault_breakpoint
+    def is_fault(self, event: StopEvent) -> bool:
+        """A failed check of the debug build, or a crash (not a breakpoint, a step or an
+        interrupt)."""
+        if self.fault_breakpoint is not None and event.breakpoint == self.fault_breakpoint:
+            return True
+        return event.reason == "signal-received" and not is_interrupt(event)
+
+    def next_pending_fault(self) -> KernelStop | None:
+        """The stop of a failed check that arrived with the current stop and was not
+        reported yet (now the current stop), or None."""
+        stop = self.stop
+        if stop is None or not stop.pending_faults:
+            return None
+        event = stop.pending_faults.pop(0)
+        following = KernelStop(event, event.thread_id or 0, 0)
+        following.stopped, following.held = stop.stopped, stop.held
+        following.finished, following.pending_faults = stop.finished, stop.pending_faults
+        self.stop = following
+        return following
+
+    def in_kernel_code(self, thread: int) -> bool:
+        """Whether ``thread`` is in the kernel's generated code (at a Python line or not;
+        one done with its iterations waits in the OpenMP runtime)."""
+        if self.launch is None:
+            return False
+        sources = {self.launch.source, self.launch.library, self.launch.fast_library} - {""}
+        stack = self.require_controller().stack(thread, max_depth=1)
+        return bool(stack) and (stack[0].fullname in sources or stack[0].file in sources)
 
     def _debug_code_thread(self, threads: list[int | None]) -> int | None:
         """The first of ``threads`` (stopped ones) whose innermost Python frame is in a

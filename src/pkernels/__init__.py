@@ -184,6 +184,8 @@ from .api.workloads import callback, execute, functor, main, workload  # noqa: E
 from .errors import (  # noqa: E402
     AnnotationError,
     ArgumentTypeError,
+    CacheError,
+    CacheWriteError,
     CompileError,
     DispatchError,
     KernelError,
@@ -195,6 +197,7 @@ from .errors import (  # noqa: E402
     PkernelsError,
     SpaceError,
     TranslationError,
+    UnsafeCacheError,
     UnsupportedSpaceError,
 )
 from .runtime import hooks  # noqa: E402

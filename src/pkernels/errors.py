@@ -69,6 +69,21 @@ class CompileError(PkernelsError):
     """The C++ compiler rejected generated code: a bug in pkernels, reported with context."""
 
 
+class CacheError(PkernelsError, OSError):
+    """The kernel cache cannot be used: the message names the path and what to do."""
+
+
+class UnsafeCacheError(CacheError, PermissionError):
+    """A kernel cache directory or file another user could write (not owned by this
+    user, or writable by its group or by others): pkernels will not load code from it,
+    as ssh and pip refuse such files."""
+
+
+class CacheWriteError(CacheError):
+    """A build could not be written (a full disk, a read-only or missing directory):
+    the message names the path that could not be written."""
+
+
 class KernelError(PkernelsError, RuntimeError):
     """A kernel failed while running (detected by a debug build's checks)."""
 

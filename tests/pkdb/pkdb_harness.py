@@ -51,6 +51,7 @@ class PtySession:
             cwd=str(program.parent),
             env=pkdb_env(program.parent),
             encoding="utf-8",
+            codec_errors="replace",  # the terminal echoes bytes a test types that are not UTF-8
             timeout=TIMEOUT,
             dimensions=(24, 200),
         )

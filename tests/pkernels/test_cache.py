@@ -196,8 +196,10 @@ def test_concurrent_compiles_of_one_kernel(tmp_path):
     assert len(libraries) == 1
     (library,) = libraries
     entry = library.parent
-    # One library, one source, no temporary files left behind.
-    assert sorted(p.name for p in entry.iterdir()) == ["kernel.cpp", "kernel.so"]
+    # One library, its checksum, one source, the lock; no temporary files left behind.
+    assert sorted(p.name for p in entry.iterdir()) == [
+        "kernel.cpp", "kernel.so", "kernel.so.sha256", "lock"
+    ]  # fmt: skip
     # And it is a valid library for a later process, which does not compile.
     result, compiled, again = _finish(_child(tmp_path, "race_kernel", cache_dir))
     assert result == expected and not compiled and again == library

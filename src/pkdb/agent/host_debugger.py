@@ -103,6 +103,38 @@ class _BreakTable(dict):
         self._changed()
 
 
+class _Displayed:
+    """A ``display`` expression's value, shown as itself, compared without raising."""
+
+    __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        old = other.value if isinstance(other, _Displayed) else other
+        new = self.value
+        if new is old:
+            return True
+        try:
+            return not bool(new != old)
+        except Exception:  # noqa: BLE001 - an array's truth value, a broken __ne__
+            numpy = sys.modules.get("numpy")
+            try:
+                if numpy is not None:
+                    return bool(numpy.array_equal(new, old, equal_nan=True))
+            except Exception:  # noqa: BLE001 - not arrays after all
+                pass
+            return repr(new) == repr(old)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+
 class HostDebugger(LiveKernelCommands, pdb.Pdb):
     """A :class:`pdb.Pdb` that talks through the channel and survives restarts
     (plus ``hotswap`` and ``parallel_launch``, see :mod:`pkdb.agent.live_commands`)."""
@@ -390,6 +422,12 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         if line.strip() == "EOF":
             line = "end"
         return super().handle_command_def(line)
+
+    def _getval_except(self, arg: str, frame: types.FrameType | None = None) -> Any:
+        # The values of `display`: pdb compares each with the last one shown using !=,
+        # which a NumPy array answers element by element; the ValueError of its truth
+        # value ended the program (in pdb's preloop).
+        return _Displayed(super()._getval_except(arg, frame))
 
     # -- run / restart ---------------------------------------------------------------
 

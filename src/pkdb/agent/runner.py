@@ -31,6 +31,7 @@ from .channel_io import ChannelInput, ChannelOutput, flush_program_streams
 from .host_debugger import HostDebugger
 from .kernel_observer import KernelObserver
 from .link import AgentLink
+from .tracebacks import full_tracebacks, hide_internal_frames, user_traceback
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
@@ -135,10 +136,20 @@ def _module_code(name: str) -> tuple[object, types.CodeType]:
 
 
 def _post_mortem(debugger: HostDebugger, link: AgentLink, exc: BaseException) -> int:
-    """pdb's post-mortem: show the traceback, stop in the frame that raised."""
+    """pdb's post-mortem: show the traceback, stop in the frame that raised (pkernels'
+    own frames left out, unless PKERNELS_TRACEBACK=full)."""
     tb = _program_traceback(debugger, exc.__traceback__)
+    hidden = 0
+    if not full_tracebacks():
+        tb, hidden = user_traceback(tb)
+        hidden += hide_internal_frames(exc)
     flush_program_streams()
     traceback.print_exception(type(exc), exc, tb)
+    if hidden:
+        debugger.message(
+            f"({hidden} frame{'s' * (hidden > 1)} of pkernels' own code not shown; "
+            "PKERNELS_TRACEBACK=full shows them)"
+        )
     debugger.message("Uncaught exception. Entering post mortem debugging")
     debugger.message("Running 'cont' or 'step' will restart the program")
     debugger.interaction(None, tb)

@@ -33,8 +33,12 @@ def _set(console: KernelConsole, arg: str, temporary: bool) -> None:
             [file, os.path.join(os.path.dirname(launch.filename), file)] if launch else [file]
         )
         file = next((os.path.abspath(c) for c in candidates if os.path.exists(c)), file)
+    line = _line_number(match["line"])
+    if line is None:
+        console.error(f"End of file: {file} has no line {_abbreviated(match['line'])}")
+        return
     reply = console.kernel_request(
-        "break", file=file, line=int(match["line"]), condition=match["cond"], temporary=temporary
+        "break", file=file, line=line, condition=match["cond"], temporary=temporary
     )
     if not reply.ok:
         console.error(reply.text)
@@ -93,16 +97,30 @@ def _numbers(console: KernelConsole, arg: str) -> list[int] | None:
     """Breakpoint numbers, or those of the breakpoints at a ``[FILE:]LINE``."""
     location = _LOCATION.match(arg.strip())
     if location is not None and location["file"] and location["cond"] is None:
-        return _at(console, location["file"], int(location["line"]))
+        line = _line_number(location["line"])
+        if line is None:
+            console.error(f"no breakpoint at {location['file']}:{_abbreviated(location['line'])}")
+            return None
+        return _at(console, location["file"], line)
     try:
         numbers = [int(word) for word in arg.split()]
     except ValueError:
-        console.error(f"breakpoint numbers expected, or FILE:LINE, got {arg!r}")
+        console.error(f"breakpoint numbers expected, or FILE:LINE, got {_abbreviated(arg)!r}")
         return None
     if not numbers:
         console.error("which breakpoint? give its number (see 'break')")
         return None
+    below_one = [n for n in numbers if n < 1]
+    if below_one:  # pdb takes -1 as Python's last item: `enable -1` set a second copy
+        console.error(f"Breakpoint number {below_one[0]} out of range")
+        return None
     return numbers
+
+
+def _line_number(text: str) -> int | None:
+    """A line number as typed (digits); None when it has more digits than any file has
+    lines (int() refuses over 4300 digits)."""
+    return int(text) if len(text) <= 9 else None
 
 
 def _at(console: KernelConsole, file: str, line: int) -> list[int] | None:
@@ -189,6 +207,11 @@ def do_condition(console: KernelConsole, arg: str) -> None:
     if not numbers:
         return
     number = numbers[0]
+    known = {bp["number"] for bp in console.state.get("breakpoints", [])}  # type: ignore[attr-defined]
+    if number not in known:  # pdb's word on it, not "unchanged", which says it exists
+        reply = console.kernel_request("condition", number=number, condition=None)
+        console.error(reply.text if not reply.ok else f"no breakpoint {number}")
+        return
     kernel = console.kernel
     try:  # checked before anything changes: gdb evaluates it as C
         c_condition = kernel.c_condition(condition.strip())
@@ -282,3 +305,8 @@ COMMANDS = [
     Command("ignore", do_ignore),
     Command("info", do_info),
 ]
+
+
+def _abbreviated(text: str, keep: int = 40) -> str:
+    """``text`` for an error message: a 5,000-digit number is shown by its head."""
+    return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"

@@ -37,6 +37,10 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     """
     words = arg.split()
     controller = console.kernel.require_controller()
+    pending = console.kernel.next_pending_fault() if console.kernel.stop else None
+    if pending is not None:  # another thread failed a check at this stop: that first
+        console.report_kernel_stop(pending.event)
+        return
     if not words:
         controller.continue_()
         console.resume_kernel()

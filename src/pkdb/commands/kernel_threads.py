@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..send_guard import refusal
 from ..stop_lines import python_function
 from ..teams import TeamPosition
 from .kernel_support import KernelConsole, guarded
@@ -9,9 +10,8 @@ from .registry import Command
 
 #: How long `send` waits for the stop of an execution command it passed to gdb.
 _SEND_STOP_SECONDS = 5.0
-_EXECUTION_COMMANDS = {
-    *"step s stepi si next n nexti ni finish fin until u advance continue c".split()
-}
+#: The execution commands `send` lets through (send_guard refuses the others).
+_EXECUTION_COMMANDS = {"stepi", "si", "nexti", "ni"}
 
 
 @guarded
@@ -48,6 +48,8 @@ def do_threads(console: KernelConsole, arg: str) -> None:
             where = "(at the end of its league rank: waits for its team)"
         elif position is not None:
             where = "(past the end of its league rank)"
+        elif kernel.in_kernel_code(thread.id):
+            where = "(in kernel code with no Python line)"
         else:
             where = "(held outside the kernel's lines: done, or an idle runtime thread)"
         team = f" {position.label()}" if position is not None else ""
@@ -109,9 +111,17 @@ def do_send(console: KernelConsole, arg: str) -> None:
     """send RAW
     Send RAW to the target debugger (gdb) as typed, and show its answer.
     Example: send info registers rip
+    Commands that run, stop or end the program (continue, next, step,
+    finish, detach, kill, quit, run, attach, -exec-..., -gdb-exit, also
+    under thread apply) are refused, naming the pkdb command to use:
+    pkdb drives gdb's run control itself. stepi/nexti are let through.
     """
     if not arg.strip():
         console.error("usage: send GDB-COMMAND")
+        return
+    refused = refusal(arg)
+    if refused is not None:
+        console.error(refused)
         return
     stop = console.kernel.stop
     controller = console.kernel.require_controller()

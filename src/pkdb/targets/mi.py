@@ -3,9 +3,11 @@
 Commands are sent as ``<token>-command args`` and :meth:`MiSession.command` returns as
 soon as the result record carrying that token arrives (a reader thread parses every line
 with pygdbmi's parser and wakes the waiting caller; no polling). Async records
-(``*stopped``, ``*running``, ``=thread-created``, ...) go to :meth:`MiSession.next_async`
-and to registered listeners; stream records (console ``~``, target ``@``, log ``&``)
-produced while a command is in flight are collected into its :class:`MiResult`.
+(``*stopped``, ``*running``, ``=thread-created``, ...) go to registered listeners (and to
+:meth:`MiSession.next_async` for a session made with ``keep_async=True``: nothing is
+kept that no one reads, so a long session stays flat); stream records (console ``~``,
+target ``@``, log ``&``) produced while a command is in flight are collected into its
+:class:`MiResult`.
 
 One command is in flight at a time (callers from several threads are serialised); async
 records keep flowing meanwhile. The debugger never outlives its owner: :meth:`close` ends
@@ -102,6 +104,9 @@ class MiSession:
     end of a pseudo-terminal) to a debugger already running as ``process``: a second
     user interface that gdb opened on that terminal (``new-ui mi3 TTY``, see
     :mod:`pkdb.targets.cli_attach`). The session owns both: closing it ends the debugger.
+
+    ``keep_async``: queue async records for :meth:`next_async` (listeners see them
+    either way).
     """
 
     def __init__(
@@ -112,6 +117,7 @@ class MiSession:
         startup_timeout: float = 30.0,
         process: subprocess.Popen | None = None,
         channel: int | None = None,
+        keep_async: bool = False,
     ) -> None:
         self.argv = list(argv) if argv else ["gdb", *DEFAULT_GDB_ARGS]
         self._tokens = itertools.count(1)
@@ -119,11 +125,13 @@ class MiSession:
         self._pending_lock = threading.Lock()
         self._command_lock = threading.Lock()
         self._current: _Pending | None = None
-        # Async records, newest last; bounded so a session nobody drains cannot grow.
+        # Async records for next_async, newest last (only when asked for: parsed records
+        # are ~2 KB a stop); bounded so a session that stops draining cannot grow.
+        self._keep_async = keep_async
         self._async: collections.deque[dict] = collections.deque(maxlen=10000)
         self._async_ready = threading.Condition()
         self._listeners: list[AsyncListener] = []
-        self._unclaimed_streams: collections.deque[tuple[str, str]] = collections.deque(maxlen=1000)
+        self._unclaimed_streams: collections.deque[tuple[str, str]] = collections.deque(maxlen=64)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
         #: gdb's own failures ("...: internal-error: ..."), first line each, oldest first.
         self.internal_errors: list[str] = []
@@ -260,7 +268,8 @@ class MiSession:
     def next_async(self, timeout: float | None = None) -> dict | None:
         """The next async record (see :meth:`add_listener`), or ``None`` after ``timeout``.
 
-        Only the latest 10000 records are kept for this call; listeners see them all.
+        Only for a session made with ``keep_async=True`` (else it waits ``timeout`` and
+        returns None); the latest 10000 records are kept; listeners see them all.
         """
         with self._async_ready:
             if not self._async_ready.wait_for(lambda: self._async, timeout):
@@ -268,7 +277,8 @@ class MiSession:
             return self._async.popleft()
 
     def unclaimed_streams(self) -> list[tuple[str, str]]:
-        """Stream output that arrived while no command was in flight: (type, text) pairs."""
+        """Stream output that arrived while no command was in flight: (type, text) pairs,
+        the latest 64."""
         items = list(self._unclaimed_streams)
         self._unclaimed_streams.clear()
         return items
@@ -372,9 +382,10 @@ class MiSession:
             return
         if kind == "notify":
             record["kind"] = _ASYNC_KINDS.get(line[0], "notify")
-            with self._async_ready:
-                self._async.append(record)
-                self._async_ready.notify_all()
+            if self._keep_async:
+                with self._async_ready:
+                    self._async.append(record)
+                    self._async_ready.notify_all()
             for listener in list(self._listeners):
                 try:
                     listener(record)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import subprocess
@@ -10,8 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CompileError
-from .cache import cache_key, entry_dir, write_atomically
+from ..errors import CacheWriteError, CompileError
+from .cache import cache_key, cached_build, entry_dir, write_atomically, write_failure
 from .toolchain import host_cpu, host_toolchain
 
 GENERATED_PATH = "@PK_GENERATED_PATH@"
@@ -52,22 +53,53 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
     library = directory / "kernel.so"
     cpp = directory / "kernel.cpp"
     checked = CHECKS_DEFINE in defines
-    if library.exists():
-        return BuiltModule(library, cpp, key, debug, 0.0, checked)
     start = time.perf_counter()
-    write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".kernel.", suffix=".so")
-    os.close(fd)
-    try:
+
+    def compile_into(output: Path) -> None:
+        write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
         proc = subprocess.run(
-            [tool.path, *flags, str(cpp), "-o", tmp], capture_output=True, text=True, check=False
+            [tool.path, *flags, str(cpp), "-o", str(output)],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if proc.returncode != 0:
+            unwritten = _unwritten(proc.stderr, library)
+            if unwritten is not None:
+                raise unwritten
             raise CompileError(_describe_failure(proc.stderr, label, cpp))
-        os.replace(tmp, library)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+
+    if not cached_build(library, compile_into):
+        return BuiltModule(library, cpp, key, debug, 0.0, checked)
     return BuiltModule(library, cpp, key, debug, time.perf_counter() - start, checked)
+
+
+# What the compiler, assembler and linker print when a write fails (strerror texts).
+_WRITE_ERRORS = {
+    "No space left on device": errno.ENOSPC,
+    "Disk quota exceeded": errno.EDQUOT,
+    "File too large": errno.EFBIG,
+    "Read-only file system": errno.EROFS,
+    "Permission denied": errno.EACCES,
+    "Input/output error": errno.EIO,
+}
+_PATH = re.compile(r"/[^\s:'\"]+")
+
+
+def _unwritten(stderr: str, library: Path) -> CacheWriteError | None:
+    """The error to raise when the compiler failed because it could not write a file
+    (a full disk, in the cache or in the temporary directory): it names the file, where
+    the compiler's output says which one, else the library being built."""
+    for line in stderr.splitlines():
+        found = next((text for text in _WRITE_ERRORS if text in line), None)
+        if found is None:
+            continue
+        places = (os.path.join(str(library.parent), ""), os.path.join(tempfile.gettempdir(), ""))
+        paths = [p for p in _PATH.findall(line) if p.startswith(places)]
+        path = Path(paths[-1]) if paths else library
+        detail = f"--- compiler output ---\n{stderr.strip()[-2000:]}"
+        return write_failure(path, OSError(_WRITE_ERRORS[found], found), detail=detail)
+    return None
 
 
 def _c_string_body(text: str) -> str:

@@ -55,7 +55,7 @@ from ..api.policies import MDRangePolicy, RangePolicy
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..api.types import DataType, int64
-from ..build.cache import cache_key, entry_dir, write_atomically
+from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
 from ..errors import (
     CompileError,
@@ -236,9 +236,12 @@ def build_cuda(
     directory = entry_dir(cache_key(entry.source, "cuda", version, (*OPTIONS, *extra), arch))
     path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
     code = entry.source.replace(GENERATED_PATH, _c_string_body(str(path)))
-    if not cubin.exists():
+
+    def compile_into(output: Path) -> None:
         write_atomically(path, code.encode())
-        write_atomically(cubin, _compile(cp, code, arch, label, path, extra))
+        output.write_bytes(_compile(cp, code, arch, label, path, extra))
+
+    cached_build(cubin, compile_into)  # checked, or compiled once (see build.cache)
     module = cp.RawModule(path=str(cubin))
     return path, code, module.get_function(entry.symbol), module
 

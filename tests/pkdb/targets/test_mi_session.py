@@ -45,7 +45,7 @@ FAKE_DEBUGGER = textwrap.dedent(
 def fake(tmp_path):
     script = tmp_path / "fake_debugger.py"
     script.write_text(FAKE_DEBUGGER)
-    session = MiSession([sys.executable, str(script)])
+    session = MiSession([sys.executable, str(script)], keep_async=True)
     yield session
     session.close()
 
