@@ -25,6 +25,12 @@ def _raise_killed(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a pkdb session; the exit status of pkdb itself."""
+    from .mpi.options import wants_mpi
+
+    if wants_mpi(sys.argv[1:] if argv is None else argv):  # --np, --launcher, --rank
+        from .mpi.main import main as mpi_main
+
+        return mpi_main(sys.argv[1:] if argv is None else argv)
     # Start the program's process first, as a fork of this one (before anything is
     # loaded or any thread runs): it loads the agent while the front end loads. Whatever
     # ends this function before the session takes it over ends the process too.

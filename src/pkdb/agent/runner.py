@@ -43,11 +43,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     run_agent(parser.parse_args(argv).channel_fd)
 
 
-def run_agent(channel_fd: int) -> NoReturn:
+def run_agent(channel_fd: int, tracer: int | None = None) -> NoReturn:
     """Be the agent on the socket ``channel_fd``: wait for the front end's
-    :class:`~pkdb.protocol.Start`, run the program, exit with its status."""
+    :class:`~pkdb.protocol.Start`, run the program, exit with its status. ``tracer``:
+    the front end's pid, when it is not this process's parent (an MPI rank)."""
     _reset_signals()
-    _allow_the_debugger()
+    _allow_the_debugger(os.getppid() if tracer is None else tracer)
 
     # The socket must not leak into programs the debuggee execs.
     os.set_inheritable(channel_fd, False)
@@ -194,16 +195,16 @@ def _program_traceback(
 _PR_SET_PTRACER = 0x59616D61
 
 
-def _allow_the_debugger() -> None:
+def _allow_the_debugger(front_end: int) -> None:
     """Let pkdb's gdb attach under Yama's ``ptrace_scope=1`` (Ubuntu's default), where a
     process may only be traced by its ancestors: gdb is the front end's child, the
     program's sibling. The front end (this process's parent) and its descendants may
-    trace it. Without Yama the call fails, harmlessly."""
+    trace it (``front_end``: its pid). Without Yama the call fails, harmlessly."""
     import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PTRACER, ctypes.c_ulong(os.getppid()), 0, 0, 0)
+        libc.prctl(_PR_SET_PTRACER, ctypes.c_ulong(front_end), 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
