@@ -32,8 +32,8 @@ RESUMING = frozenset(
 )  # fmt: skip
 #: Seconds the console waits for the other ranks once one has stopped, before it gives
 #: the user the word and reports them running (a rank waiting in MPI for a stopped one
-#: never stops by itself).
-PATIENCE = 2.0
+#: never stops by itself). Output of a rank (a compile notice, say) starts it again.
+PATIENCE = 3.0
 
 HELP = """\
 pkdb over MPI ranks: one prompt for every rank of the job.
@@ -44,12 +44,15 @@ side. Every pdb and pkdb command works, in each rank's own session.
   rank N / ranks SET   focus on those ranks (SET: 2, 0-3, 1,3, 0-3,6 or all)
   ranks                list the ranks: process, state, where each one stopped
   on SET: CMD          run CMD on those ranks only, once (on 1,3: p x)
+  wait                 wait until every running rank stops (Ctrl-C: interrupt them;
+                       twice: stop waiting)
   break LINE if rank == 2
                        a condition on the rank alone is decided here: the breakpoint
                        is set only in the ranks where it holds (kernel lines too)
   continue, step, ...  resume the focused ranks that are stopped; the prompt comes
-                       back when they all stop again, or 2 s after the first one
-                       stops (the others are then reported running)
+                       back when they all stop again, or when the others
+                       have been quiet for 3 s after one stopped (they are then
+                       reported running; 'wait' waits for them)
   Ctrl-C               interrupt every running rank (a second one gives the prompt
                        back at once: a rank inside an MPI call hears it only when
                        the call returns)
@@ -151,6 +154,7 @@ class MpiConsole:
 
     def onecmd(self, line: str) -> None:
         """Run one command line."""
+        self._catch_up()
         self._report_deaths()
         line = line.strip()
         if not line:
@@ -163,6 +167,11 @@ class MpiConsole:
             self.finished = True
         elif word in ("rank", "ranks"):
             self._focus_command(arg)
+        elif word == "wait":
+            if not any(w.state is RankState.RUNNING for w in self.workers.values()):
+                self.message("(no rank is running)")
+            else:
+                self._wait(set(), resuming=True, wait_all=True)
         elif word == "on":
             self._on_command(arg)
         elif word in ("run", "restart"):
@@ -245,7 +254,8 @@ class MpiConsole:
                 rank = self._done.get(timeout=0.05)
             except queue.Empty:
                 if patience is not None and last_stop is not None:
-                    if time.monotonic() - last_stop > patience:
+                    active = max(self.workers[r].last_activity for r in pending)
+                    if time.monotonic() - max(last_stop, active) > patience:
                         break
                 continue
             except KeyboardInterrupt:
@@ -269,6 +279,18 @@ class MpiConsole:
         answers = {rank: self.workers[rank].take_output() for rank in ranks}
         width = shutil.get_terminal_size((100, 24)).columns
         self.write(render(group_answers(answers), width))
+
+    def _catch_up(self) -> None:
+        """Show the ranks that stopped (or ended) while the user had the word."""
+        reported: set[int] = set()
+        while True:
+            try:
+                reported.add(self._done.get_nowait())
+            except queue.Empty:
+                break
+        if reported:
+            self._show(reported)
+            self.message(self.summary())
 
     def _report_deaths(self) -> None:
         """Ranks whose process ended while they were stopped (killed from outside, say):

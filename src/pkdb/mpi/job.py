@@ -173,6 +173,7 @@ class MpiJob:
                 except ValueError:
                     continue
                 if "out" in report:
+                    process.last_output = time.monotonic()
                     text = lines.feed(str(report["out"]))
                     if text:
                         self.write(text)

@@ -26,6 +26,8 @@ class RankProcess:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.returncode: int | None = None
+        #: When the rank last wrote output (time.monotonic()): a sign of life.
+        self.last_output = 0.0
         self._ended = threading.Event()
         self._listeners: list[Callable[[int], None]] = []
 
@@ -64,10 +66,10 @@ class RankDebuggee(Debuggee):
         super().__init__(process, channel)
 
     def wait_exited(self, timeout: float) -> bool:
-        if self.process.ended(0):
-            return True
+        """Whether the rank's process has exited, all its threads (gdb must not detach
+        from one whose threads are still exiting), waiting up to ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        while state(self.pid) not in (None, "Z", "X"):
+        while not (self.process.ended(0) or _all_threads_exited(self.pid)):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.002)
@@ -108,6 +110,16 @@ class RankDebuggee(Debuggee):
         """SIGKILL to the rank's process group, without waiting (the session's end)."""
         if self.process.returncode is None:
             self._signal_group(signal.SIGKILL)
+
+
+def _all_threads_exited(pid: int) -> bool:
+    """Whether process ``pid`` is gone, or a zombie with no thread left but its main one."""
+    if state(pid) not in (None, "Z", "X"):
+        return False
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) <= 1
+    except OSError:
+        return True
 
 
 def pid_alive(pid: int) -> bool:

@@ -13,6 +13,7 @@ import io
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -55,9 +56,11 @@ class _Buffer(io.StringIO):
     def __init__(self) -> None:
         super().__init__()
         self._lock = threading.Lock()
+        self.last_write = 0.0  # time.monotonic() of the last write
 
     def write(self, text: str) -> int:
         with self._lock:
+            self.last_write = time.monotonic()
             return super().write(text)
 
     def take(self) -> str:
@@ -127,6 +130,12 @@ class RankWorker:
             frontend.gpu_frontend.interrupt()
         elif frontend.debuggee is not None:
             frontend.debuggee.interrupt()
+
+    @property
+    def last_activity(self) -> float:
+        """When the rank last showed a sign of life (time.monotonic()): output of its
+        program (a compile notice, say) or of its session."""
+        return max(self.output.last_write, self.debuggee.process.last_output)
 
     def take_output(self) -> str:
         return self.output.take()
