@@ -76,5 +76,7 @@ def _side_by_side(groups: list[Group], width: int) -> str | None:
             (column[row] if row < len(column) else "").ljust(w)
             for column, w in zip(cells, widths, strict=True)
         ]
+        while len(parts) > 1 and not parts[-1].strip():  # columns that ended already
+            parts.pop()
         rows.append(_SEPARATOR.join(parts).rstrip() + "\n")
     return "".join(rows)
