@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 import re
-import signal
+import shlex
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
-from mpi_harness import MpiSession, halo_local, halo_total, no_leftovers, require_mpi
-from pkdb_harness import process_gone, wait_until, write
+from mpi_harness import MPI_PROMPT, MpiSession, halo_local, halo_total, no_leftovers, require_mpi
+from pkdb_harness import normalize, pkdb_env, process_gone, wait_until, write
 
 ROOT = Path(__file__).resolve().parents[2]
 HALO = ROOT / "examples" / "halo_mpi.py"
@@ -65,7 +69,7 @@ def test_four_rank_halo_exchange(tmp_path: Path, sessions: list[MpiSession]) -> 
     assert "(set in rank 2 only: the condition is on the rank)" in out, out
     assert f"[rank 2] Breakpoint 2 at {HALO}:{kernel_line}" in out, out
     out = session.cmd("continue", timeout=120)
-    assert re.search(rf"OpenMP thread \d+ \(i=\d+\) hit breakpoint 2", out), out
+    assert re.search(r"OpenMP thread \d+ \(i=\d+\) hit breakpoint 2", out), out
     assert out.rstrip().endswith(
         f"ranks 0,1,3 at halo_mpi.py:{after_kernel}; "
         f"rank 2 at halo_mpi.py:{kernel_line} (in its openmp kernel)"
@@ -142,10 +146,56 @@ def test_hang_interrupt_and_a_killed_rank(tmp_path: Path, sessions: list[MpiSess
     assert wait_until(lambda: process_gone(pids[1]))
     out = session.cmd("p count > 0")
     # (rank 1's end is shown before the answer, or beside it when it was told during it)
-    assert re.search(r"\[rank 1\](.*\n)?.*The program was killed by signal SIGKILL \(Killed\)", out), out
+    assert re.search(
+        r"\[rank 1\](.*\n)?.*The program was killed by signal SIGKILL \(Killed\)", out
+    ), out
     assert re.search(r"\nrank 0 at spin.py:\d+; rank 1 killed by SIGKILL\n", out), out
     assert "True" in out, out
     assert session.cmd("p rank") == "[rank 0] 0\n"
     assert session.cmd("on 1: p rank") == "*** rank 1: the program has ended there\n"
     assert session.quit() == 128 + signal.SIGKILL
     assert no_leftovers(tmp_path, list(pids.values())) == []
+
+
+SUM = """
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+total = comm.allreduce(comm.Get_rank() + 1)
+print("total", total)
+"""
+
+
+def test_ranks_from_the_users_own_launcher(tmp_path: Path, sessions: list[MpiSession]) -> None:
+    """--launcher none: pkdb says what to run; the ranks the user starts connect back."""
+    require_mpi()
+    from pkdb.mpi.launcher import OPEN_MPI_OPTIONS, find_mpirun, launch_environment
+
+    program = write(tmp_path, "sum.py", SUM)
+    env = pkdb_env(tmp_path) | {"TMPDIR": str(tmp_path)}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "pkdb", "--np", "2", "--launcher", "none", str(program)],
+        cwd=str(tmp_path), env=env, encoding="utf-8", timeout=60, dimensions=(24, 200),
+    )  # fmt: skip
+    try:
+        child.expect(r"start them with your launcher, e\.g\.\r\n  mpirun -n 2 (.+?)\r\n")
+        rank_command = shlex.split(child.match.group(1))
+        assert rank_command[1:4] == ["-m", "pkdb", "--rank"], rank_command
+        launcher = subprocess.Popen(
+            [find_mpirun(), "-n", "2", *OPEN_MPI_OPTIONS, *rank_command],
+            env=launch_environment(default_launcher=True) | env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        child.expect(MPI_PROMPT, timeout=120)
+        assert "ranks 0,1 at sum.py:1" in child.before
+        child.sendline("continue")
+        child.expect(MPI_PROMPT)
+        out = normalize(child.before)
+        assert "rank 0| total 3" in out and "rank 1| total 3" in out, out
+        assert "ranks 0,1 exited with code 0" in out, out
+        child.sendline("quit")
+        child.expect(pexpect.EOF)
+        assert launcher.wait(timeout=30) == 0
+    finally:
+        child.close(force=True)

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from ..commands.registry import split_command
@@ -89,7 +89,13 @@ class MpiConsole:
         self._interactive = self.stdin is sys.stdin and self.stdin.isatty()
         self._last = ""
         for rank, worker in workers.items():
-            worker.debuggee.process.on_exit(lambda code, rank=rank: self._deaths.put(rank))
+            worker.debuggee.process.on_exit(self._death_listener(rank))
+
+    def _death_listener(self, rank: int) -> Callable[[int], None]:
+        def ended(code: int) -> None:
+            self._deaths.put(rank)
+
+        return ended
 
     # -- output ----------------------------------------------------------------------
 
@@ -330,4 +336,4 @@ def _state_text(worker: RankWorker) -> str:
             except ValueError:
                 return f"killed by signal {-code}"
         return f"exited with code {code}"
-    return worker.state.value
+    return str(worker.state.value)

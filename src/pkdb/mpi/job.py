@@ -109,7 +109,9 @@ class MpiJob:
         while sum(r.agent is not None and r.keeper is not None for r in ranks.values()) < self.size:
             if self.process is not None and self.process.poll() is not None:
                 time.sleep(0.1)  # its last words
-                raise JobError(self._launcher_failure(f"exited with code {self.process.returncode}"))
+                raise JobError(
+                    self._launcher_failure(f"exited with code {self.process.returncode}")
+                )
             left = deadline - time.monotonic()
             if left <= 0:
                 connected = sum(r.agent is not None for r in ranks.values())
@@ -150,7 +152,8 @@ class MpiJob:
     def _forward_launcher(self, process: subprocess.Popen[bytes]) -> None:
         lines = _Lines("mpirun| ")
         assert process.stdout is not None
-        for raw in iter(lambda: process.stdout.read1(65536), b""):  # type: ignore[union-attr]
+        fd = process.stdout.fileno()
+        for raw in iter(lambda: os.read(fd, 65536), b""):
             text = lines.feed(raw.decode("utf-8", "replace"))
             if text:
                 self._launcher_lines.append(text)
@@ -226,5 +229,3 @@ class MpiJob:
             self.listener.close()
         for thread in self._threads:
             thread.join(timeout=1.0)
-
-

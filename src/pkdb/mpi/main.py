@@ -9,7 +9,12 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .job import MpiJob
+    from .worker import RankWorker
 
 USAGE = "pkdb --np N [--launcher CMD] [options] PROGRAM [ARGS...]"
 DESCRIPTION = """\
@@ -151,6 +156,9 @@ def _session(options: argparse.Namespace, script: list[str]) -> int:
         except (JobError, LauncherError) as exc:
             write(f"pkdb: {exc}\n")
             return 1
+        except KeyboardInterrupt:
+            write("\npkdb: interrupted while the ranks started\n")
+            return 128 + signal.SIGINT
         done: queue.SimpleQueue[int] = queue.SimpleQueue()
         argv = [options.program, *options.args]
         for rank, debuggee in debuggees.items():
@@ -175,29 +183,25 @@ def _session(options: argparse.Namespace, script: list[str]) -> int:
         _end(job, workers)
 
 
-def _exit_status(workers: dict[int, object]) -> int:
+def _exit_status(workers: Mapping[int, RankWorker]) -> int:
     """The highest exit status among the ranks that ended (as a shell says: 128 + N for
     signal N); 0 when none ended or all exited with 0."""
     status = 0
     for worker in workers.values():
-        code = getattr(worker, "exit_code", None)
+        code = worker.exit_code
         if code is not None:
             status = max(status, code if code >= 0 else 128 - code)
     return status
 
 
-def _end(job: object, workers: dict[int, object]) -> None:
-    from .job import MpiJob
-    from .worker import RankWorker
-
-    assert isinstance(job, MpiJob)
+def _end(job: MpiJob, workers: Mapping[int, RankWorker]) -> None:
+    """End the session: every rank killed (first: a held kernel must not run on when
+    gdb lets go), every rank's session closed (its gdb), then the launcher."""
     for debuggee in job.debuggees.values():
-        debuggee.kill_now()  # first: a held kernel must not run on when gdb lets go
+        debuggee.kill_now()
     for worker in workers.values():
-        assert isinstance(worker, RankWorker)
         worker.stop()
     for worker in workers.values():
-        assert isinstance(worker, RankWorker)
         worker.join(timeout=5.0)
         worker.frontend.close()
     job.close()

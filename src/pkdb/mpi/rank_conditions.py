@@ -9,7 +9,9 @@ import re
 from collections.abc import Iterable
 
 #: ``break LOCATION if COND`` or pdb's ``break LOCATION, COND``.
-_BREAK = re.compile(r"^(?P<word>b|break|tbreak)\s+(?P<where>[^\s,]+)(?:\s*,\s*|\s+if\s+)(?P<cond>.+)$")
+_BREAK = re.compile(
+    r"^(?P<word>b|break|tbreak)\s+(?P<where>[^\s,]+)(?:\s*,\s*|\s+if\s+)(?P<cond>.+)$"
+)
 #: The expression nodes a rank condition may use: arithmetic and comparisons on ``rank``.
 _ALLOWED = (
     ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub,

@@ -19,8 +19,7 @@ def test_groups_ordered_by_lowest_rank_and_empty_answers_left_out() -> None:
 def test_different_answers_side_by_side() -> None:
     text = render(group_answers({1: "array([7., 8., 9.])\n", 2: "array([15., 16., 17.])\n"}))
     assert text == (
-        "[rank 1]            | [rank 2]\n"
-        "array([7., 8., 9.]) | array([15., 16., 17.])\n"
+        "[rank 1]            | [rank 2]\narray([7., 8., 9.]) | array([15., 16., 17.])\n"
     )
 
 
