@@ -505,6 +505,8 @@ class KernelObserver:
         debugger = self.debugger
         if action == "ping":  # the front end asks whether Python runs here at all
             return True, "", {}
+        if action == "where":  # where the program's main thread runs (an MPI rank's)
+            return True, "", _main_thread_place()
         if action == "eval":
             value = self._evaluate(args["expr"], args.get("locals", {}))
             if args.get("pretty"):
@@ -822,3 +824,25 @@ class _ImportWatcher:
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
+
+
+def _main_thread_place() -> dict[str, Any]:
+    """The innermost frame of the program's own code on the main thread (frames of
+    pkdb, pkernels, the standard library and installed packages skipped): ``file``,
+    ``line``, ``function``; empty when there is none."""
+    import sysconfig
+
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    skipped = (
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # pkdb
+        os.path.dirname(os.path.abspath(sys.modules["pkernels"].__file__ or ""))
+        if "pkernels" in sys.modules
+        else "\0",
+        *(sysconfig.get_paths()[name] for name in ("stdlib", "purelib", "platlib")),
+    )
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(skipped) and not path.startswith("<"):
+            return {"file": path, "line": frame.f_lineno, "function": frame.f_code.co_name}
+        frame = frame.f_back
+    return {}

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TextIO
 
 from ..commands.registry import split_command
@@ -34,6 +35,8 @@ RESUMING = frozenset(
 #: the user the word and reports them running (a rank waiting in MPI for a stopped one
 #: never stops by itself). Output of a rank (a compile notice, say) starts it again.
 PATIENCE = 3.0
+#: Seconds the agents of running ranks get to say where their programs are.
+PLACE_PATIENCE = 0.5
 
 HELP = """\
 pkdb over MPI ranks: one prompt for every rank of the job.
@@ -213,9 +216,11 @@ class MpiConsole:
         self.dispatch(ranks, command.strip())
 
     def _list_ranks(self) -> None:
+        places = self._running_places()
         for rank, worker in sorted(self.workers.items()):
             mark = "*" if rank in self.focus else " "
-            self.message(f"{mark} rank {rank}  pid {worker.pid}  {_state_text(worker)}")
+            state = _state_text(worker, places.get(rank))
+            self.message(f"{mark} rank {rank}  pid {worker.pid}  {state}")
 
     # -- commands to ranks -----------------------------------------------------------
 
@@ -315,15 +320,37 @@ class MpiConsole:
             self._wait(retired, resuming=False)
 
     def summary(self) -> str:
-        """Where every rank is: ``ranks 0-2 at heat.py:42; rank 3 running``."""
+        """Where every rank is: ``ranks 0-2 at heat.py:42; rank 3 running in exchange
+        at heat.py:30``."""
+        running = self._running_places()
         places: dict[str, list[int]] = {}
         for rank, worker in sorted(self.workers.items()):
-            places.setdefault(_state_text(worker), []).append(rank)
+            places.setdefault(_state_text(worker, running.get(rank)), []).append(rank)
         parts = sorted(places.items(), key=lambda item: item[1][0])
         return "; ".join(f"{describe_ranks(ranks)} {text}" for text, ranks in parts)
 
+    def _running_places(self) -> dict[int, str]:
+        """Where the running ranks' programs are (``exchange at halo.py:29``), as their
+        agents answer within :data:`PLACE_PATIENCE` seconds (an agent answers from a
+        thread of its own, while the program waits in an MPI call, say)."""
+        asked = {rank: worker.ask_place() for rank, worker in self.workers.items()}
+        deadline = time.monotonic() + PLACE_PATIENCE
+        places = {}
+        for rank, answer in asked.items():
+            if answer is None:
+                continue
+            try:
+                reply = answer.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                continue
+            data = reply.data
+            if reply.ok and data.get("file"):
+                name = Path(str(data["file"])).name
+                places[rank] = f"{data.get('function', '?')} at {name}:{data.get('line')}"
+        return places
 
-def _state_text(worker: RankWorker) -> str:
+
+def _state_text(worker: RankWorker, place: str | None = None) -> str:
     if worker.state is RankState.STOPPED:
         return f"at {worker.location}" if worker.location else "stopped"
     if worker.state is RankState.ENDED:
@@ -336,4 +363,6 @@ def _state_text(worker: RankWorker) -> str:
             except ValueError:
                 return f"killed by signal {-code}"
         return f"exited with code {code}"
+    if worker.state is RankState.RUNNING and place:
+        return f"running in {place}"
     return str(worker.state.value)

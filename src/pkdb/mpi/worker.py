@@ -10,6 +10,7 @@ multi-rank console collects and aggregates.
 from __future__ import annotations
 
 import io
+import itertools
 import queue
 import re
 import threading
@@ -18,13 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from ..channel import ChannelClosed
 from ..frontend import Frontend
 from ..protocol import ENTRY_STOP
 from ..session import Debuggee, describe_exit
 from ..settings import Settings
 from .rank_process import RankDebuggee
+
+if TYPE_CHECKING:
+    from ..kernel_protocol import KernelReply
 
 #: pdb's stop line, ``> /path/prog.py(42)function()`` (host and kernel stops alike).
 _STOP_LINE = re.compile(r"^> (?P<file>.+?)\((?P<line>\d+)\)(?P<function>[^\n]*)$", re.MULTILINE)
@@ -71,9 +76,50 @@ class _Buffer(io.StringIO):
             return text
 
 
+#: Ids of the console's own requests to a rank's agent, far above the session's own.
+_PLACE_IDS = itertools.count(1 << 40)
+
+
 class RankFrontend(Frontend):
     """The per-rank session: an ordinary front end whose one process is the rank (a
-    rank cannot be started again on its own: `run` and `restart` need the whole job)."""
+    rank cannot be started again on its own: `run` and `restart` need the whole job).
+
+    While the rank runs, the console may ask its agent where the program is
+    (:meth:`ask_place`); the session's thread, which reads the channel then, hands the
+    answer over (:meth:`_on_reply`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._places: dict[int, queue.SimpleQueue[KernelReply]] = {}
+        self._places_lock = threading.Lock()
+        self._session_reply = self.message_handlers["kernel-reply"]
+        self.message_handlers["kernel-reply"] = self._on_reply
+
+    def ask_place(self) -> queue.SimpleQueue[KernelReply] | None:
+        """Ask the running program's agent where its main thread is; the queue its
+        answer will arrive on (None: the program is gone)."""
+        from ..kernel_protocol import KernelRequest
+
+        debuggee = self.debuggee
+        if debuggee is None:
+            return None
+        request_id = next(_PLACE_IDS)
+        answer: queue.SimpleQueue[KernelReply] = queue.SimpleQueue()
+        with self._places_lock:
+            self._places[request_id] = answer
+        try:
+            debuggee.send(KernelRequest(id=request_id, action="where"))
+        except (ChannelClosed, OSError):
+            return None
+        return answer
+
+    def _on_reply(self, message: KernelReply) -> bool:
+        with self._places_lock:
+            answer = self._places.pop(message.reply_to, None)
+        if answer is None:
+            return self._session_reply(message)
+        answer.put(message)
+        return False
 
     def _new_debuggee(self) -> Debuggee:
         spare, self._spare_debuggee = self._spare_debuggee, None
@@ -136,6 +182,12 @@ class RankWorker:
         """When the rank last showed a sign of life (time.monotonic()): output of its
         program (a compile notice, say) or of its session."""
         return max(self.output.last_write, self.debuggee.process.last_output)
+
+    def ask_place(self) -> queue.SimpleQueue[KernelReply] | None:
+        """See :meth:`RankFrontend.ask_place` (only while the rank runs)."""
+        if self.state is not RankState.RUNNING:
+            return None
+        return self.frontend.ask_place()
 
     def take_output(self) -> str:
         return self.output.take()
