@@ -43,6 +43,7 @@ examples:
   pkdb -c 'break 9' -c run yax.py     stop at line 9, then go on by hand
   pkdb -x session.pkdb prog.py a b    run commands from a file (CI)
   pkdb -m mypackage.run --n 10        debug a module, as python -m runs it
+  pkdb --np 4 halo.py                 an MPI program: one session over 4 ranks
   python -m pkdb prog.py              the same as pkdb prog.py"""
 
 
@@ -102,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODULE",
         dest="module",
         help="debug MODULE run as a script, as 'python -m MODULE' runs it (instead of PROGRAM)",
+    )
+    parser.add_argument(
+        "--np",
+        metavar="N",
+        help="debug an MPI program (mpi4py) over N ranks, in one session; its own "
+        "options: pkdb --np N --help",
     )
     parser.add_argument(
         "--version",
