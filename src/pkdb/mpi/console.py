@@ -320,8 +320,8 @@ class MpiConsole:
             self._wait(retired, resuming=False)
 
     def summary(self) -> str:
-        """Where every rank is: ``ranks 0-2 at heat.py:42; rank 3 running in exchange
-        at heat.py:30``."""
+        """Where every rank is: ``ranks 0-2 at heat.py:42; rank 3 running in
+        comm.Allreduce() at heat.py:30``."""
         running = self._running_places()
         places: dict[str, list[int]] = {}
         for rank, worker in sorted(self.workers.items()):
@@ -330,7 +330,8 @@ class MpiConsole:
         return "; ".join(f"{describe_ranks(ranks)} {text}" for text, ranks in parts)
 
     def _running_places(self) -> dict[int, str]:
-        """Where the running ranks' programs are (``exchange at halo.py:29``), as their
+        """Where the running ranks' programs are (``comm.Sendrecv() at halo.py:29``: the
+        call the program's code waits in, else its function), as their
         agents answer within :data:`PLACE_PATIENCE` seconds (an agent answers from a
         thread of its own, while the program waits in an MPI call, say)."""
         asked = {rank: worker.ask_place() for rank, worker in self.workers.items()}
@@ -346,7 +347,8 @@ class MpiConsole:
             data = reply.data
             if reply.ok and data.get("file"):
                 name = Path(str(data["file"])).name
-                places[rank] = f"{data.get('function', '?')} at {name}:{data.get('line')}"
+                inside = data.get("call") or data.get("function", "?")
+                places[rank] = f"{inside}() at {name}:{data.get('line')}"
         return places
 
 
