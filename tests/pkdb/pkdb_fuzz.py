@@ -150,6 +150,18 @@ def _garbage(rng: random.Random) -> str:
     return rng.choice([text, text + " é中文", "§" + text, "  " + text])
 
 
+def _quits(line: str | bytes) -> bool:
+    """Whether pdb reads ``line`` as a quit: its command word, as ``cmd.Cmd.parseline``
+    takes it (the leading identifier characters: ``q`x`` is ``q``), in any of its
+    ``;;``-separated commands, is ``q``, ``quit`` or ``exit``."""
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    for command in text.split(";;"):
+        word = re.match(r"\s*([A-Za-z0-9_]*)", command)
+        if word and word.group(1) in ("q", "quit", "exit"):
+            return True
+    return False
+
+
 class Generator:
     """Random command lines for one program, from one seed."""
 
@@ -158,7 +170,14 @@ class Generator:
         self.rng = rng
 
     def line(self, mode: str) -> str | bytes:
-        """One command line for a stop in ``mode`` (``host`` or ``kernel``)."""
+        """One command line for a stop in ``mode`` (``host`` or ``kernel``); never one
+        that quits (pdb would rightly end the session)."""
+        while True:
+            line = self._any_line(mode)
+            if not _quits(line):
+                return line
+
+    def _any_line(self, mode: str) -> str | bytes:
         rng = self.rng
         roll = rng.random()
         if roll < 0.04:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from pkdb_harness import wait_busy
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -24,7 +25,7 @@ def test_the_session_answers_while_an_interrupted_evaluation_holds_the_gil(kerne
     s.cmd("break 18 if j == 3")
     s.cmd("continue", KERNEL_PROMPT)
     s.child.sendline("eval sum(range(10**12))")  # minutes in C, the GIL held throughout
-    time.sleep(1)
+    wait_busy(s)  # the evaluation runs in the program
     s.child.sendcontrol("c")
     s.child.expect(KERNEL_PROMPT, timeout=10)
     assert "interrupted: the evaluation runs on in the program" in s.child.before

@@ -6,11 +6,10 @@ end the session."""
 from __future__ import annotations
 
 import shutil
-import time
 
 import pexpect
 import pytest
-from pkdb_harness import write
+from pkdb_harness import wait_busy, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -46,7 +45,7 @@ def test_ctrl_c_stops_a_kernel_spinning_with_no_python_line(tmp_path, kernel_pty
     s = kernel_pty(write(tmp_path, "spin.py", SPINNING))
     s.child.sendline("continue")
     s.child.expect("spinning")
-    time.sleep(1)
+    wait_busy(s)  # in the spinning kernel
     s.child.sendcontrol("c")
     s.child.expect(KERNEL_PROMPT, timeout=20)
     stop = s.child.before.replace("\r\n", "\n")

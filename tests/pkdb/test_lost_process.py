@@ -8,11 +8,10 @@ import os
 import re
 import shutil
 import signal
-import time
 from pathlib import Path
 
 import pytest
-from pkdb_harness import gdb_children, process_gone, wait_until, write
+from pkdb_harness import gdb_children, process_gone, wait_busy, wait_until, write
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
@@ -95,7 +94,7 @@ def test_gdb_killed_while_a_kernel_runs_is_reported_at_once(stopped) -> None:
     s.cmd(f"break {LINE_SPIN} if k < 0", KERNEL_PROMPT)  # never true: spin runs under gdb
     s.child.sendline("continue")
     s.child.expect("is tested by gdb each time")  # said as spin starts under gdb
-    time.sleep(0.5)
+    wait_busy(s)  # spin runs
     os.kill(gdb, signal.SIGKILL)
     out = s.wait_prompt()  # no command typed: the waiting session notices by itself
     assert "*** gdb was killed by signal SIGKILL (Killed); the program it was debugging" in out
@@ -111,8 +110,12 @@ def test_gdb_ends_with_a_pkdb_killed(stopped, where) -> None:
     s, pid, gdb = stopped
     if where == "while a kernel runs":
         s.cmd("clear 1", KERNEL_PROMPT)
+        # A condition never true keeps spin under gdb (its release build, g++ folds the
+        # loop away: the program would end at once).
+        s.cmd(f"break {LINE_SPIN} if k < 0", KERNEL_PROMPT)
         s.child.sendline("continue")  # into spin, for good
-        time.sleep(1.0)
+        s.child.expect("is tested by gdb each time")
+        wait_busy(s)
     os.kill(s.child.pid, signal.SIGKILL)
     assert wait_until(lambda: process_gone(gdb), timeout=10), "gdb outlived pkdb"
     try:

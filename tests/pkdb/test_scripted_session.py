@@ -12,7 +12,15 @@ import time
 
 import numpy as np
 import pytest
-from pkdb_harness import kernel_stop, pkdb_env, process_gone, run_scripted, wait_until, write
+from pkdb_harness import (
+    cpu_seconds,
+    kernel_stop,
+    pkdb_env,
+    process_gone,
+    run_scripted,
+    wait_until,
+    write,
+)
 
 
 def test_commands_from_c_options_give_a_deterministic_transcript(main_program):
@@ -240,8 +248,9 @@ def test_interrupt_without_a_terminal(tmp_path):
     )
     frontend = _start_background(tmp_path, program)
     try:
-        _debuggee_pid(frontend)
-        time.sleep(0.2)  # let it spin
+        pid = _debuggee_pid(frontend)
+        start = cpu_seconds(pid)
+        assert wait_until(lambda: cpu_seconds(pid) >= start + 0.2, 10)  # it spins
         frontend.send_signal(signal.SIGINT)  # forwarded to the program's group
         output, _ = frontend.communicate("p n > 0\n", timeout=10)
     finally:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from .errors import TargetError
 from .mi import MiSession
+from .spawn import spawn_debugger
 
 #: The command-line settings every session gets before it attaches (mi-async and
 #: non-stop cannot change once a process is attached).
@@ -57,7 +58,7 @@ class CommandLine:
 
     def __init__(self, argv: Sequence[str]) -> None:
         try:
-            self.process = subprocess.Popen(
+            self.process = spawn_debugger(
                 list(argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

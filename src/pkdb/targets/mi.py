@@ -34,6 +34,7 @@ from pygdbmi.gdbmiparser import parse_response
 
 from ..procstate import main_thread_exited
 from .base import TargetError
+from .spawn import spawn_debugger
 
 DEFAULT_GDB_ARGS: tuple[str, ...] = ("--interpreter=mi3", "--nx", "-q")
 
@@ -144,7 +145,7 @@ class MiSession:
             self._output: IO[bytes] = os.fdopen(os.dup(channel), "rb", buffering=0)
         else:
             try:
-                self._proc = subprocess.Popen(
+                self._proc = spawn_debugger(
                     self.argv,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
