@@ -72,7 +72,7 @@ def test_four_rank_halo_exchange(tmp_path: Path, sessions: list[MpiSession]) -> 
     assert re.search(r"OpenMP thread \d+ \(i=\d+\) hit breakpoint 2", out), out
     assert out.rstrip().endswith(
         f"ranks 0,1,3 at halo_mpi.py:{after_kernel}; "
-        f"rank 2 at halo_mpi.py:{kernel_line} (in its openmp kernel)"
+        f"rank 2 at halo_mpi.py:{kernel_line} (openmp kernel)"
     ), out
     # Rank 2's own gdb: the only one, as no other rank is in a kernel.
     debuggers = gdb_children(session.child.pid)
@@ -90,9 +90,13 @@ def test_four_rank_halo_exchange(tmp_path: Path, sessions: list[MpiSession]) -> 
 
     # Back to every rank: clear the breakpoints and run to the end.
     session.cmd("ranks all")
-    assert session.cmd("on 2: delete 2") == "[rank 2] Deleted breakpoint 2\n"
-    out = session.cmd("clear 1")
+    # A question in rank 2's kernel mode, answered at the console.
+    assert session.cmd("on 2: clear") == "[rank 2] Clear all breaks? \n"
+    out = session.cmd("on 2: y")
+    assert out.startswith("[rank 2]") and "Deleted breakpoint 2" in out, out
     assert "Deleted breakpoint 1" in out, out
+    out = session.cmd("on 0,1,3: clear 1")
+    assert out == f"[ranks 0,1,3] Deleted breakpoint 1 at {HALO}:{after_kernel}\n", out
     out = session.cmd("continue", timeout=120)
     total = re.search(r"rank 0\| total ([\d.]+) over 4 ranks", out)
     assert total is not None, out

@@ -52,7 +52,7 @@ class Location:
 
     def __str__(self) -> str:
         where = f"{Path(self.file).name}:{self.line}"
-        return f"{where} (in its {self.kernel_space} kernel)" if self.kernel_space else where
+        return f"{where} ({self.kernel_space} kernel)" if self.kernel_space else where
 
 
 class _Buffer(io.StringIO):
@@ -88,8 +88,9 @@ class RankFrontend(Frontend):
     (:meth:`ask_place`); the session's thread, which reads the channel then, hands the
     answer over (:meth:`_on_reply`)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, ask: Callable[[str], str | None], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._ask = ask
         self._places: dict[int, queue.SimpleQueue[KernelReply]] = {}
         self._places_lock = threading.Lock()
         self._session_reply = self.message_handlers["kernel-reply"]
@@ -112,6 +113,11 @@ class RankFrontend(Frontend):
         except (ChannelClosed, OSError):
             return None
         return answer
+
+    def read_answer(self, prompt: str) -> str | None:
+        """A question of a kernel-mode command (``Clear all breaks?``, a line of
+        ``interact``): answered by the next line typed at the console."""
+        return self._ask(prompt)
 
     def _on_reply(self, message: KernelReply) -> bool:
         with self._places_lock:
@@ -147,7 +153,12 @@ class RankWorker:
         self.output = _Buffer()
         empty: TextIO = io.StringIO("")  # no terminal: answers to questions come as commands
         self.frontend = RankFrontend(
-            argv, settings=settings, stdin=empty, stdout=self.output, debuggee=debuggee
+            argv,
+            settings=settings,
+            stdin=empty,
+            stdout=self.output,
+            debuggee=debuggee,
+            ask=self._ask,
         )
         self.state = RankState.STARTING
         self.location: Location | None = None
@@ -226,6 +237,14 @@ class RankWorker:
             except Exception as exc:  # noqa: BLE001 - as Frontend.cmdloop does
                 self.frontend.error(f"pkdb failed on {line.strip()!r}: {type(exc).__name__}: {exc}")
             self._report()
+
+    def _ask(self, prompt: str) -> str | None:
+        """In this rank's thread, during a command: show ``prompt`` and give the user the
+        word; the next line sent to this rank is the answer (None: the session ends)."""
+        self.output.write(prompt + "\n")
+        self.state = RankState.STOPPED
+        self._on_done(self.rank)
+        return self._lines.get()
 
     def _end_here(self) -> None:
         code = self.debuggee.wait()

@@ -140,7 +140,7 @@ def test_summary_of_every_state() -> None:
     ranks[3].state = RankState.ENDED
     ranks[3].exit_code = -9
     assert shell.summary() == (
-        "rank 0 at heat.py:42; rank 1 at heat.py:18 (in its openmp kernel); "
+        "rank 0 at heat.py:42; rank 1 at heat.py:18 (openmp kernel); "
         "rank 2 running; rank 3 killed by SIGKILL"
     )
     ranks[3].exit_code = 3
