@@ -701,6 +701,9 @@ class KernelSession:
         frames = self.require_controller().stack(thread, max_depth=64) if stack is None else stack
         kernel_frames = []
         release = self.launch is not None and self.launch.crash_signal != 0
+        # Frames inlined into a kernel line share its address: the line's own frame says
+        # where it is; a helper inlined there (a check's) is no frame of the user's.
+        at_lines = {f.address for f in frames if f.file and f.file.endswith(".py")}
         for frame in frames:
             if "pk_launch_" in (frame.function or ""):
                 break  # the generated launcher: below it is the runtime, then Python's C
@@ -710,7 +713,7 @@ class KernelSession:
                         frame, function=_RELEASE_VARIANT.sub("", frame.function)
                     )
                 kernel_frames.append(frame)
-            elif release and frame.address is not None:
+            elif release and frame.address is not None and frame.address not in at_lines:
                 # A release build: the body is inlined and its frame shows the launcher's
                 # line, but the line table still maps the address to the Python line.
                 mapped = self._python_line(thread, frame.address)

@@ -138,8 +138,10 @@ def test_input_that_is_not_utf8_on_a_strict_stdin(tmp_path):
 def _post_mortem(tmp_path, **env: str) -> str:
     program = write(tmp_path, "faulty.py", FAULTY)
     done = subprocess.run(
-        [sys.executable, "-m", "pkdb", "-c", "continue", "-c", "where", "-c", "quit",
-         str(program)],
+        # Under pkdb the failed check first stops the kernel at its line; the second
+        # continue lets the launch raise it.
+        [sys.executable, "-m", "pkdb", "-c", "continue", "-c", "continue", "-c", "where",
+         "-c", "quit", str(program)],
         env=pkdb_env(tmp_path) | {"PKERNELS_CACHE_DIR": str(tmp_path / "cache"),
                                   "PKERNELS_CHECKS": "1", **env},
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
@@ -154,7 +156,7 @@ def test_post_mortem_leaves_out_pkernels_frames(tmp_path):
     program = str(tmp_path / "faulty.py")
     assert frames == [(program, "15", "<module>"), (program, "12", "main")], traceback
     assert "KernelIndexError" in traceback and "faulty.py:7: index 4 is out of range" in traceback
-    assert re.search(r"\(\d frames of pkernels' own code not shown; PKERNELS_TRACEBACK=full", out)
+    assert "pkernels/runtime" not in traceback, traceback
     where = out[out.index("(pkdb) where") : out.index("(pkdb) quit")]
     assert "pkernels" not in where and "faulty.py(12)main()" in where, where
 

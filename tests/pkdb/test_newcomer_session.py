@@ -87,6 +87,33 @@ def test_an_index_out_of_range_stops_at_its_line_on_the_first_continue(run_progr
     assert s.quit() == 0
 
 
+SHIFT = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def shift(i, x):
+    x[i + 1] = 1.0
+
+
+x = np.zeros(4)
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), shift, x=x)
+"""
+
+
+def test_a_failed_check_shows_one_frame_for_its_line(run_program) -> None:
+    # The checked build's helpers are inlined at the line and gdb shows them as frames
+    # of that line: 'where' listed the kernel's line twice.
+    s = run_program("shift.py", SHIFT)
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(kernel_stop("shift.py", 7, "stopped by a failed check: "), stop), stop
+    where = s.cmd("where", KERNEL_PROMPT).splitlines()
+    places = [line.split()[-2].rsplit("/", 1)[-1] for line in where]
+    assert places == ["shift.py:7", "shift.py:11"], where
+    s.quit()
+
+
 def test_set_checks_off_runs_release_builds(run_program) -> None:
     s = run_program("ewald.py", EWALD)
     assert "checks = on" in s.cmd("show checks")

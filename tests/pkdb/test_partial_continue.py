@@ -5,6 +5,7 @@ thread spins there: it never looked asleep, and the session hung)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -24,10 +25,12 @@ def test_resuming_the_thread_that_ends_the_region(kernel_pty):
     # other threads, held outside the kernel's lines, were still held when it returned.
     s = kernel_pty(EXAMPLES / "yax.py")
     s.cmd("break 17 if j == 3")
-    assert "(thread 1, j=3)" in s.cmd("continue", KERNEL_PROMPT)
+    # Index 3 is OpenMP thread 0's (a static schedule): the thread that dispatched the
+    # kernel, the one that ends the parallel region.
+    assert "OpenMP thread 0 (j=3) hit breakpoint 1" in s.cmd("continue", KERNEL_PROMPT)
     s.child.timeout = PROMPT_PATIENCE
-    out = s.cmd("continue threads 1:1")  # the kernel ends; so does the program
-    assert "Resuming thread 1" in out
+    out = s.cmd("continue threads 0:0")  # the kernel ends; so does the program
+    assert "Resuming thread 0" in out
     assert "yAx = 35296.029174 (NumPy: 35296.029174)" in out
     assert "The program exited with code 0" in out
     assert s.quit() == 0
@@ -37,16 +40,19 @@ def test_resuming_a_team_thread_whose_teammate_is_held(kernel_pty):
     s = kernel_pty(EXAMPLES / "teams.py")
     s.cmd("break 34")  # stage(): before the team's barrier at line 37
     stop = s.cmd("continue", KERNEL_PROMPT)
-    assert "teams.py:34" in stop and "league 0" in stop, stop
+    # Both threads of league 0's team reach line 34; whichever reports first is current.
+    found = re.search(r"OpenMP thread (\d) \(league 0, team_rank (\d)\) hit breakpoint 1", stop)
+    assert "teams.py(34)reverse_rows()" in stop and found, stop
+    thread, rank = found.groups()
     s.cmd("clear 1", KERNEL_PROMPT)
     s.child.timeout = PROMPT_PATIENCE
-    out = s.cmd("continue threads 1:1", KERNEL_PROMPT)
-    assert "Resuming thread 1" in out
-    assert "Thread 1 waits at the team barrier at" in out and "teams.py:37" in out, out
+    out = s.cmd(f"continue threads {thread}:{thread}", KERNEL_PROMPT)
+    assert f"Resuming thread {thread}" in out
+    assert f"Thread {thread} waits at the team barrier at" in out and "teams.py:37" in out, out
     assert "for held threads of its team" in out
     assert s.cmd("p 1+1", KERNEL_PROMPT).strip() == "2"
     threads = s.cmd("threads", KERNEL_PROMPT)
-    assert "teams.py:37 (reverse_rows) league 0 team_rank 0" in threads, threads
+    assert f"teams.py:37 (reverse_rows) league 0 team_rank {rank}" in threads, threads
     out = s.cmd("continue")
     assert "rows reversed: True" in out and "exited with code 0" in out
     assert s.quit() == 0

@@ -96,7 +96,7 @@ def test_the_session_survives_every_refused_command(tmp_path, kernel_pty):
     assert s.cmd("p j", KERNEL_PROMPT).strip() == "5"
     assert "Thread" in s.cmd("send info threads", KERNEL_PROMPT)
     assert f"prog.py:{LINE_INNER}" in s.cmd("send bt 1", KERNEL_PROMPT)
-    assert f"prog.py:{LINE_INNER - 1}" in s.cmd("next", KERNEL_PROMPT)
+    assert f"prog.py({LINE_INNER - 1})" in s.cmd("next", KERNEL_PROMPT)
     s.cmd("clear 1", KERNEL_PROMPT)
     out = s.cmd("continue")
     assert "total 64.0" in out and "exited with code 0" in out, out

@@ -15,9 +15,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    # Built as pip installs it, in an isolated build environment: a fresh venv's own
+    # setuptools may predate the license metadata pyproject.toml asks for.
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
          "-w", str(out), str(ROOT)],
         check=True, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
