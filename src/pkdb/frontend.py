@@ -22,7 +22,6 @@ from .commands.registry import expand_alias, split_command, split_commands
 from .input_text import undecodable
 from .modes import HostMode, KernelMode, Mode
 from .partial_waits import DONE, waiting_note, waiting_place
-from .procstate import state
 from .protocol import (
     ENTRY_QUIET,
     ENTRY_STOP,
@@ -864,10 +863,11 @@ class Frontend(cmd.Cmd):
             return False
         kernel = self.kernel
         controller = kernel.require_controller()
-        pid = kernel.launch.pid if kernel.launch else None
-        if pid is None:
+        if kernel.launch is None:
             return False  # not yet known: look again later
-        asleep = all(_sleeping(pid, t) for t in partial.os_tids(controller))
+        # An OpenMP thread done with its indices waits for the others in a futex (asleep);
+        # one running kernel code is runnable.
+        asleep = all(controller.thread_asleep(t) for t in partial.threads)
         if not asleep and not partial.look_at_stacks():
             return False  # running kernel code: look again later
         controller.interrupt(partial.threads)
@@ -1019,7 +1019,6 @@ class PartialContinue:
         self.stop = stop
         self.threads = threads
         self._next = time.monotonic() + self.INTERVAL
-        self._tids: dict[int, int] | None = None
         self._polls = 0
         self._places: dict[int, str | None] = {}  # where all_waiting saw them last
 
@@ -1043,17 +1042,6 @@ class PartialContinue:
         if any(place is None for place in places.values()):
             return False
         return all(place == DONE for place in places.values()) or places == seen
-
-    def os_tids(self, controller: Any) -> list[int]:
-        if self._tids is None:
-            self._tids = {t.id: t.os_tid for t in controller.threads() if t.os_tid}
-        return [self._tids[t] for t in self.threads if t in self._tids]
-
-
-def _sleeping(pid: int, tid: int) -> bool:
-    """Whether the thread sleeps (an OpenMP thread done with its indices waits for the
-    others in a futex; one running kernel code is runnable)."""
-    return state(pid, tid) in ("S", "D")
 
 
 def _busy_note(abandoned: int) -> str:
