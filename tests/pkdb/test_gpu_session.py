@@ -32,8 +32,8 @@ def _gpu_missing() -> str | None:
             return "no GPU"
     except Exception as exc:  # noqa: BLE001
         return f"no GPU ({exc})"
-    from pkdb.targets.factory import cuda_gdb_path
     from pkdb.targets.base import TargetError
+    from pkdb.targets.factory import cuda_gdb_path
 
     try:
         cuda_gdb_path()
