@@ -571,26 +571,20 @@ class Frontend(cmd.Cmd):
         """``continue threads``: give the prompt back when those threads are all done."""
         self.cpu_frontend.watch_partial_continue(threads)
 
+    def resume_program(self) -> None:
+        """Let the program run until the next stop, its end, or the next host prompt."""
+        restart = self._send_and_wait(None)
+        if restart is not None:
+            self.start_program(restart.entry, restart.argv)
+
     def resume_kernel(self) -> None:
         """Let the kernel run until the next stop, its end, or the next host prompt."""
         self.kernel.stop = None
-        restart = self._send_and_wait(None)
-        if restart is not None:
-            self.start_program(restart.entry, restart.argv)
+        self.resume_program()
 
     def resume_gpu(self, *, stepping: bool = False) -> None:
-        """The GPU kernel runs (cuda-gdb was told): wait for its next stop, its end, or the
-        next host prompt. ``stepping``: a step that ends between two indices of the
-        thread steps on (see GpuFrontend.check_stop)."""
-        from .gpu_frontend import STEP_ON_LIMIT
-
-        gpu = self.gpu_frontend
-        gpu.session.stop = None
-        gpu.stepping = STEP_ON_LIMIT if stepping else 0
-        self.mode = self.host_mode  # until it stops again
-        restart = self._send_and_wait(None)
-        if restart is not None:
-            self.start_program(restart.entry, restart.argv)
+        """The GPU kernel runs (cuda-gdb was told): see :meth:`GpuFrontend.resume`."""
+        self.gpu_frontend.resume(stepping=stepping)
 
     def kernel_request(self, action: str, **args: Any) -> KernelReply:
         """Ask the agent (see :meth:`pkdb.agent_requests.AgentRequests.ask`)."""

@@ -31,11 +31,11 @@ ARRIVAL_SETTLE_SECONDS = 0.15
 _FIRST_LINE_SECONDS = 2.0
 #: How long to wait for the stops that interrupts cause.
 STOP_SETTLE_SECONDS = 0.02
-#: The debugger reads no shared library's symbols by itself (see pkdb.targets.factory):
-#: each kernel library's symbols are loaded when it launches, and those of the C and
-#: OpenMP runtimes, which stepping and unwinding through threads need.
 #: The OpenMP runtime, whose threads (and the main thread) run OpenMP kernels.
 _OPENMP_RUNTIME = "/libgomp.so"
+#: gdb reads no shared library's symbols by itself (see pkdb.targets.factory): each
+#: kernel library's symbols are loaded when it launches, and those of the C and OpenMP
+#: runtimes, which stepping and unwinding through threads need.
 _RUNTIME_LIBRARIES = (
     "/libc.so",
     "/libm.so",
