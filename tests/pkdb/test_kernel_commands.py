@@ -265,6 +265,7 @@ def test_until_runs_the_loop_out_to_the_next_line_in_this_thread_only(fake, sour
     assert console.run("until") == f"stopped at line {LOOP_LINE}"
     console.kernel.remove(1)  # 'clear 1'
     assert console.run("until") == f"stopped at line {LAST_LINE}"
+    assert f"break {source}:{LAST_LINE} thread 1" in fake.calls  # for this thread only
     assert fake.threads_by_id[1].line == LAST_LINE
     assert fake.threads_by_id[2].line == LOOP_LINE == fake.threads_by_id[3].line
     # its breakpoints on the lines ahead, for this thread only, are gone again
