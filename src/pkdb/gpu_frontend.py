@@ -37,6 +37,15 @@ class GpuFrontend:
     def attached(self) -> bool:
         return self.session.attached
 
+    def resume(self, *, stepping: bool = False) -> None:
+        """The GPU kernel runs (cuda-gdb was told): wait for its next stop, its end, or the
+        next host prompt. ``stepping``: a step that ends between two indices of the
+        thread steps on (see :meth:`check_stop`)."""
+        self.session.stop = None
+        self.stepping = STEP_ON_LIMIT if stepping else 0
+        self.frontend.mode = self.frontend.host_mode  # until it stops again
+        self.frontend.resume_program()
+
     # -- messages ----------------------------------------------------------------------
 
     def on_launch(self, message: KernelLaunch) -> None:

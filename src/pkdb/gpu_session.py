@@ -21,40 +21,18 @@ thread``, block and thread along x); ``thread j=10`` finds the thread that runs 
 from __future__ import annotations
 
 import linecache
-import os
-import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
 from .kernel_protocol import KernelLaunch
-from .targets.base import FrameInfo, StopEvent, TargetError
-from .targets.cuda_gdb import CudaFocus, CudaGdbController, Dim3
+from .targets.base import Controller, FrameInfo, StopEvent, TargetError
+from .targets.device import CudaFocus, Dim3, GpuController
 from .teams import TeamPosition
 
-#: cuda-gdb must never step into the generated runtime helpers (view accesses...).
-_SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
 #: Elements of a scratch view read from the device for an evaluation (more: not shown).
 SCRATCH_READ_LIMIT = 4096
-
-
-def cuda_gdb_path() -> str:
-    """The cuda-gdb to use: ``$PKDB_CUDA_GDB``, else ``cuda-gdb`` on the PATH (or in
-    ``$CUDA_HOME/bin``, ``/usr/local/cuda/bin``)."""
-    explicit = os.environ.get("PKDB_CUDA_GDB")
-    if explicit:
-        return explicit
-    found = shutil.which("cuda-gdb")
-    if found:
-        return found
-    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        candidate = os.path.join(home, "bin", "cuda-gdb") if home else ""
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise TargetError(
-        "cuda-gdb is not installed: GPU kernels stop under pkdb with NVIDIA's cuda-gdb "
-        "(the CUDA toolkit's; $PKDB_CUDA_GDB names another)"
-    )
 
 
 @dataclass
@@ -78,8 +56,12 @@ class Deferred:
 class GpuKernelSession:
     """cuda-gdb and the state of the GPU kernel being debugged, for one front end."""
 
-    def __init__(self) -> None:
-        self.controller: CudaGdbController | None = None
+    def __init__(self, make_controller: Callable[[str], Controller] | None = None) -> None:
+        """``make_controller``: a new controller for an execution space (by default
+        :func:`pkdb.targets.factory.controller_for`: cuda-gdb for ``cuda``); it must
+        give a :class:`~pkdb.targets.device.GpuController`."""
+        self._make_controller = make_controller
+        self.controller: GpuController | None = None
         self.launch: KernelLaunch | None = None
         self.stop: GpuStop | None = None
         self.gdb_numbers: dict[int, int] = {}  # pdb breakpoint -> cuda-gdb breakpoint
@@ -117,7 +99,13 @@ class GpuKernelSession:
             evaluator.start(launch.python, launch.python_path, launch.cwd)  # overlaps below
         evaluator.launch(launch.device_names, launch.device_views)
         if self.controller is None or not self.controller.alive:
-            self.controller = CudaGdbController(cuda_gdb_path(), init_commands=(_SKIP_RUNTIME,))
+            from .targets.factory import controller_for
+
+            controller = (self._make_controller or controller_for)(launch.space)
+            if not isinstance(controller, GpuController):
+                controller.close()
+                raise TargetError(f"no GPU debugger for the {launch.space!r} execution space")
+            self.controller = controller
             self._attached_pid = None
         if self._attached_pid != launch.pid:
             if self._attached_pid is not None:
@@ -161,7 +149,7 @@ class GpuKernelSession:
             self._evaluator.stop()
         return failures
 
-    def require_controller(self) -> CudaGdbController:
+    def require_controller(self) -> GpuController:
         if self.controller is None:
             raise TargetError("cuda-gdb is not attached")
         return self.controller
@@ -250,7 +238,7 @@ class GpuKernelSession:
         event = controller.wait_for_stop(timeout=timeout)
         if event is None or event.exited:
             return None
-        focus = CudaFocus.from_mi(event.raw.get("CudaFocus")) or controller.focus()
+        focus = controller.focus_at(event)
         if focus is None:
             # The focus is on host code: nothing of the kernel's to show (a signal the
             # program handles itself, say): let it run on.

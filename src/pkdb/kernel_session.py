@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import re
-import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ from .targets.base import FrameInfo, StopEvent, TargetError, ThreadInfo
 from .teams import TeamPosition
 
 if TYPE_CHECKING:
-    from .targets.gdb import GdbController
+    from .targets.base import Controller
 
 #: After the first thread stops, the others may still reach a breakpoint: the prompt
 #: waits until none has arrived for this long (generous: a loaded machine may deschedule
@@ -31,17 +31,11 @@ ARRIVAL_SETTLE_SECONDS = 0.15
 _FIRST_LINE_SECONDS = 2.0
 #: How long to wait for the stops that interrupts cause.
 STOP_SETTLE_SECONDS = 0.02
-#: gdb must never step into the generated runtime helpers (bounds checks, atomics...).
-_SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
-#: A function gdb calls in a thread (omp_get_thread_num, see thread_number) that gets a
-#: signal -- a thread whose stack overflowed -- is unwound, the thread left as it was.
-_UNWIND_ON_SIGNAL = "-gdb-set unwindonsignal on"
-#: gdb reads no shared library's symbols by itself (Python, NumPy, BLAS...: most of an
-#: attach's time); each kernel library's symbols are loaded when it launches, and those
-#: of the C and OpenMP runtimes, which stepping and unwinding through threads need.
-_NO_AUTO_SYMBOLS = "-gdb-set auto-solib-add off"
 #: The OpenMP runtime, whose threads (and the main thread) run OpenMP kernels.
 _OPENMP_RUNTIME = "/libgomp.so"
+#: gdb reads no shared library's symbols by itself (see pkdb.targets.factory): each
+#: kernel library's symbols are loaded when it launches, and those of the C and OpenMP
+#: runtimes, which stepping and unwinding through threads need.
 _RUNTIME_LIBRARIES = (
     "/libc.so",
     "/libm.so",
@@ -57,8 +51,6 @@ _ROLE_FRAMES = 64
 #: (libgomp has no debug information: the call is cast to the function's type).
 _OMP_THREAD_NUM = "((int (*)(void))omp_get_thread_num)()"
 
-#: gdb's answer to ``info line *ADDR``: ``Line 8 of "/path/prog.py" starts at ...``.
-_INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
 #: The template argument of a release build's body (``spin<false>``).
 _RELEASE_VARIANT = re.compile(r"<(true|false)>$")
 
@@ -111,8 +103,11 @@ class KernelStop:
 class KernelSession:
     """gdb and the state of the kernel being debugged, for one front end."""
 
-    def __init__(self) -> None:
-        self.controller: GdbController | None = None
+    def __init__(self, make_controller: Callable[[str], Controller] | None = None) -> None:
+        """``make_controller``: a new controller for an execution space (by default
+        :func:`pkdb.targets.factory.controller_for`; tests pass a fake)."""
+        self._make_controller = make_controller
+        self.controller: Controller | None = None
         self.launch: KernelLaunch | None = None
         self.stop: KernelStop | None = None
         self.gdb_numbers: dict[int, int] = {}  # pkdb breakpoint -> gdb breakpoint
@@ -153,14 +148,9 @@ class KernelSession:
         Returns problems to show the user (a condition gdb cannot evaluate, ...).
         """
         if self.controller is None or not self.controller.alive:
-            from .targets.gdb import GdbController, gdb_path, is_cuda_gdb
+            from .targets.factory import controller_for
 
-            gdb = gdb_path()
-            # cuda-gdb reads libcuda's symbols to attach to a process that uses the GPU.
-            lazy = () if is_cuda_gdb(shutil.which(gdb) or gdb) else (_NO_AUTO_SYMBOLS,)
-            self.controller = GdbController(
-                gdb, init_commands=(_SKIP_RUNTIME, _UNWIND_ON_SIGNAL, *lazy)
-            )
+            self.controller = (self._make_controller or controller_for)(launch.space)
             self._symbols_loaded: set[str] = set()
             self._attached_pid = None
         if self._attached_pid != launch.pid:
@@ -171,8 +161,8 @@ class KernelSession:
             self._roles = {}
             self._openmp_code = None
             self._symbols_loaded = set()
-            for library in _RUNTIME_LIBRARIES:  # gdb's regex has no alternation
-                self.controller.send_raw(f"sharedlibrary {re.escape(library)}")
+            for library in _RUNTIME_LIBRARIES:
+                self.controller.load_symbols(library)
             # Debug builds call pk_fault_hook in the faulting thread (out-of-range index,
             # division by zero): stop there, at the Python line, before the kernel goes on.
             self.fault_breakpoint = self.controller.set_breakpoint_on_function(
@@ -180,7 +170,7 @@ class KernelSession:
             ).number
         for library in filter(None, (launch.library, launch.fast_library)):
             if library not in self._symbols_loaded:
-                self.controller.send_raw(f"sharedlibrary {re.escape(library)}")
+                self.controller.load_symbols(library)
                 self._symbols_loaded.add(library)
         # A HYBRID launch's release code has line tables too: a breakpoint must not stop
         # there (no variables to test a condition on or to show), only in the debug build.
@@ -556,7 +546,7 @@ class KernelSession:
         controller.drain_stops(STOP_SETTLE_SECONDS, limit=1.0)
         return running
 
-    def require_controller(self) -> GdbController:
+    def require_controller(self) -> Controller:
         if self.controller is None:
             raise TargetError("gdb is not attached")
         return self.controller
@@ -732,13 +722,10 @@ class KernelSession:
     def _python_line(self, thread: int, address: int) -> tuple[str, int] | None:
         """The Python file and line gdb's line table gives ``address``, if any."""
         try:
-            text = self.require_controller().send_raw(f"info line *{address:#x}", thread)
+            found = self.require_controller().line_of_address(address, thread)
         except TargetError:
             return None
-        found = _INFO_LINE.search(text)
-        if found is None or not found.group(2).endswith(".py"):
-            return None
-        return found.group(2), int(found.group(1))
+        return found if found is not None and found[0].endswith(".py") else None
 
     def location(self, thread: int, frame: int = 0) -> FrameInfo | None:
         """The ``frame``-th Python frame of ``thread``: its kernel frames, innermost

@@ -28,7 +28,7 @@ from .teams import END_OF_WORKUNIT_LINE
 
 if TYPE_CHECKING:
     from .kernel_session import KernelSession
-    from .targets.gdb import GdbController
+    from .targets.base import Controller
 
 #: The runtime's barrier (every team collective goes through it).
 BARRIER = "pk_rt::team_barrier"
@@ -68,7 +68,7 @@ class TeamStep:
 
     def __init__(self, kernel: KernelSession, thread: int, into: bool) -> None:
         self.kernel = kernel
-        self.controller: GdbController = kernel.require_controller()
+        self.controller: Controller = kernel.require_controller()
         self.thread = thread
         self.into = into
         self.notes: list[str] = []

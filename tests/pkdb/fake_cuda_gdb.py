@@ -1,4 +1,5 @@
-"""A stand-in for CudaGdbController, to unit-test GPU kernel-mode command logic with no
+"""A stand-in for CudaGdbController (the GpuController protocol's methods that the GPU
+commands use), to unit-test GPU kernel-mode command logic with no
 GPU: a grid of threads held at one line, each with its own variables.
 
 Only the command logic is tested with it (what a command asks, what it shows); the real
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pkdb.targets.base import Breakpoint, FrameInfo, StopEvent, TargetError
-from pkdb.targets.cuda_gdb import CudaFocus, CudaThreadRange
+from pkdb.targets.device import CudaFocus, CudaThreadRange
 
 
 @dataclass
@@ -88,7 +89,14 @@ class FakeCudaGdb:
         self.focus_now = CudaFocus(0, block, thread)
         return self.focus_now
 
-    def cuda_threads(self) -> list[CudaThreadRange]:
+    def focus_at(self, event: StopEvent) -> CudaFocus:
+        return CudaFocus.from_mi(event.raw.get("CudaFocus")) or self.focus_now
+
+    def device_info(self, topic: str) -> str:
+        self.commands.append(f"info cuda {topic}")
+        return f"(cuda-gdb's info cuda {topic})\n"
+
+    def device_threads(self) -> list[CudaThreadRange]:
         return [
             CudaThreadRange(0, (0, 0, 0), (0, 0, 0), (self.blocks - 1, 0, 0),
                             (self.threads - 1, 0, 0), self.blocks * self.threads, self.file,

@@ -32,8 +32,8 @@ def _gpu_missing() -> str | None:
             return "no GPU"
     except Exception as exc:  # noqa: BLE001
         return f"no GPU ({exc})"
-    from pkdb.gpu_session import cuda_gdb_path
     from pkdb.targets.base import TargetError
+    from pkdb.targets.factory import cuda_gdb_path
 
     try:
         cuda_gdb_path()
@@ -266,7 +266,7 @@ def test_without_a_breakpoint_the_gpu_kernel_runs_undebugged(yax):
 
 
 def test_cuda_gdb_is_found_for_cpu_kernels_when_gdb_is_missing():
-    from pkdb.targets.gdb import gdb_path
+    from pkdb.targets.factory import gdb_path
 
     if shutil.which("gdb") is None:
         assert "cuda-gdb" in gdb_path()

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ..gdbexpr import ConditionError
 from ..gpu_session import Deferred, GpuKernelSession
 from ..targets.base import TargetError
-from ..targets.cuda_gdb import dim3
+from ..targets.device import dim3
 from .kernel_support import format_value, python_name
 from .registry import Command, Console
 
@@ -609,7 +609,7 @@ def do_threads(console: GpuConsole, arg: str) -> None:
     The kernel's threads, coalesced into ranges of consecutive threads at
     the same line (a million threads are a few lines); * marks the focus.
     """
-    rows = console.gpu.require_controller().cuda_threads()
+    rows = console.gpu.require_controller().device_threads()
     if not rows:
         console.message("No CUDA threads.")
         return
@@ -641,7 +641,8 @@ def do_info(console: GpuConsole, arg: str) -> None:
     elif words[:1] == ["args"]:
         do_args(console, "")
     elif words[:1] == ["cuda"]:
-        console.message(console.gpu.require_controller().send_raw(f"info {arg}").rstrip())
+        topic = arg.split(None, 1)[1] if len(words) > 1 else ""
+        console.message(console.gpu.require_controller().device_info(topic).rstrip())
     else:
         console.error(f"info {arg}: try 'info cuda threads', 'info breakpoints', 'info locals'")
 

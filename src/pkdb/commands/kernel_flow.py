@@ -316,11 +316,9 @@ def _thread_breakpoint(console: KernelConsole, thread: int, function: str) -> in
     """A temporary breakpoint on ``function`` for ``thread`` only; its number."""
     controller = console.kernel.require_controller()
     try:
-        result = controller.mi.command(f"-break-insert -t -p {int(thread)} {function}")
+        return controller.set_thread_breakpoint(function, thread, temporary=True)
     except TargetError:
         return None
-    number = result.payload.get("bkpt", {}).get("number")
-    return int(number) if number else None
 
 
 def _delete_quietly(console: KernelConsole, number: int | None) -> None:
@@ -473,10 +471,10 @@ def _returned(controller: Any, event: StopEvent, thread: int) -> str:
     text = event.return_value or ""
     variable = event.raw.get("gdb-result-var")
     try:
-        answer = controller.send_raw(f"whatis {variable}", thread) if variable else ""
+        answer = controller.type_of(variable, thread) if variable else ""
     except TargetError:
         answer = ""
-    dtype = kernel_type(answer.strip().removeprefix("type = "))  # "type = double"
+    dtype = kernel_type(answer)  # "double"
     value = parse_gdb_value(text)
     if dtype in ("float64", "float32"):
         return repr(float(value)) if isinstance(value, int | float) else text

@@ -103,8 +103,8 @@ def _line_address(console: KernelConsole, file: str, line: int, function: str | 
     probe = controller.insert_breakpoint(file, line)  # where gdb puts the line's code
     try:
         for _, address in probe.addresses:
-            symbol = controller.send_raw(f"info symbol {address:#x}")
-            if function and symbol.split("(")[0].split(" + ")[0] == function.split("(")[0]:
+            symbol = controller.function_at(address) or ""
+            if function and symbol.split("(")[0] == function.split("(")[0]:
                 return address
     finally:
         controller.delete_breakpoint(probe.number)

@@ -1,4 +1,5 @@
-"""Target debuggers: one :class:`Controller` per platform (gdb now; cuda-gdb, rocgdb later).
+"""Target debuggers: one :class:`Controller` per platform (gdb, cuda-gdb; rocgdb later),
+chosen per execution space by :func:`controller_for` (:mod:`pkdb.targets.factory`).
 
 Everything is imported on first use (PEP 562): a pkdb session that never debugs a kernel
 never pays for loading the controller, the MI session or the stop records.
@@ -9,7 +10,10 @@ from typing import Any
 from .errors import TargetError
 
 _LAZY = {
+    "CudaGdbController": ".cuda_gdb",
     "GdbController": ".gdb",
+    "GpuController": ".device",
+    "controller_for": ".factory",
     "MiResult": ".mi",
     "MiSession": ".mi",
     **{
@@ -30,11 +34,14 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Breakpoint",
     "Controller",
+    "CudaGdbController",
     "FrameInfo",
     "GdbController",
+    "GpuController",
     "MiResult",
     "MiSession",
     "StopEvent",
     "TargetError",
     "ThreadInfo",
+    "controller_for",
 ]

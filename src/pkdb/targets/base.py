@@ -12,6 +12,16 @@ information says; pkernels emits ``#line`` directives, so for kernel code they a
 files and lines.
 
 All methods raise :class:`TargetError` when the debugger refuses a command or dies.
+
+Why one protocol: pkdb's commands and front end (``pkdb.commands``, ``kernel_session``,
+``frontend``) speak only these methods -- never MI, gdb's command-line text, or
+``/proc`` -- so a target is one class to write (rocgdb for HIP), the choice of target is
+one function (:func:`pkdb.targets.factory.controller_for`), and command logic can be
+unit-tested against an in-memory controller (``tests/pkdb/fake_controller.py``). The
+operations are the small ones the commands need (a temporary breakpoint for one thread,
+whether a thread sleeps in the OS, the Python line of an address...), each implemented
+by the target in its debugger's terms. The user's ``send RAW`` stays raw by design
+(:meth:`Controller.send_raw`).
 """
 
 from __future__ import annotations
@@ -160,6 +170,17 @@ class Controller(abc.ABC):
     def alive(self) -> bool:
         """True while the debugger process runs."""
 
+    @property
+    @abc.abstractmethod
+    def exit_status(self) -> int | None:
+        """The debugger's exit status once it ended (negative: killed by that signal);
+        None while it runs."""
+
+    @property
+    @abc.abstractmethod
+    def internal_errors(self) -> list[str]:
+        """The debugger's internal errors so far (first line each), for the user."""
+
     def __enter__(self) -> Controller:
         return self
 
@@ -182,6 +203,18 @@ class Controller(abc.ABC):
         self, name: str, condition: str | None = None, temporary: bool = False
     ) -> Breakpoint:
         """Break on entry to function ``name`` (e.g. a bounds-check failure hook)."""
+
+    @abc.abstractmethod
+    def set_thread_breakpoint(self, location: str, thread_id: int, temporary: bool = False) -> int:
+        """Break at ``location`` (a function name, ``file:line`` or ``*0xADDR``) in
+        ``thread_id`` only; the breakpoint's number. Other threads pass there unstopped.
+        Raises :class:`TargetError` when there is no such location (or the target has
+        no per-thread breakpoints)."""
+
+    @abc.abstractmethod
+    def disable_location(self, location: str) -> None:
+        """Disable one resolved location (an id of :attr:`Breakpoint.addresses`, such as
+        ``"3.2"``) of a breakpoint, leaving its others."""
 
     @abc.abstractmethod
     def delete_breakpoint(self, number: int) -> None:
@@ -226,8 +259,19 @@ class Controller(abc.ABC):
         """Step one source line in ``thread_id``, over calls. Returns at once."""
 
     @abc.abstractmethod
-    def finish(self, thread_id: int) -> None:
-        """Run ``thread_id`` until its current frame returns. Returns at once."""
+    def finish(self, thread_id: int, frame: int = 0) -> None:
+        """Run ``thread_id`` until its frame ``frame`` (0: the innermost) returns.
+        Returns at once."""
+
+    @abc.abstractmethod
+    def jump(self, thread_id: int, location: str) -> None:
+        """Resume ``thread_id`` at ``location`` (``*0xADDR``, ``file:line``). Returns at
+        once; a breakpoint there stops it again at once."""
+
+    @abc.abstractmethod
+    def set_sigint_stops(self, stops: bool) -> None:
+        """Whether Ctrl-C (SIGINT) stops the program in the debugger (while a kernel is
+        debugged) or passes to the program unseen (host code: Python handles it)."""
 
     @abc.abstractmethod
     def wait_for_stop(
@@ -238,6 +282,11 @@ class Controller(abc.ABC):
         With ``thread_id``, only a stop of that thread (or the process exiting) is taken;
         other threads' stops stay queued, in order, for later calls.
         """
+
+    @abc.abstractmethod
+    def wait_for_stop_among(self, thread_ids: Iterable[int], timeout: float) -> StopEvent | None:
+        """The next stop of one of ``thread_ids`` (or the process exiting) within
+        ``timeout`` seconds; other threads' stops stay queued, in order."""
 
     def poll_stop(self) -> StopEvent | None:
         """The next stop event if one is already there, else ``None`` (never blocks)."""
@@ -271,6 +320,12 @@ class Controller(abc.ABC):
         """Ids of the threads that are stopped now (from the debugger's events)."""
 
     @abc.abstractmethod
+    def thread_asleep(self, thread_id: int) -> bool:
+        """Whether running thread ``thread_id`` sleeps in the operating system (waits in
+        a futex, say: an OpenMP thread done with its indices) rather than running code.
+        False when it runs or cannot be told."""
+
+    @abc.abstractmethod
     def select_thread(self, thread_id: int) -> None:
         """Make ``thread_id`` the current thread for commands given without one."""
 
@@ -295,8 +350,37 @@ class Controller(abc.ABC):
         """Evaluate a (C/C++ for gdb) expression in a frame; the value as printed."""
 
     @abc.abstractmethod
+    def type_of(self, expression: str, thread_id: int | None = None) -> str:
+        """The type the debugger gives ``expression`` (``double``) in the innermost frame
+        of ``thread_id``; raises :class:`TargetError` when it has none."""
+
+    @abc.abstractmethod
     def read_memory(self, address: int, nbytes: int, thread_id: int | None = None) -> bytes:
         """Read ``nbytes`` of debuggee memory at ``address``."""
+
+    # -- code and symbols ------------------------------------------------------------
+
+    @abc.abstractmethod
+    def load_symbols(self, library: str) -> None:
+        """Read the symbols of the loaded shared libraries whose path contains
+        ``library`` (a plain text, e.g. ``/libgomp.so``; targets that read every
+        library's symbols at attach may do nothing)."""
+
+    @abc.abstractmethod
+    def library_ranges(self, library: str) -> list[tuple[int, int]]:
+        """The address ranges ``[from, to)`` of the code of the loaded shared libraries
+        whose path contains ``library``."""
+
+    @abc.abstractmethod
+    def line_of_address(self, address: int, thread_id: int | None = None) -> tuple[str, int] | None:
+        """The source file and line the line table gives ``address``, if any."""
+
+    @abc.abstractmethod
+    def function_at(self, address: int) -> str | None:
+        """The name of the function whose code holds ``address`` (as the symbol table
+        names it, e.g. ``pk_kernel::yAx(...)``), or None."""
+
+    # -- the user's raw passthrough ----------------------------------------------------
 
     @abc.abstractmethod
     def send_raw(self, command: str, thread_id: int | None = None) -> str:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .base import FrameInfo, TargetError
+from .base import FrameInfo, StopEvent, TargetError
+from .device import CudaFocus, CudaThreadRange, Dim3, GpuController, dim3, dim3_text
 from .gdb import GdbController, _as_list, _frame, _int
 from .mi import mi_quote
 
@@ -45,66 +45,10 @@ CUDA_SETTINGS: tuple[str, ...] = (
     _SIGINT_PASS,
 )
 
-_COORDINATES = re.compile(r"\((-?\d+),(-?\d+),(-?\d+)\)")
 _FOCUS_TEXT = re.compile(r"kernel (\d+), block (\(\S+\)), thread (\(\S+\))")
 
-Dim3 = tuple[int, int, int]
 
-
-def dim3(text: str | None) -> Dim3 | None:
-    """``"(1,0,0)"`` -> ``(1, 0, 0)``; None for anything else."""
-    m = _COORDINATES.fullmatch((text or "").replace(" ", ""))
-    return (int(m[1]), int(m[2]), int(m[3])) if m else None
-
-
-def dim3_text(value: Dim3) -> str:
-    return "(" + ",".join(map(str, value)) + ")"
-
-
-@dataclass(frozen=True)
-class CudaFocus:
-    """The device thread cuda-gdb's commands act on."""
-
-    kernel: int
-    block: Dim3
-    thread: Dim3
-
-    @classmethod
-    def from_mi(cls, record: Any) -> CudaFocus | None:
-        """From an MI ``CudaFocus`` tuple (in a ``*stopped`` record or a focus switch)."""
-        if not isinstance(record, dict):
-            return None
-        block, thread = dim3(record.get("blockIdx")), dim3(record.get("threadIdx"))
-        kernel = _int(record.get("kernel"))
-        if block is None or thread is None or kernel is None:
-            return None
-        return cls(kernel, block, thread)
-
-    def label(self) -> str:
-        """``block 1, thread 10`` (a coordinate's y and z shown only when not 0)."""
-        return f"block {_short(self.block)}, thread {_short(self.thread)}"
-
-
-def _short(value: Dim3) -> str:
-    return str(value[0]) if value[1:] == (0, 0) else dim3_text(value)
-
-
-@dataclass(frozen=True)
-class CudaThreadRange:
-    """A row of cuda-gdb's coalesced thread table: consecutive threads at one place."""
-
-    kernel: int
-    first_block: Dim3
-    first_thread: Dim3
-    last_block: Dim3
-    last_thread: Dim3
-    count: int
-    file: str | None
-    line: int | None
-    current: bool
-
-
-class CudaGdbController(GdbController):
+class CudaGdbController(GdbController, GpuController):
     """:class:`~pkdb.targets.base.Controller` for cuda-gdb (see the module docstring).
 
     ``thread_id`` arguments of the interface are ignored: commands act on the focus,
@@ -156,6 +100,18 @@ class CudaGdbController(GdbController):
     def set_thread_breakpoint(self, location: str, thread_id: int, temporary: bool = False) -> int:
         raise TargetError("cuda-gdb breakpoints are per location, not per host thread")
 
+    def jump(self, thread_id: int | None, location: str) -> None:
+        """Resume the focused warp at ``location``."""
+        self._require_attached()
+        self._cmd(f"-exec-jump {mi_quote(location)}")
+
+    def wait_for_stop_among(self, thread_ids: Iterable[int], timeout: float) -> StopEvent | None:
+        # A stop holds the whole process: any stop is one of theirs.
+        return self.wait_for_stop(timeout)
+
+    def thread_asleep(self, thread_id: int) -> bool:
+        return False  # the process runs or is held as a whole: never waited on by thread
+
     # -- the focus ---------------------------------------------------------------------
 
     def focus(self) -> CudaFocus | None:
@@ -186,7 +142,11 @@ class CudaGdbController(GdbController):
             )
         return focus
 
-    def cuda_threads(self) -> list[CudaThreadRange]:
+    def focus_at(self, event: StopEvent) -> CudaFocus | None:
+        # cuda-gdb names the focus in the stop record; asked only when it did not.
+        return CudaFocus.from_mi(event.raw.get("CudaFocus")) or self.focus()
+
+    def device_threads(self) -> list[CudaThreadRange]:
         """The device threads of the kernels running now, coalesced by place."""
         table = self._cmd("-cuda-info-threads").payload.get("CoalescedInfoCudaThreadsTable", {})
         rows = []
@@ -212,6 +172,9 @@ class CudaGdbController(GdbController):
                 )
             )
         return rows
+
+    def device_info(self, topic: str) -> str:
+        return self.send_raw(f"info cuda {topic}")
 
     def kernels(self) -> list[dict[str, Any]]:
         """cuda-gdb's table of running kernels (gridDim, blockDim, ... per kernel)."""
@@ -270,3 +233,6 @@ class CudaGdbController(GdbController):
 
     def send_raw(self, command: str, thread_id: int | None = None) -> str:
         return super().send_raw(command, None)
+
+    def _console(self, command: str, thread_id: int | None = None) -> str:
+        return super()._console(command, None)  # --thread would move the focus to the host

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..procstate import state as os_thread_state
 from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
 from .cli_attach import attach_through_cli, cli_command
 from .mi import DEFAULT_GDB_ARGS, MiResult, MiSession, mi_quote
@@ -58,21 +59,6 @@ OPTIONAL_SETTINGS: tuple[str, ...] = (
 _CLI_OPTIONAL = ("set debuginfod enabled off",)
 
 
-def gdb_path() -> str:
-    """The debugger of CPU kernels: ``$PKDB_GDB``, else gdb, else cuda-gdb, which
-    debugs CPU code too (machines with the CUDA toolkit may have no gdb)."""
-    explicit = os.environ.get("PKDB_GDB")
-    if explicit:
-        return explicit
-    if shutil.which("gdb"):
-        return "gdb"
-    for candidate in ("cuda-gdb", "/usr/local/cuda/bin/cuda-gdb"):
-        found = shutil.which(candidate)
-        if found:
-            return found
-    return "gdb"  # not found: GdbController says so
-
-
 def is_cuda_gdb(path: str) -> bool:
     """Whether the debugger at ``path`` is NVIDIA's cuda-gdb (by its name)."""
     return os.path.basename(path).startswith("cuda-gdb")
@@ -85,6 +71,8 @@ PTRACE_HINT = (
 )
 
 _LWP_RE = re.compile(r"\bLWP (\d+)\b")
+#: gdb's answer to ``info line *ADDR``: ``Line 8 of "/path/prog.py" starts at ...``.
+_INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
 
 
 def _int(value: Any, default: int | None = None) -> int | None:
@@ -220,6 +208,7 @@ class GdbController(Controller):
         self._stops: list[StopEvent] = []
         self._swallow_stops = False
         self._init_commands = tuple(init_commands)
+        self._os_tids: dict[int, int] = {}  # gdb thread id -> OS thread id, from threads()
         self.cli_first = is_cuda_gdb(path) if cli_first is None else cli_first
         self._mi: MiSession | None = None  # cli_first: opened by attach()
         self._closed = False
@@ -407,6 +396,7 @@ class GdbController(Controller):
                 self._pid = None
                 self._thread_state.clear()
                 self._stops.clear()
+            self._os_tids.clear()
             if self.cli_first and self._mi is not None:
                 mi, self._mi = self._mi, None
                 mi.close()
@@ -614,7 +604,21 @@ class GdbController(Controller):
         return sorted(threads, key=lambda t: t.id)
 
     def threads(self) -> list[ThreadInfo]:
-        return self._parse_threads(self._cmd("-thread-info").payload)
+        threads = self._parse_threads(self._cmd("-thread-info").payload)
+        self._os_tids.update((t.id, t.os_tid) for t in threads if t.os_tid)
+        return threads
+
+    def thread_asleep(self, thread_id: int) -> bool:
+        """From the OS thread's scheduler state in ``/proc`` (Linux): asleep (``S``) or
+        in an uninterruptible wait (``D``); gdb itself cannot tell a running thread's."""
+        pid = self._pid
+        if pid is None:
+            return False
+        tid = self._os_tids.get(thread_id)
+        if tid is None:
+            self.threads()  # learns the thread's OS id
+            tid = self._os_tids.get(thread_id)
+        return tid is not None and os_thread_state(pid, tid) in ("S", "D")
 
     def stopped_threads(self) -> list[int]:
         with self._state_lock:
@@ -672,6 +676,33 @@ class GdbController(Controller):
         payload = self._cmd(f"-data-evaluate-expression {opts}{mi_quote(expression)}").payload
         return payload.get("value", "")
 
+    def type_of(self, expression: str, thread_id: int | None = None) -> str:
+        text = self._console(f"whatis {expression}", thread_id)
+        return text.strip().removeprefix("type = ")
+
+    def _console(self, command: str, thread_id: int | None = None) -> str:
+        """A gdb CLI command's printed text (over MI's ``-interpreter-exec``)."""
+        opts = self._thread_opt(thread_id)
+        result = self._cmd(f"-interpreter-exec {opts}console {mi_quote(command)}")
+        return result.console + result.log
+
+    # -- code and symbols ------------------------------------------------------------
+
+    def load_symbols(self, library: str) -> None:
+        self._console(f"sharedlibrary {re.escape(library)}")  # gdb's regex: no alternation
+
+    def line_of_address(self, address: int, thread_id: int | None = None) -> tuple[str, int] | None:
+        text = self._console(f"info line *{int(address):#x}", thread_id)
+        found = _INFO_LINE.search(text)  # Line 8 of "/path/prog.py" starts at ...
+        return (found.group(2), int(found.group(1))) if found else None
+
+    def function_at(self, address: int) -> str | None:
+        # "pk_kernel::yAx(...) + 12 in section .text of /path/lib.so"
+        text = self._console(f"info symbol {int(address):#x}").strip()
+        if not text or text.startswith("No symbol"):
+            return None
+        return text.split(" in section ")[0].split(" + ")[0]
+
     def read_memory(self, address: int, nbytes: int, thread_id: int | None = None) -> bytes:
         if nbytes <= 0:
             return b""
@@ -706,9 +737,7 @@ class GdbController(Controller):
             if result.payload:
                 record += "," + _mi_format_fields(result.payload)
             return text + record + "\n"
-        opts = self._thread_opt(thread_id)
-        result = self._cmd(f"-interpreter-exec {opts}console {mi_quote(command)}")
-        return result.console + result.log
+        return self._console(command, thread_id)
 
 
 def _mi_format_value(value: Any) -> str:

@@ -130,6 +130,27 @@ def test_inspect_a_stopped_kernel_thread(attached, debuggee, kernels):
         attached.send_raw("print nosuch", tid)
 
 
+def test_code_questions_and_thread_states_at_a_stop(attached, debuggee, kernels):
+    """The protocol's questions that commands used to put to gdb as CLI text or /proc."""
+    attached.insert_breakpoint("yax.py", 8)
+    debuggee.send("yax")
+    event = hit(attached)
+    tid = event.thread_id
+    here = attached.stack(tid)[0]
+    assert attached.line_of_address(here.address, tid) == (str(kernels.yax_py), 8)
+    assert (attached.function_at(here.address) or "").split("(")[0] == "py_yAx"
+    assert attached.function_at(0x10) is None
+    assert attached.type_of("M * 0.5", tid) == "double"
+    assert attached.type_of("j", tid) == attached.variable_types(tid)["j"]
+    attached.load_symbols("/libgomp.so")  # gdb reads them (already read: no error)
+    # The agent thread waits for a command in a read: asleep; the held thread is not.
+    agent = next(t.id for t in attached.threads() if t.os_tid == debuggee.agent_tid)
+    assert attached.thread_asleep(agent) and not attached.thread_asleep(tid)
+    attached.delete_breakpoint(attached.breakpoints()[0].number)
+    attached.continue_()
+    assert debuggee.expect("result") == f"result {float(EXPECTED)}"
+
+
 def test_conditional_breakpoint(attached, debuggee):
     bp = attached.insert_breakpoint("yax.py", 7, condition="j == 10")
     assert bp.condition == "j == 10"
