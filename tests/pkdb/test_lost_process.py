@@ -117,7 +117,7 @@ def test_gdb_ends_with_a_pkdb_killed(stopped, where) -> None:
         s.child.expect("is tested by gdb each time")
         wait_busy(s)
     os.kill(s.child.pid, signal.SIGKILL)
-    assert wait_until(lambda: process_gone(gdb), timeout=10), "gdb outlived pkdb"
+    assert wait_until(lambda: process_gone(gdb), timeout=30), "gdb outlived pkdb"
     try:
         os.kill(pid, signal.SIGKILL)  # the program is the test's to end, if still there
     except ProcessLookupError:

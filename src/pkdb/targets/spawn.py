@@ -6,8 +6,9 @@ the program runs under it -- a conditional breakpoint tested on every pass of a 
 was seen spinning for minutes, orphaned and still attached. Linux's parent-death signal
 (``prctl(PR_SET_PDEATHSIG)``, SIGTERM: gdb detaches on its way out, and the program
 runs on) ends it with pkdb: a tiny Python shim sets it, then execs the debugger (same
-pid). The signal follows the thread that started the debugger; pkdb
-starts its debuggers from its main thread, whose end is pkdb's.
+pid). The signal follows the thread that started the debugger: pkdb starts its debuggers
+from its main thread, and ``pkdb --np`` from each rank's thread, which lives as long as
+the session.
 """
 
 from __future__ import annotations
