@@ -16,14 +16,22 @@ from ..api.decorators import function as mark_helper
 from ..api.decorators import marker_of
 from ..api.types import DataType
 from . import ir
+from .builtin_table import (
+    ANGLES,
+    ATOMIC_ARITY,
+    ATOMIC_FUNCTIONS,
+    ELEMENT_MATH,
+    INTEGER_ATOMICS,
+    MATH_FUNCTIONS,
+    PY_INT_ROUNDING,
+    RANDOM_FUNCTIONS,
+    ir_name,
+)
 from .ir import Expr
 from .lower_classtypes import call_arg_types
 from .lower_context import Lowerer
 from .lower_support import (
-    ANGLES,
     CALL_HINT,
-    ELEMENT_MATH,
-    INTEGER_ATOMICS,
     NESTED_CALL_HINT,
     PY_BUILTINS,
     is_module,
@@ -35,10 +43,6 @@ from .lower_support import (
 from .lower_unpack import TUPLE_MATH
 from .pyexec import bare_math_module, reads_bare_math
 from .typing_rules import (
-    ATOMIC_FUNCTIONS,
-    MATH_FUNCTIONS,
-    PY_INT_ROUNDING,
-    RANDOM_FUNCTIONS,
     float_of,
     promote,
 )
@@ -255,7 +259,7 @@ class CallLowerer(Lowerer):
             self.src.error(node, f"{name}() takes {arity} argument(s), got {len(args)}")
         if kind == "bool":
             return ir.Call(t.bool_, name, args)
-        cname = "tgamma" if name == "gamma" else name
+        cname = ir_name(name)
         if name == "ldexp" and not args[1].type.is_integer:
             self.src.error(node.args[1], "ldexp() takes an integer exponent")
         # math.* compute in double as Python does (a float32 argument is widened);
@@ -362,7 +366,7 @@ class CallLowerer(Lowerer):
                 f"pk.{name} returns nothing; call it on its own line",
                 hint=f"For the value before the update, use pk.{fetching}(...).",
             )
-        wanted = {"cas": 4, "inc": 2, "dec": 2, "load": 2}.get(op, 3)
+        wanted = ATOMIC_ARITY.get(op, 3)
         if len(node.args) != wanted:
             self.src.error(node, f"pk.{name} takes {wanted} arguments (view, [indices], ...)")
         view_node, index_node, *rest = node.args

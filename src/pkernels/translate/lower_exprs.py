@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Any
 
 from ..api import types as t
 from ..api.types import DataType
 from . import ir
+from .builtin_table import (
+    MATH_CONSTANTS,
+)
 from .ir import Expr, StructType
-from .lower_context import Lowerer
+from .lower_context import Lowerer, LoweringContext
 from .lower_subviews import flatten_subscript
 from .lower_support import (
     BINOPS,
@@ -26,7 +31,6 @@ from .lower_support import (
     unsupported_construct,
 )
 from .typing_rules import (
-    MATH_CONSTANTS,
     is_weak,
     literal_outside,
     promote,
@@ -37,6 +41,23 @@ from .typing_rules import (
 class ExpressionLowerer(Lowerer):
     """Expressions, dispatched on the node's type."""
 
+    def __init__(self, cx: LoweringContext) -> None:
+        super().__init__(cx)
+        # node type -> handler(node, statement): `statement` is True for a call whose
+        # value is not used (the only expressions that may give nothing or a classtype).
+        self._handlers: dict[type[ast.expr], Callable[[Any, bool], Expr]] = {
+            ast.Constant: self._constant,
+            ast.Name: self._name,
+            ast.BinOp: self._binary,
+            ast.UnaryOp: self._unary,
+            ast.BoolOp: self._bool_op,
+            ast.Compare: lambda n, _: self._compare(n),
+            ast.IfExp: self._if_expression,
+            ast.Subscript: self._subscript_value,
+            ast.Attribute: lambda n, _: self._attribute(n),
+            ast.Call: lambda n, statement: self.cx.calls.call(n, statement),
+        }
+
     def expr(self, node: ast.expr, statement: bool = False) -> Expr:
         """``node`` as a scalar expression (a classtype value only as a statement)."""
         value = self.any_expr(node, statement)
@@ -45,80 +66,85 @@ class ExpressionLowerer(Lowerer):
         return value
 
     def any_expr(self, node: ast.expr, statement: bool = False) -> Expr:
-        """``node`` lowered, a classtype value included."""
+        """``node`` lowered (a classtype value included) by the handler of its type; a
+        construct kernels lack is an error."""
+        handler = self._handlers.get(type(node))
+        if handler is None:
+            self.src.error(node, *unsupported_construct(node))
+        return handler(node, statement)
+
+    def _constant(self, node: ast.Constant, statement: bool) -> Expr:
+        v = node.value
+        if isinstance(v, bool):
+            return ir.Const(t.bool_, v)
+        if isinstance(v, int):
+            if not -(2**63) <= v < 2**63:
+                self.src.error(node, "integer literal does not fit in 64 bits")
+            return ir.Const(t.int64, v)
+        if isinstance(v, float):
+            return ir.Const(t.float64, v)
+        self.src.error(node, *unsupported_construct(node))
+
+    def _name(self, node: ast.Name, statement: bool) -> Expr:
+        loaded = self.load_name(node)
+        if isinstance(loaded, ir.ViewRef):
+            self.src.error(
+                node,
+                f"view {node.id!r} must be indexed here, e.g. {node.id}[i]",
+                hint="Kernels read and write views one element at a time; whole-view "
+                "operations belong in the Python code around the dispatch.",
+            )
+        return loaded
+
+    def _binary(self, node: ast.BinOp, statement: bool) -> Expr:
+        symbol = BINOPS.get(type(node.op))
+        if symbol is None:
+            self.src.error(node, not_in_kernels("operator", node.op), hint=OPERATOR_HINT)
+        return self.binop(node, symbol, self.expr(node.left), self.expr(node.right))
+
+    def _unary(self, node: ast.UnaryOp, statement: bool) -> Expr:
+        op, operand = node.op, node.operand
+        if isinstance(op, ast.Not):
+            return ir.UnaryOp(t.bool_, "!", self.expr(operand))
+        if isinstance(op, ast.Invert):
+            inner = self.expr(operand)
+            if not inner.type.is_integer:
+                self.src.error(node, "~ needs an integer")
+            if isinstance(inner, ir.Const) and inner.weak:  # ~1: the literal -2
+                return ir.Const(inner.type, ~int(inner.value))
+            return ir.UnaryOp(inner.type, "~", inner)
+        folded = ast_literal_int(node)  # - and +
+        if folded is not None and -(2**63) <= folded < 2**63:  # -2**63 fits
+            return ir.Const(t.int64, folded)
+        inner = self.expr(operand)
+        if isinstance(inner, ir.Const):  # -(0.5), +(1 + 1): still a literal
+            value = -inner.value if isinstance(op, ast.USub) else +inner.value
+            return ir.Const(inner.type if inner.type != t.bool_ else t.int64, value)
+        rtype = t.int64 if inner.type == t.bool_ else inner.type
+        return ir.UnaryOp(rtype, "-" if isinstance(op, ast.USub) else "+", inner)
+
+    def _bool_op(self, node: ast.BoolOp, statement: bool) -> Expr:
+        operands = [self.expr(v) for v in node.values]
+        # Python's `and`/`or` give an operand, not a bool: `a or b` is a if a else b.
+        # The result has the operands' common type (bool when all are bools).
+        rtype = operands[0].type
+        for operand in operands[1:]:
+            if operand.type != rtype:
+                rtype = promote_types(rtype, operand.type)
+        return ir.BoolOp(rtype, "&&" if isinstance(node.op, ast.And) else "||", operands)
+
+    def _if_expression(self, node: ast.IfExp, statement: bool) -> Expr:
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        rtype = a.type if a.type == b.type else promote(a, b)
+        return ir.Select(rtype, self.expr(node.test), a, b)
+
+    def _subscript_value(self, node: ast.Subscript, statement: bool) -> Expr:
         match node:
-            case ast.Constant(value=bool() as v):
-                return ir.Const(t.bool_, v)
-            case ast.Constant(value=int() as v):
-                if not -(2**63) <= v < 2**63:
-                    self.src.error(node, "integer literal does not fit in 64 bits")
-                return ir.Const(t.int64, v)
-            case ast.Constant(value=float() as v):
-                return ir.Const(t.float64, v)
-            case ast.Name():
-                loaded = self.load_name(node)
-                if isinstance(loaded, ir.ViewRef):
-                    self.src.error(
-                        node,
-                        f"view {node.id!r} must be indexed here, e.g. {node.id}[i]",
-                        hint="Kernels read and write views one element at a time; whole-view "
-                        "operations belong in the Python code around the dispatch.",
-                    )
-                return loaded
-            case ast.BinOp(left=left, op=op, right=right):
-                symbol = BINOPS.get(type(op))
-                if symbol is None:
-                    self.src.error(
-                        node,
-                        not_in_kernels("operator", op),
-                        hint=OPERATOR_HINT,
-                    )
-                return self.binop(node, symbol, self.expr(left), self.expr(right))
-            case ast.UnaryOp(op=ast.Not(), operand=operand):
-                return ir.UnaryOp(t.bool_, "!", self.expr(operand))
-            case ast.UnaryOp(op=ast.USub() | ast.UAdd() as op, operand=operand):
-                folded = ast_literal_int(node)
-                if folded is not None and -(2**63) <= folded < 2**63:  # -2**63 fits
-                    return ir.Const(t.int64, folded)
-                inner = self.expr(operand)
-                if isinstance(inner, ir.Const):  # -(0.5), +(1 + 1): still a literal
-                    value = -inner.value if isinstance(op, ast.USub) else +inner.value
-                    return ir.Const(inner.type if inner.type != t.bool_ else t.int64, value)
-                rtype = t.int64 if inner.type == t.bool_ else inner.type
-                return ir.UnaryOp(rtype, "-" if isinstance(op, ast.USub) else "+", inner)
-            case ast.UnaryOp(op=ast.Invert(), operand=operand):
-                inner = self.expr(operand)
-                if not inner.type.is_integer:
-                    self.src.error(node, "~ needs an integer")
-                if isinstance(inner, ir.Const) and inner.weak:  # ~1: the literal -2
-                    return ir.Const(inner.type, ~int(inner.value))
-                return ir.UnaryOp(inner.type, "~", inner)
-            case ast.BoolOp(op=op, values=values):
-                operands = [self.expr(v) for v in values]
-                # Python's `and`/`or` give an operand, not a bool: `a or b` is a if a else b.
-                # The result has the operands' common type (bool when all are bools).
-                rtype = operands[0].type
-                for operand in operands[1:]:
-                    if operand.type != rtype:
-                        rtype = promote_types(rtype, operand.type)
-                return ir.BoolOp(rtype, "&&" if isinstance(op, ast.And) else "||", operands)
-            case ast.Compare():
-                return self._compare(node)
-            case ast.IfExp(test=test, body=body, orelse=orelse):
-                a, b = self.expr(body), self.expr(orelse)
-                rtype = a.type if a.type == b.type else promote(a, b)
-                return ir.Select(rtype, self.expr(test), a, b)
             case ast.Subscript(value=ast.Attribute(value=ast.Name(id=owner), attr="shape")):
                 if not self.cx.slices.is_view_name(owner):
                     self.src.error(node, f"{owner!r} is not a view")
                 return self.cx.calls.extent(node, owner, [node.slice])
-            case ast.Subscript():
-                return self.subscript(node)
-            case ast.Attribute():
-                return self._attribute(node)
-            case ast.Call():
-                return self.cx.calls.call(node, statement)
-        self.src.error(node, *unsupported_construct(node))
+        return self.subscript(node)
 
     def load_name(self, node: ast.Name) -> Expr | ir.ViewRef:
         name = node.id

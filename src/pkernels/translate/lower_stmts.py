@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from ..api import types as t
@@ -10,7 +11,7 @@ from ..api.teams import ScratchAnnotation
 from ..api.types import DataType
 from . import ir
 from .ir import Expr, StructType
-from .lower_context import Lowerer
+from .lower_context import Lowerer, LoweringContext
 from .lower_lists import ListAnnotation, is_list_display
 from .lower_support import (
     ASSIGN_HINT,
@@ -28,9 +29,31 @@ from .typing_rules import (
     promote_types,
 )
 
+# What lowering one statement gives: a statement, several (hidden locals first), or
+# nothing (pass, a docstring, a nested def lowered where it is used).
+Lowered = ir.Stmt | list[ir.Stmt] | None
+
 
 class StatementLowerer(Lowerer):
     """Statements, dispatched on the node's type."""
+
+    def __init__(self, cx: LoweringContext) -> None:
+        super().__init__(cx)
+        self._handlers: dict[type[ast.stmt], Callable[[Any], Lowered]] = {
+            ast.Assign: self._assign_statement,
+            ast.AnnAssign: self._declaration,
+            ast.AugAssign: lambda n: self._aug_assign(n, n.target, n.op, n.value),
+            ast.If: self._if,
+            ast.For: self._for,
+            ast.While: self._while,
+            ast.Break: self._break,
+            ast.Continue: self._continue,
+            ast.Pass: lambda n: None,
+            ast.Return: lambda n: self._return(n, n.value),
+            ast.Expr: self._expression_statement,
+            ast.Nonlocal: self._nonlocal,
+            ast.FunctionDef: self._nested_def,
+        }
 
     def block(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -49,72 +72,81 @@ class StatementLowerer(Lowerer):
                 out.append(lowered)
         return out
 
-    def _stmt(self, node: ast.stmt) -> ir.Stmt | list[ir.Stmt] | None:
-        line = node.lineno
-        match node:
-            case ast.Assign(targets=[target], value=value):
-                return self.assign(node, target, value, None)
-            case ast.Assign(targets=targets, value=value):
-                return self.cx.unpacking.chained_assign(node, targets, value)
-            case ast.AnnAssign(target=target, annotation=ann, value=value):
-                if value is None:
-                    self.src.error(node, "a declaration needs a value, e.g. `x: float = 0`")
-                declared = self.cx.signature.annotation(ann)
-                if isinstance(declared, ScratchAnnotation):
-                    return self.cx.teams.scratch_alloc(node, target, value, declared)
-                if isinstance(declared, ListAnnotation):
-                    return self.cx.lists.local_list(node, target, value, declared.dtype)
-                if not isinstance(declared, DataType | StructType):
-                    self.src.error(ann, "local variables must have a scalar type or a classtype")
-                return self.assign(node, target, value, declared)
-            case ast.AugAssign(target=target, op=op, value=value):
-                return self._aug_assign(node, target, op, value)
-            case ast.If(test=test, body=body, orelse=orelse):
-                cond = self.cx.exprs.expr(test)
-                self.cx.conditions.append(cond)
-                lowered_if = ir.If(line, cond, self.block(body), self.block(orelse))
-                self.cx.conditions.pop()
-                return lowered_if
-            case ast.For():
-                return self._for(node)
-            case ast.While(test=test, body=body, orelse=orelse):
-                if orelse:
-                    self.src.error(node, "`while ... else` is not supported", hint=LOOP_ELSE_HINT)
-                self.cx.loop_depth += 1
-                cond = self.cx.exprs.expr(test)
-                self.cx.conditions.append(cond)
-                lowered = ir.While(line, cond, self.block(body))
-                self.cx.conditions.pop()
-                self.cx.loop_depth -= 1
-                return lowered
-            case ast.Break():
-                self._need_loop(node, "break")
-                return ir.Break(line)
-            case ast.Continue():
-                self._need_loop(node, "continue")
-                return ir.Continue(line)
-            case ast.Pass():
-                return None
-            case ast.Return(value=value):
-                return self._return(node, value)
-            case ast.Expr(value=ast.Call() as call):
-                return self._call_statement(call)
-            case ast.Expr(value=ast.Constant(value=str())):
-                return None  # a string used as a comment
-            case ast.Nonlocal() if self.cx.team_name is not None:
-                self.cx.teams.nonlocal_statement(node)
-                return None
-            case ast.FunctionDef() if self.cx.team_name is not None:
-                # The body of a nested parallel_* or pk.single: lowered where it is used.
-                self.cx.nested_defs[node.name] = node
-                return None
-            case ast.FunctionDef():
-                self.src.error(
-                    node,
-                    "nested functions are not supported in this kernel",
-                    hint="Define a module-level `@pk.function` helper instead.",
-                )
+    def _stmt(self, node: ast.stmt) -> Lowered:
+        """``node`` lowered by the handler of its type; a construct kernels lack is an
+        error."""
+        handler = self._handlers.get(type(node))
+        if handler is None:
+            self.src.error(node, *unsupported_construct(node))
+        return handler(node)
+
+    def _assign_statement(self, node: ast.Assign) -> Lowered:
+        if len(node.targets) == 1:
+            return self.assign(node, node.targets[0], node.value, None)
+        return self.cx.unpacking.chained_assign(node, node.targets, node.value)
+
+    def _declaration(self, node: ast.AnnAssign) -> Lowered:
+        target, ann, value = node.target, node.annotation, node.value
+        if value is None:
+            self.src.error(node, "a declaration needs a value, e.g. `x: float = 0`")
+        declared = self.cx.signature.annotation(ann)
+        if isinstance(declared, ScratchAnnotation):
+            return self.cx.teams.scratch_alloc(node, target, value, declared)
+        if isinstance(declared, ListAnnotation):
+            return self.cx.lists.local_list(node, target, value, declared.dtype)
+        if not isinstance(declared, DataType | StructType):
+            self.src.error(ann, "local variables must have a scalar type or a classtype")
+        return self.assign(node, target, value, declared)
+
+    def _if(self, node: ast.If) -> Lowered:
+        cond = self.cx.exprs.expr(node.test)
+        self.cx.conditions.append(cond)
+        lowered = ir.If(node.lineno, cond, self.block(node.body), self.block(node.orelse))
+        self.cx.conditions.pop()
+        return lowered
+
+    def _while(self, node: ast.While) -> Lowered:
+        if node.orelse:
+            self.src.error(node, "`while ... else` is not supported", hint=LOOP_ELSE_HINT)
+        self.cx.loop_depth += 1
+        cond = self.cx.exprs.expr(node.test)
+        self.cx.conditions.append(cond)
+        lowered = ir.While(node.lineno, cond, self.block(node.body))
+        self.cx.conditions.pop()
+        self.cx.loop_depth -= 1
+        return lowered
+
+    def _break(self, node: ast.Break) -> Lowered:
+        self._need_loop(node, "break")
+        return ir.Break(node.lineno)
+
+    def _continue(self, node: ast.Continue) -> Lowered:
+        self._need_loop(node, "continue")
+        return ir.Continue(node.lineno)
+
+    def _expression_statement(self, node: ast.Expr) -> Lowered:
+        if isinstance(node.value, ast.Call):
+            return self._call_statement(node.value)
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # a string used as a comment
         self.src.error(node, *unsupported_construct(node))
+
+    def _nonlocal(self, node: ast.Nonlocal) -> Lowered:
+        if self.cx.team_name is None:
+            self.src.error(node, *unsupported_construct(node))
+        self.cx.teams.nonlocal_statement(node)
+        return None
+
+    def _nested_def(self, node: ast.FunctionDef) -> Lowered:
+        if self.cx.team_name is None:
+            self.src.error(
+                node,
+                "nested functions are not supported in this kernel",
+                hint="Define a module-level `@pk.function` helper instead.",
+            )
+        # The body of a nested parallel_* or pk.single: lowered where it is used.
+        self.cx.nested_defs[node.name] = node
+        return None
 
     def _need_loop(self, node: ast.stmt, word: str) -> None:
         if self.cx.loop_depth == 0:

@@ -20,10 +20,10 @@ from ..api.classtypes import is_classtype
 from ..api.decorators import marker_of
 from ..api.types import C_TYPE_NAMES, DataType, ViewAnnotation
 from . import ir
-from .ir import Expr, StructType
-from .typing_rules import (
+from .builtin_table import (
     MATH_CONSTANTS,
 )
+from .ir import Expr, StructType
 
 BINOPS = {
     ast.Add: "+",
@@ -118,9 +118,6 @@ def unsupported_construct(node: ast.AST) -> tuple[str, str]:
 NESTED_CALL_HINT = (
     "Call it on its own line: `pk.parallel_for(pk.TeamThreadRange(team_member, n), body)`."
 )
-INTEGER_ATOMICS = ("and", "or", "xor", "mod", "lshift", "rshift")
-# math.degrees and math.radians: the factors CPython multiplies by.
-ANGLES = {"degrees": 180.0 / math.pi, "radians": math.pi / 180.0}
 PY_BUILTINS = {"len", "int", "float", "bool", "abs", "min", "max", "round", "pow"}
 
 CALL_HINT = (
@@ -321,4 +318,3 @@ PKERNELS_MARKS = ("workunit", "parallel_for", "atomic_add", "View")
 
 RESERVED_NAMES = {"math", "pk", "range", "print"}
 # pk.* element functions of NumPy and Kokkos lowered to the IR's operations.
-ELEMENT_MATH = frozenset({"sign", "square", "reciprocal", "rint", "conj"})
