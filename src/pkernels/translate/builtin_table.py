@@ -26,6 +26,12 @@ from ..api.types import DataType
 RESULT, DOUBLE, INT64 = "result", "double", "int64"
 
 
+# Functions of one number that return two values: name -> the IR functions of each part
+# (the runtimes' pk_rt::modf_frac ...; frexp's exponent is an int, as in Python), which
+# lower_unpack assigns to two targets.
+TUPLE_MATH = {"modf": ("modf_frac", "modf_whole"), "frexp": ("frexp_mantissa", "frexp_exponent")}
+
+
 @dataclass(frozen=True)
 class KernelFunction:
     """One function of the kernel language (see the module docstring)."""
@@ -140,10 +146,11 @@ _FUNCTIONS: list[KernelFunction] = [
         args=(INT64, INT64, INT64),
         cpp="pk_rt::rand_int((uint64_t){0}, (uint64_t){1}, {2})",
     ),  # fmt: skip
-    # One part of math.modf / math.frexp (see lower_unpack.TUPLE_MATH), in double.
+    # One part of math.modf / math.frexp (see TUPLE_MATH), in double.
     *[
         KernelFunction(name, 1, "special", cpp="pk_rt::{name}({0})", args=(DOUBLE,))
-        for name in ("modf_frac", "modf_whole", "frexp_mantissa", "frexp_exponent")
+        for parts in TUPLE_MATH.values()
+        for name in parts
     ],
 ]
 #: Every kernel function by its IR name.

@@ -25,6 +25,7 @@ from .builtin_table import (
     MATH_FUNCTIONS,
     PY_INT_ROUNDING,
     RANDOM_FUNCTIONS,
+    TUPLE_MATH,
     ir_name,
 )
 from .ir import Expr
@@ -40,7 +41,6 @@ from .lower_support import (
     pk_builtin_name,
     type_name,
 )
-from .lower_unpack import TUPLE_MATH
 from .pyexec import bare_math_module, reads_bare_math
 from .typing_rules import (
     float_of,

@@ -20,7 +20,7 @@ import ast
 import difflib
 import inspect
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..api import types as t
 from ..api.types import DataType
@@ -28,9 +28,6 @@ from . import ir
 from .classtypes import field_declarations, init_source
 from .ir import Expr, StructType
 from .lower_context import Lowerer
-
-if TYPE_CHECKING:
-    pass
 
 _VALUE_HINT = (
     "Classtype values are assigned to names (from a constructor or a function call), "

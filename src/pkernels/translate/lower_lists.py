@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import typing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..api import types as t
 from ..api.types import DataType, to_datatype
@@ -24,9 +24,6 @@ from . import ir
 from .ir import ViewType
 from .lower_context import Lowerer
 from .typing_rules import literal_outside
-
-if TYPE_CHECKING:
-    pass
 
 _FORMS = "Write a list local as [a, b, ...] or [value] * n (n an integer literal)."
 # Elements of a list local at most: it lives on the thread's stack (a GPU thread's too).

@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..api import types as t
 from . import ir
 from .ir import Expr
 from .lower_context import Lowerer
-
-if TYPE_CHECKING:
-    pass
 
 _HINT = "Kernels take subviews of views as `row = A[j, :]` or `block = A[a:b, c:d]`."
 

@@ -17,7 +17,7 @@ caught at run time (see ``TEAM_PRELUDE``).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..api import types as t
 from ..api.teams import ScratchAnnotation, TeamMember
@@ -25,9 +25,6 @@ from ..api.types import AccAnnotation, DataType
 from . import ir
 from .ir import Expr
 from .lower_context import Lowerer
-
-if TYPE_CHECKING:
-    pass
 
 TEAM_QUERIES = ("league_rank", "league_size", "team_rank", "team_size")
 NESTED_RANGES = {

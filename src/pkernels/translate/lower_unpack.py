@@ -13,22 +13,15 @@ two targets the same way.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from ..api import types as t
 from ..api.types import DataType
 from . import ir
+from .builtin_table import TUPLE_MATH
 from .lower_context import Lowerer
-
-if TYPE_CHECKING:
-    pass
 
 _TARGET_HINT = "Unpack into names, view elements or fields: `a, b = b, a`."
 _VALUE_HINT = "Kernels unpack a tuple written out (`a, b = b, a`), math.modf(x) or math.frexp(x)."
-
-# Functions of one number that return two values: name -> the IR functions of each part
-# (the runtimes' pk_rt::modf_frac ...; frexp's exponent is an int, as in Python).
-TUPLE_MATH = {"modf": ("modf_frac", "modf_whole"), "frexp": ("frexp_mantissa", "frexp_exponent")}
 
 
 class UnpackLowerer(Lowerer):
