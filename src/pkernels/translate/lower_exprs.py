@@ -172,7 +172,7 @@ class ExpressionLowerer(Lowerer):
                     "index runs over a RangePolicy.)",
                 )
             assert isinstance(ptype, DataType | StructType)
-            return ir.Var(ptype, name)
+            return ir.Var(ptype, name)  # type: ignore[arg-type]  # a classtype value too
         value = self.src.lookup(name, getattr(__builtins__, name, None))
         constant = imported_math_constant(value) if self.src.defines(name) else None
         if constant is not None:
@@ -371,7 +371,7 @@ class ExpressionLowerer(Lowerer):
         if isinstance(func, ast.Name) and func.id not in self.cx.locals:
             target = self.src.lookup(func.id)
             if callable(target) and getattr(target, "__module__", "") == "math":
-                return target.__name__
+                return str(target.__name__)
         return None
 
     def is_pk_attr(self, func: ast.expr, name: str) -> bool:

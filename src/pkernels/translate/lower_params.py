@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from ..api import types as t
 from ..api.classtypes import is_classtype
@@ -210,6 +210,7 @@ class SignatureLowerer(Lowerer):
                 continue
             if not isinstance(declared, DataType):
                 self.src.error(arg, f"unsupported annotation for the parameter {arg.arg!r}")
+            actual = cast(DataType, actual)  # a number: views and classtypes are done
             if actual.is_float and not declared.is_float:
                 # Python would pass the float through; C++ would truncate it silently.
                 self._call_error(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from ..api import types as t
 from . import ir
@@ -34,9 +35,9 @@ class PrintLowerer(Lowerer):
             elif isinstance(arg, ast.JoinedStr):
                 for piece in arg.values:
                     if isinstance(piece, ast.Constant):
-                        printed.texts[-1] += piece.value
+                        printed.texts[-1] += str(piece.value)
                     else:
-                        self._print_formatted(printed, piece)
+                        self._print_formatted(printed, cast(ast.FormattedValue, piece))
             else:
                 self._print_value(printed, self.cx.exprs.expr(arg), None)
         printed.texts[-1] += end
@@ -60,7 +61,9 @@ class PrintLowerer(Lowerer):
             # !s and !r write a number as print() does; !a too.
             self._print_value(printed, value, None)
             return
-        parts = piece.format_spec.values  # a JoinedStr: literal text and nested {fields}
+        parts = cast(
+            ast.JoinedStr, piece.format_spec
+        ).values  # a JoinedStr: literal text and nested {fields}
         if not all(isinstance(p, ast.Constant) for p in parts):
             self.src.error(
                 piece.value, "format specs in kernels are literal, e.g. {x:8.3f}", SPEC_HINT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..api import types as t
 from ..api.teams import ScratchAnnotation
@@ -356,6 +356,9 @@ class StatementLowerer(Lowerer):
         for bound, arg in zip(bounds, it.args, strict=True):
             if not bound.type.is_integer and bound.type != t.bool_:
                 self.src.error(arg, f"range() needs integers, this is {bound.type.name}")
+        start: Expr
+        stop: Expr
+        step: Expr
         if len(bounds) == 1:
             start, stop, step = ir.Const(t.int64, 0), bounds[0], ir.Const(t.int64, 1)
         elif len(bounds) == 2:
@@ -416,10 +419,10 @@ class StatementLowerer(Lowerer):
                 problem = declared_conversion(self.cx.return_type, value.type)
                 if problem is not None:  # as an annotated local is refused the same value
                     what, convert = problem
+                    written = ast.unparse(cast(ast.expr, self.src.tree.returns))
                     self.src.error(
                         node,
-                        f"{self.src.name}() is annotated `-> {ast.unparse(self.src.tree.returns)}`"
-                        f" but returns {what}",
+                        f"{self.src.name}() is annotated `-> {written}` but returns {what}",
                         hint=f"Convert it, `return {convert}(...)`: C++ would do so without a "
                         "word, where Python returns the value as it is (or annotate the type it "
                         "returns).",

@@ -216,7 +216,7 @@ def literal_result(op: str, a: int, b: int) -> int | None:
             return None  # a float in Python
         if abs(a) > 1 and b * a.bit_length() > 10_000:
             return HUGE * (-1 if a < 0 and b % 2 else 1)
-        return a**b
+        return int(a**b)
     if op == "<<" and a != 0 and b > 10_000:
         return HUGE * (-1 if a < 0 else 1)
     compute = PY_OPERATORS.get(op) if op != "/" else None  # `/` gives a float
@@ -261,7 +261,7 @@ def type_name(tp: object) -> str:
     return str(tp)
 
 
-class AnnotationScope(dict):
+class AnnotationScope(dict[str, Any]):
     """What an annotation's names mean: the kernel's closure, its module's globals and
     Python's builtins, then C type names none of them define (``double``: PyKokkos' C++
     reads ``pk.ScratchView1D[double]``)."""

@@ -17,7 +17,7 @@ caught at run time (see ``TEAM_PRELUDE``).
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, cast
 
 from ..api import types as t
 from ..api.teams import ScratchAnnotation, TeamMember
@@ -204,7 +204,7 @@ class TeamLowerer(Lowerer):
             name,
             view,
             self.cx.team_name,
-            where.args[0].value,
+            cast(int, where.args[0].value),
             where.func.attr == "thread_scratch",
             extents,
         )
