@@ -220,9 +220,9 @@ class FunctionLowerer:
         if self.cx.constructing is not None:  # __init__ returns the value it filled in
             assert self.cx.struct_self is not None
             end = self.src.tree.end_lineno or self.src.tree.lineno
-            self.cx.function.body.append(
-                ir.Return(end, ir.Var(self.cx.constructing, self.cx.struct_self))
-            )
+            # A classtype value (ir.Var's type is annotated for numbers only).
+            made = ir.Var(self.cx.constructing, self.cx.struct_self)  # type: ignore[arg-type]
+            self.cx.function.body.append(ir.Return(end, made))
         if self.cx.return_type is not None and self.cx.bare_returns:
             # A bare `return` came before the first `return value` fixed the type.
             self.src.error(
