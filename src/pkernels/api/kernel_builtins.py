@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..translate.typing_rules import MATH_FUNCTIONS as _MATH_FUNCTIONS
+from ..translate.builtin_table import KERNEL_FUNCTIONS as _KERNEL_FUNCTIONS
 from .host_arrays import elementwise as _elementwise
 from .host_arrays import special
 
@@ -45,12 +45,15 @@ def _c_float(name: str, arity: int = 1) -> Callable[..., float] | None:
     return function
 
 
-def _each(scalar: Callable[..., Any], ufunc: Any, c_name: str | None = None) -> Any:
-    """A pk.* math function (see host_arrays.elementwise): ``c_name`` is C's double
-    function, whose ``f`` variant computes float32 arguments (default: the ufunc's name)."""
-    name = c_name or (ufunc if isinstance(ufunc, str) else None)
-    arity = _MATH_FUNCTIONS.get(name, (1,))[0]  # as kernels call it
-    return _elementwise(scalar, ufunc, _c_float(f"{name}f", arity) if name else None)
+def _each(scalar: Callable[..., Any], name: str) -> Any:
+    """The pk.* math function ``name`` (see host_arrays.elementwise): ``scalar`` on
+    numbers; over arrays, the function the builtin table names for the Debug space; on
+    float32 numbers, the ``f`` variant of its C function (as Kokkos keeps single
+    precision)."""
+    function = _KERNEL_FUNCTIONS[name]
+    ufunc = special(function.special, scalar) if function.special else function.array_function
+    single = _c_float(f"{function.c_function}f", function.arity)
+    return _elementwise(scalar, ufunc, single)
 
 
 # Each takes a number (kernels, the Debug space) or, from host code, an array: then it
@@ -64,24 +67,24 @@ log2, log10, log1p = (
 expm1, exp2 = _each(math.expm1, "expm1"), _each(_exp2, "exp2")
 sin, cos, tan = _each(math.sin, "sin"), _each(math.cos, "cos"), _each(math.tan, "tan")
 asin, acos, atan = (
-    _each(math.asin, "arcsin", "asin"),
-    _each(math.acos, "arccos", "acos"),
-    _each(math.atan, "arctan", "atan"),
+    _each(math.asin, "asin"),
+    _each(math.acos, "acos"),
+    _each(math.atan, "atan"),
 )
-atan2, hypot = _each(math.atan2, "arctan2", "atan2"), _each(math.hypot, "hypot")
+atan2, hypot = _each(math.atan2, "atan2"), _each(math.hypot, "hypot")
 sinh, cosh, tanh = _each(math.sinh, "sinh"), _each(math.cosh, "cosh"), _each(math.tanh, "tanh")
-asinh, acosh = _each(math.asinh, "arcsinh", "asinh"), _each(math.acosh, "arccosh", "acosh")
-atanh = _each(math.atanh, "arctanh", "atanh")
+asinh, acosh = _each(math.asinh, "asinh"), _each(math.acosh, "acosh")
+atanh = _each(math.atanh, "atanh")
 pow, fabs, fmod = (
-    _each(math.pow, "power", "pow"),
+    _each(math.pow, "pow"),
     _each(math.fabs, "fabs"),
     _each(math.fmod, "fmod"),
 )
 copysign, cbrt = _each(math.copysign, "copysign"), _each(math.cbrt, "cbrt")
-erf = _each(math.erf, special("erf", math.erf), "erf")
-erfc = _each(math.erfc, special("erfc", math.erfc), "erfc")
-tgamma = _each(math.gamma, special("gamma", math.gamma), "tgamma")
-lgamma = _each(math.lgamma, special("gammaln", math.lgamma), "lgamma")
+erf = _each(math.erf, "erf")
+erfc = _each(math.erfc, "erfc")
+tgamma = _each(math.gamma, "tgamma")
+lgamma = _each(math.lgamma, "lgamma")
 
 
 def cyl_bessel_j0(x: float) -> float:
@@ -94,8 +97,8 @@ def cyl_bessel_j1(x: float) -> float:
     return _libm.j1(x)
 
 
-cyl_bessel_j0 = _each(cyl_bessel_j0, special("j0", cyl_bessel_j0), "j0")
-cyl_bessel_j1 = _each(cyl_bessel_j1, special("j1", cyl_bessel_j1), "j1")
+cyl_bessel_j0 = _each(cyl_bessel_j0, "cyl_bessel_j0")
+cyl_bessel_j1 = _each(cyl_bessel_j1, "cyl_bessel_j1")
 # Predicates: a bool in every precision (no float variant to call).
 isnan, isinf = _elementwise(math.isnan, "isnan"), _elementwise(math.isinf, "isinf")
 isfinite = _elementwise(math.isfinite, "isfinite")

@@ -28,13 +28,11 @@ from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import fma_guard, ir
+from .builtin_table import DOUBLE, INT64, KERNEL_FUNCTIONS
 from .cpp_prelude import PRELUDE, TEAM_PRELUDE, atomic_operation_struct
 from .cpp_prelude import atomic_update as prelude_atomic_update
 from .ir import ViewType
-from .lower_unpack import TUPLE_MATH
 from .printf import PrintSpec, printf_format
-
-_TUPLE_MATH_PARTS = {part for parts in TUPLE_MATH.values() for part in parts}
 
 KERNEL_NAMESPACE = "pk_kernel"
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
@@ -121,6 +119,8 @@ class KernelEntry:
 class CppEmitter:
     #: Where the math functions (sqrt, pow, fabs, isnan...) of the target's runtime live.
     MATH = "std::"
+    #: The backend's name in the builtin table's spellings (KernelFunction.spell).
+    BACKEND = "cpp"
     #: Whether ``v[i - 1]`` is emitted as ``i`` shifted by -1 (``pk_rt::at_shifted``).
     SHIFTED_ACCESS = True
 
@@ -679,7 +679,8 @@ class CppEmitter:
                 if not isinstance(right, ir.Const):  # a literal one is not negative here
                     exponent = f"pk_rt::check_exponent({exponent}, {_WHERE})"
                 return f"pk_rt::ipow({self.cast(left, rtype)}, {exponent})"
-            return f"{self.pow_function}({self.cast(left, rtype)}, {self.cast(right, rtype)})"
+            operands = [self.cast(left, rtype), self.cast(right, rtype)]
+            return KERNEL_FUNCTIONS["pow"].spell(self.BACKEND, self.MATH, operands)
         if rtype == t.bool_:
             return f"({self.expr(left)} {op} {self.expr(right)})"
         if op in ("<<", ">>"):
@@ -691,39 +692,11 @@ class CppEmitter:
         if e.user:
             args = ", ".join(self.user_arg(a) for a in e.args)
             return f"{KERNEL_NAMESPACE}::{cpp_name(e.func)}({args})"
-        name = e.func
-        if name in ("rand", "rand_int"):
-            seed, counter = (f"(uint64_t){self.cast(a, t.int64)}" for a in e.args[:2])
-            if name == "rand":
-                return f"pk_rt::rand_uniform({seed}, {counter})"
-            return f"pk_rt::rand_int({seed}, {counter}, {self.cast(e.args[2], t.int64)})"
-        if name == "abs":
-            arg = self.expr(e.args[0]) if e.args[0].type == e.type else self.cast(e.args[0], e.type)
-            return f"{self.MATH}fabs({arg})" if e.type.is_float else f"pk_rt::iabs({arg})"
-        if name in ("min", "max"):
-            a, b = e.args
-            return f"pk_rt::{name}({self.cast(a, e.type)}, {self.cast(b, e.type)})"
-        if name == "ldexp":  # an exponent past +-100000 gives inf or 0 as any int would
-            x, i = e.args
-            exponent = f"(int)pk_rt::min({self.cast(i, t.int64)}, (int64_t)100000)"
-            exponent = f"pk_rt::max({exponent}, -100000)"
-            return f"{self.MATH}ldexp({self.cast(x, e.type)}, {exponent})"
-        if name in _TUPLE_MATH_PARTS:  # one part of math.modf / math.frexp: in double
-            return f"pk_rt::{name}({self.cast(e.args[0], t.float64)})"
-        if name in ("cyl_bessel_j0", "cyl_bessel_j1"):  # the runtime's, over C's j0 / j1
-            return f"pk_rt::{name}({self.cast(e.args[0], e.type)})"
-        if e.type == t.bool_:  # isnan, isinf, isfinite
-            return f"{self.MATH}{name}({self.cast(e.args[0], t.float64)})"
-        args = ", ".join(self.cast(a, e.type) for a in e.args)
-        if name == "pow":
-            return f"{self.pow_function}({args})"
-        return f"{self.MATH}{name}({args})"
-
-    @property
-    def pow_function(self) -> str:
-        """The C library's pow as Python calls it (see pk_rt::pow_py: g++ would turn
-        pow(x, 2.0) into x * x); another target's runtime's own pow."""
-        return "pk_rt::pow_py" if self.MATH == "std::" else f"{self.MATH}pow"
+        # A kernel function: its arguments converted and spelled as the builtin table says.
+        function = KERNEL_FUNCTIONS[e.func]
+        to = {DOUBLE: t.float64, INT64: t.int64}
+        args = [self.cast(a, to.get(function.conversion(k), e.type)) for k, a in enumerate(e.args)]
+        return function.spell(self.BACKEND, self.MATH, args, integer=not e.type.is_float)
 
     def user_arg(self, a: ir.Expr) -> str:
         """An argument of a helper: a classtype value not held by a name is a temporary,

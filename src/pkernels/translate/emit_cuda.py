@@ -80,6 +80,7 @@ class CudaEmitter(CppEmitter):
     """:class:`CppEmitter` for device code (see the module docstring)."""
 
     MATH = "pk_math::"  # overloads for float and double (NVRTC has no <cmath>)
+    BACKEND = "cuda"
     SHIFTED_ACCESS = False  # a rewrite for g++'s sake; the device prelude has only at()
 
     def print_stmt(self, s: ir.Print) -> None:

@@ -1,6 +1,7 @@
 """Lowering of ``@pk.classtype`` values: constructors, fields, methods.
 
-Mixed into :class:`~pkernels.translate.lower.FunctionLowerer`. A classtype is a C++
+A feature lowerer of :class:`~pkernels.translate.lower.FunctionLowerer` (see
+:mod:`~pkernels.translate.lower_context`). A classtype is a C++
 struct (:class:`~pkernels.translate.ir.StructType`); ``Particle(...)`` calls a function
 built from its ``__init__`` (whose ``self`` is a local struct, returned at its end), and
 ``p.energy(s)`` a function built from the method, taking the struct by reference.
@@ -19,17 +20,14 @@ import ast
 import difflib
 import inspect
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..api import types as t
 from ..api.types import DataType
 from . import ir
 from .classtypes import field_declarations, init_source
 from .ir import Expr, StructType
-
-if TYPE_CHECKING:
-    from .lower import HelperRegistry
-    from .source import KernelSource
+from .lower_context import Lowerer
 
 _VALUE_HINT = (
     "Classtype values are assigned to names (from a constructor or a function call), "
@@ -38,33 +36,14 @@ _VALUE_HINT = (
 )
 
 
-class ClassTypeLowering:
-    """The classtype part of :class:`FunctionLowerer` (see the module docstring)."""
-
-    # Provided by FunctionLowerer.
-    src: KernelSource
-    helpers: HelperRegistry
-    locals: dict[str, DataType]
-    declared: set[str]
-    first_assign_line: dict[str, int]
-    params: dict[str, ir.Param]
-    views: dict[str, ir.ViewType]
-    function: ir.Function | None
-    is_helper: bool
-    return_type: Any
-    cpp_name: str
-
-    def _init_classtypes(self) -> None:
-        # `self` of the classtype __init__ or method being lowered: never rebound.
-        self.struct_self: str | None = None
-        self.constructing: StructType | None = None  # lowering this classtype's __init__
-        self.method_of: StructType | None = None  # lowering a method of this classtype
+class ClassTypeLowerer(Lowerer):
+    """The classtype lowerer (see the module docstring)."""
 
     # ------------------------------------------------------------ types
 
-    def _struct_of(self, cls: type, node: ast.AST) -> StructType:
+    def struct_of(self, cls: type, node: ast.AST) -> StructType:
         """The struct of the classtype ``cls`` (its fields read on first use)."""
-        registry = self.helpers.structs
+        registry = self.cx.helpers.structs
         found = registry.types.get(cls)
         if found is not None:
             return found
@@ -76,10 +55,12 @@ class ClassTypeLowering:
             )
         registry.in_progress.append(cls)
         source = init_source(cls, self.src, node)
-        reader = type(self)(source, self.helpers, cpp_name="")
+        from .lower import FunctionLowerer  # the lowerers' front; it imports this module
+
+        reader = FunctionLowerer(source, self.cx.helpers, cpp_name="").cx.signature
         fields: list[tuple[str, DataType | StructType]] = []
         for declaration in field_declarations(source):
-            ftype = reader._annotation(declaration.annotation)
+            ftype = reader.annotation(declaration.annotation)
             if not isinstance(ftype, DataType | StructType):
                 source.error(
                     declaration.annotation,
@@ -96,18 +77,18 @@ class ClassTypeLowering:
 
     def _name_type(self, name: str) -> Any:
         """The type ``name`` has where it is read (None for views and unknown names)."""
-        if name in self.views:
+        if name in self.cx.views:
             return None
-        if name in self.locals:
-            return self.locals[name]
-        outer = self._outer_name(name)
+        if name in self.cx.locals:
+            return self.cx.locals[name]
+        outer = self.cx.teams.outer_name(name)
         if outer is not None:
             return outer
-        if name in self.params:
-            return self.params[name].type
+        if name in self.cx.params:
+            return self.cx.params[name].type
         return None
 
-    def _struct_misuse(self, node: ast.AST, value: Expr) -> None:
+    def struct_misuse(self, node: ast.AST, value: Expr) -> None:
         reducer = value.type.reducer
         if reducer is not None:
             fields = ", ".join(reducer.fields)
@@ -119,14 +100,14 @@ class ClassTypeLowering:
             )
         self.src.error(node, f"a {value.type.name} value cannot be used here", hint=_VALUE_HINT)
 
-    def _refuse_fields_of_a_number(self, node: ast.Attribute) -> None:
+    def refuse_fields_of_a_number(self, node: ast.Attribute) -> None:
         """``acc.val`` where the accumulator is one number (another reducer than MaxLoc &c)."""
         if not isinstance(node.value, ast.Name):
             return
-        param = self.params.get(node.value.id)
+        param = self.cx.params.get(node.value.id)
         if param is None or param.role != "acc" or isinstance(param.type, StructType):
             return
-        reducer = getattr(self.reducer, "name", "Sum")
+        reducer = getattr(self.cx.reducer, "name", "Sum")
         self.src.error(
             node,
             f"the accumulator {param.name!r} is one number (reducer=pk.{reducer}) and has no "
@@ -142,61 +123,61 @@ class ClassTypeLowering:
         """Declare the function ``__init__`` becomes: its parameters but ``self``, which is
         a local struct it fills in and returns."""
         tree = self.src.tree
-        self.is_helper = True
-        args = self._plain_params(tree)
+        self.cx.is_helper = True
+        args = self.cx.signature.plain_params(tree)
         if not args:
             self.src.error(tree, "__init__ needs its `self` parameter")
         me = args[0].arg
-        params = self._helper_params(tree, args[1:], arg_types, struct.name)
-        self.constructing, self.struct_self = struct, me
-        self.return_type = struct
-        self._register_params(params)
-        self.locals[me] = struct
-        self.first_assign_line[me] = tree.lineno
-        self.function = ir.Function(
-            self.cpp_name,
+        params = self.cx.signature.helper_params(tree, args[1:], arg_types, struct.name)
+        self.cx.constructing, self.cx.struct_self = struct, me
+        self.cx.return_type = struct
+        self.cx.signature.register_params(params)
+        self.cx.locals[me] = struct
+        self.cx.first_assign_line[me] = tree.lineno
+        self.cx.function = ir.Function(
+            self.cx.cpp_name,
             struct.name,
             self.src.filename,
             tree.lineno,
             params,
             struct,
-            self.locals,
+            self.cx.locals,
             [],
             end_lineno=tree.end_lineno or tree.lineno,
         )
-        return self.function
+        return self.cx.function
 
-    def _constructor_return(self, node: ast.Return, value_node: ast.expr | None) -> ir.Stmt:
-        assert self.constructing is not None and self.struct_self is not None
+    def constructor_return(self, node: ast.Return, value_node: ast.expr | None) -> ir.Stmt:
+        assert self.cx.constructing is not None and self.cx.struct_self is not None
         if value_node is not None and not (
             isinstance(value_node, ast.Constant) and value_node.value is None
         ):
             self.src.error(node, "__init__ returns nothing", hint="Write a bare `return`.")
-        return ir.Return(node.lineno, ir.Var(self.constructing, self.struct_self))
+        return ir.Return(node.lineno, ir.Var(self.cx.constructing, self.cx.struct_self))
 
-    def _construct(self, node: ast.Call, cls: type, statement: bool) -> Expr:
+    def construct(self, node: ast.Call, cls: type, statement: bool) -> Expr:
         """``Particle(...)``: a new value of the classtype ``cls``."""
-        struct = self._struct_of(cls, node)
-        args = self._call_args(node.args)
+        struct = self.struct_of(cls, node)
+        args = self.call_args(node.args)
         init = vars(cls)["__init__"]
-        function = self.helpers.get(init, call_arg_types(args), struct, "init", (self.src, node))
-        return self._user_call(node, function, args, statement)
+        function = self.cx.helpers.get(init, call_arg_types(args), struct, "init", (self.src, node))
+        return self.user_call(node, function, args, statement)
 
     # ------------------------------------------------------------ calls with views and structs
 
-    def _call_args(self, nodes: list[ast.expr]) -> list[Expr]:
+    def call_args(self, nodes: list[ast.expr]) -> list[Expr]:
         """Arguments of a helper, method or constructor call: views (passed whole) and
         classtype values allowed."""
         out: list[Expr] = []
         for node in nodes:
-            if isinstance(node, ast.Name) and node.id in self.views:
-                view = self.views[node.id]
+            if isinstance(node, ast.Name) and node.id in self.cx.views:
+                view = self.cx.views[node.id]
                 out.append(ir.ViewArg(view.dtype, ir.ViewRef(node.id, view)))
             else:
-                out.append(self._any_expr(node))
+                out.append(self.cx.exprs.any_expr(node))
         return out
 
-    def _user_call(
+    def user_call(
         self, node: ast.Call, function: ir.Function, args: list[Expr], statement: bool
     ) -> Expr:
         """The call of a translated helper, method or constructor; the views it passes
@@ -208,38 +189,38 @@ class ClassTypeLowering:
                 hint="Annotate the helper's return type (needed for recursive helpers), "
                 "e.g. `def f(x: float) -> float:`.",
             )
-        assert self.function is not None
+        assert self.cx.function is not None
         passes = {
             p.name: a.ref.name
             for p, a in zip(function.params, args, strict=True)
-            if isinstance(a, ir.ViewArg) and a.ref.name in self.params
+            if isinstance(a, ir.ViewArg) and a.ref.name in self.cx.params
         }
         if passes:
-            self.function.view_passes.append((function.name, passes))
-            self.function.written_views.update(
+            self.cx.function.view_passes.append((function.name, passes))
+            self.cx.function.written_views.update(
                 view for param, view in passes.items() if param in function.written_views
             )
         return ir.Call(function.return_type, function.name, args, user=True)
 
     # ------------------------------------------------------------ fields and methods
 
-    def _struct_base(self, node: ast.expr) -> Expr | None:
+    def struct_base(self, node: ast.expr) -> Expr | None:
         """``node`` lowered when it is a classtype value (the ``p`` of ``p.x``), else None."""
         if isinstance(node, ast.Name):
             found = self._name_type(node.id)
             return ir.Var(found, node.id) if isinstance(found, StructType) else None
         if isinstance(node, ast.Attribute):
-            inner = self._struct_base(node.value)
+            inner = self.struct_base(node.value)
             if inner is None:
                 return None
-            access = self._field_access(node, inner)
+            access = self.field_access(node, inner)
             return access if isinstance(access.type, StructType) else None
         if isinstance(node, ast.Call):
-            value = self._any_expr(node)
+            value = self.cx.exprs.any_expr(node)
             return value if isinstance(value.type, StructType) else None
         return None
 
-    def _field_access(self, node: ast.Attribute, base: Expr) -> ir.FieldAccess:
+    def field_access(self, node: ast.Attribute, base: Expr) -> ir.FieldAccess:
         struct = base.type
         assert isinstance(struct, StructType)
         ftype = struct.field_type(node.attr)
@@ -263,9 +244,9 @@ class ClassTypeLowering:
         return ir.FieldAccess(ftype, base, node.attr)
 
     def _field_target(self, target: ast.Attribute) -> ir.FieldAccess:
-        base = self._struct_base(target.value)
+        base = self.struct_base(target.value)
         if base is None:
-            self._refuse_fields_of_a_number(target)
+            self.refuse_fields_of_a_number(target)
             self.src.error(
                 target,
                 f"cannot assign to {ast.unparse(target)} in a kernel",
@@ -278,34 +259,34 @@ class ClassTypeLowering:
                 "only fields of a named classtype value can be assigned",
                 hint="Name the value first: `p = make(...)`, then `p.x = ...`.",
             )
-        return self._field_access(target, base)
+        return self.field_access(target, base)
 
-    def _field_store(
+    def field_store(
         self, node: ast.stmt, target: ast.Attribute, value_node: ast.expr, declared: Any
     ) -> ir.Stmt:
         """``p.x = value`` (and, in a classtype's ``__init__``, ``self.x: T = value``)."""
         access = self._field_target(target)
         if declared is not None and not (
-            self.constructing is not None
+            self.cx.constructing is not None
             and isinstance(access.base, ir.Var)
-            and access.base.name == self.struct_self
+            and access.base.name == self.cx.struct_self
         ):
             self.src.error(
                 node,
                 "only a classtype's __init__ declares fields (`self.f: T = ...`)",
                 hint=f"Assign it without the annotation: `{ast.unparse(target)} = ...`.",
             )
-        value = self._any_expr(value_node)
+        value = self.cx.exprs.any_expr(value_node)
         self._check_field_value(target, access, value)
         return ir.Assign(node.lineno, access, value)
 
-    def _field_aug_assign(
+    def field_aug_assign(
         self, node: ast.AugAssign, target: ast.Attribute, symbol: str, value: Expr
     ) -> ir.Stmt:
         access = self._field_target(target)
         if isinstance(access.type, StructType):
-            self._struct_misuse(target, access)
-        combined = self._binop(node, symbol, access, value)
+            self.struct_misuse(target, access)
+        combined = self.cx.exprs.binop(node, symbol, access, value)
         self._check_field_value(target, access, combined)
         return ir.AugAssign(node.lineno, access, symbol, value)
 
@@ -336,7 +317,7 @@ class ClassTypeLowering:
                 hint="Assign True, False or a comparison, or declare the field as an int.",
             )
 
-    def _method_call(self, node: ast.Call, receiver: Expr, attr: str, statement: bool) -> Expr:
+    def method_call(self, node: ast.Call, receiver: Expr, attr: str, statement: bool) -> Expr:
         """``p.method(args)``: the method's function, ``p`` passed by reference."""
         struct = receiver.type
         assert isinstance(struct, StructType)
@@ -353,28 +334,28 @@ class ClassTypeLowering:
                 f"classtype {struct.name} has no method {attr!r} kernels can call",
                 hint="Kernels call a classtype's plain methods, `def m(self, ...) -> T:`.",
             )
-        args = [receiver, *self._call_args(node.args)]
-        function = self.helpers.get(
+        args = [receiver, *self.call_args(node.args)]
+        function = self.cx.helpers.get(
             method, call_arg_types(args), struct, "method", (self.src, node)
         )
-        return self._user_call(node, function, args, statement)
+        return self.user_call(node, function, args, statement)
 
     # ------------------------------------------------------------ binding values
 
-    def _binds_struct(self, name: str, value: Expr, declared: Any) -> bool:
+    def binds_struct(self, name: str, value: Expr, declared: Any) -> bool:
         return any(isinstance(x, StructType) for x in (value.type, declared, self._name_type(name)))
 
-    def _bind_struct(self, target: ast.Name, value: Expr, declared: Any) -> ir.Var:
+    def bind_struct(self, target: ast.Name, value: Expr, declared: Any) -> ir.Var:
         """``p = Particle(...)``, ``p: Particle = make(...)``."""
         name = target.id
-        if name == self.struct_self:
+        if name == self.cx.struct_self:
             self.src.error(
                 target,
                 f"cannot rebind {name!r}",
                 hint=f"Assign its fields instead, e.g. `{name}.x = ...`.",
             )
-        shadowing = bool(self.outer_scopes) and name not in self.locals
-        if name in self.params and not shadowing:
+        shadowing = bool(self.cx.outer_scopes) and name not in self.cx.locals
+        if name in self.cx.params and not shadowing:
             self.src.error(
                 target,
                 f"cannot rebind the parameter {name!r} to a new value",
@@ -387,19 +368,19 @@ class ClassTypeLowering:
                 target,
                 f"{name!r} is declared {stype.name} but is assigned a {value.type.name} value",
             )
-        current = self.locals.get(name)
+        current = self.cx.locals.get(name)
         if current is not None and current != stype:
             self.src.error(
                 target,
-                f"{name!r} was a {current.name} on line {self.first_assign_line.get(name)}; a "
+                f"{name!r} was a {current.name} on line {self.cx.first_assign_line.get(name)}; a "
                 f"local keeps one type",
                 hint="Use another name for the new value.",
             )
         self._check_new(target, value, name)
-        self.locals.setdefault(name, stype)
-        self.first_assign_line.setdefault(name, target.lineno)
+        self.cx.locals.setdefault(name, stype)
+        self.cx.first_assign_line.setdefault(name, target.lineno)
         if declared is not None:
-            self.declared.add(name)
+            self.cx.declared.add(name)
         return ir.Var(stype, name)
 
     def _check_new(self, node: ast.AST, value: Expr, target: str, returning: bool = False) -> None:
@@ -410,9 +391,9 @@ class ClassTypeLowering:
         if (
             returning
             and isinstance(value, ir.Var)
-            and value.name in self.locals
-            and value.name not in self.params
-            and value.name != self.struct_self
+            and value.name in self.cx.locals
+            and value.name not in self.cx.params
+            and value.name != self.cx.struct_self
         ):
             return
         struct = value.type
@@ -428,9 +409,9 @@ class ClassTypeLowering:
             hint=hint,
         )
 
-    def _check_struct_return(self, node: ast.Return, value: Expr) -> None:
+    def check_struct_return(self, node: ast.Return, value: Expr) -> None:
         """A returned classtype value: of the function's type, and not another name's."""
-        declared = self.return_type
+        declared = self.cx.return_type
         if not (isinstance(value.type, StructType) or isinstance(declared, StructType)):
             return
         if declared is not None and declared != value.type:

@@ -1,7 +1,8 @@
 """Lowering of local lists: ``f: List[float] = [0.0, 0.0, 0.0]``, ``x = [a, b]``,
 ``counts = [0] * 8``.
 
-Mixed into :class:`~pkernels.translate.lower.FunctionLowerer`. PyKokkos kernels may keep
+A feature lowerer of :class:`~pkernels.translate.lower.FunctionLowerer` (see
+:mod:`~pkernels.translate.lower_context`). PyKokkos kernels may keep
 a few values in a list local; here such a list is a fixed-length array on the stack of
 the thread, seen by the rest of the kernel as a rank-1 view (``f[k]``, ``f[k] += v``,
 ``len(f)``, debug builds' bounds checks). Its length is that of the list written and
@@ -15,16 +16,14 @@ from __future__ import annotations
 import ast
 import typing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..api import types as t
 from ..api.types import DataType, to_datatype
 from . import ir
-from .ir import Expr, ViewType
+from .ir import ViewType
+from .lower_context import Lowerer
 from .typing_rules import literal_outside
-
-if TYPE_CHECKING:
-    from .source import KernelSource
 
 _FORMS = "Write a list local as [a, b, ...] or [value] * n (n an integer literal)."
 # Elements of a list local at most: it lives on the thread's stack (a GPU thread's too).
@@ -63,29 +62,17 @@ def is_list_display(node: ast.expr) -> bool:
     )
 
 
-class ListLowering:
-    """The list locals of a :class:`FunctionLowerer`."""
+class ListLowerer(Lowerer):
+    """The list locals of a function."""
 
-    src: KernelSource
-    locals: dict[str, DataType]
-    params: dict[str, ir.Param]
-    views: dict[str, ViewType]
-    outer_scopes: list[Any]
-    function: ir.Function | None
-
-    if TYPE_CHECKING:
-
-        def _expr(self, node: ast.expr, statement: bool = False) -> Expr: ...
-        def _hidden_local(self, node: ast.stmt, value: Expr, stmts: list[ir.Stmt]) -> ir.Var: ...
-
-    def _local_list(
+    def local_list(
         self, node: ast.stmt, target: ast.expr, value: ast.expr, declared: DataType | None
     ) -> list[ir.Stmt]:
         """``name = [a, b, ...]`` (or ``[a] * n``): fill the list local ``name``."""
         if not isinstance(target, ast.Name):
             self.src.error(target, "a list can only be assigned to a local name", hint=_FORMS)
         name = target.id
-        if self.outer_scopes:
+        if self.cx.outer_scopes:
             self.src.error(
                 node,
                 "a list local is made by the workunit itself, not in a nested body",
@@ -101,15 +88,15 @@ class ListLowering:
                 "a thread's stack",
                 hint="Use a view (an array passed as a keyword argument) instead.",
             )
-        values = [self._expr(e) for e in element_nodes]
+        values = [self.cx.exprs.expr(e) for e in element_nodes]
         for element, expr in zip(element_nodes, values, strict=True):
             if not isinstance(expr.type, DataType):
                 self.src.error(element, "a list local holds numbers (ints, floats, bools)")
-        if name in self.params or name in self.locals:
+        if name in self.cx.params or name in self.cx.locals:
             self.src.error(target, f"{name!r} is already a variable; a list needs its own name")
-        assert self.function is not None
-        known = self.function.local_arrays.get(name)
-        if known is None and name in self.views:
+        assert self.cx.function is not None
+        known = self.cx.function.local_arrays.get(name)
+        if known is None and name in self.cx.views:
             self.src.error(target, f"cannot rebind view {name!r} inside a kernel")
         if declared is not None:
             dtype = declared
@@ -134,15 +121,15 @@ class ListLowering:
                 f"its length and element type, this one is {len(values)} {dtype.name}",
                 hint="Give each list its own name, or assign its elements: x[k] = v.",
             )
-        self.function.local_arrays[name] = (view, len(values))
-        self.views[name] = view
+        self.cx.function.local_arrays[name] = (view, len(values))
+        self.cx.views[name] = view
         stmts: list[ir.Stmt] = []
         if known is not None and any(
             isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)
         ):
             # `x = [x[1], x[0]]`: every element is read before any is stored, as Python
             # builds the new list before binding it
-            values = [self._hidden_local(node, v, stmts) for v in values]
+            values = [self.cx.unpacking.hidden_local(node, v, stmts) for v in values]
         ref = ir.ViewRef(name, view)
         stmts += [
             ir.Assign(node.lineno, ir.ViewAccess(dtype, ref, [ir.Const(t.int64, k)]), v)

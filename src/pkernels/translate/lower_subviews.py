@@ -1,6 +1,7 @@
 """Lowering of subviews: ``row = A[j, :]`` in a kernel, then ``row[i]``, ``len(row)``.
 
-Mixed into :class:`~pkernels.translate.lower.FunctionLowerer`. A subview is not a C++
+A feature lowerer of :class:`~pkernels.translate.lower.FunctionLowerer` (see
+:mod:`~pkernels.translate.lower_context`). A subview is not a C++
 object: binding one stores, in hidden int64 locals, the index of each axis it fixes and
 the first index, length and step of each axis it keeps (Python's slice rules: negative
 bounds count from the end, bounds are clamped to the extent), as Python evaluates the
@@ -12,17 +13,12 @@ so an index past the subview is reported even where it is still inside ``A``.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..api import types as t
-from ..api.types import DataType
 from . import ir
 from .ir import Expr
-
-if TYPE_CHECKING:
-    from .source import KernelSource
+from .lower_context import Lowerer
 
 _HINT = "Kernels take subviews of views as `row = A[j, :]` or `block = A[a:b, c:d]`."
 
@@ -67,38 +63,27 @@ class Subview:
         return {"view": self.base, "axes": axes}
 
 
-class SubviewLowering:
-    """The subview part of :class:`FunctionLowerer` (see the module docstring)."""
+class SubviewLowerer(Lowerer):
+    """The subview lowerer (see the module docstring)."""
 
-    # Provided by FunctionLowerer.
-    src: KernelSource
-    locals: dict[str, DataType]
-    params: dict[str, ir.Param]
-    views: dict[str, ir.ViewType]
-    subviews: dict[str, Subview]
-    function: ir.Function | None
-    _view_index: Callable[..., Expr]
+    def is_view_name(self, name: str) -> bool:
+        return name in self.cx.views or name in self.cx.subviews
 
-    def _is_view_name(self, name: str) -> bool:
-        return name in self.views or name in self.subviews
-
-    def _binds_subview(self, target: ast.expr, value: ast.expr) -> bool:
+    def binds_subview(self, target: ast.expr, value: ast.expr) -> bool:
         """Whether ``target = value`` makes a subview: a slice of a view, or a view
         indexed on fewer axes than it has (NumPy's ``A[j]`` is row ``j``)."""
         if not isinstance(target, ast.Name) or not isinstance(value, ast.Subscript):
             return False
         base, index_nodes = flatten_subscript(value)
-        if not isinstance(base, ast.Name) or not self._is_view_name(base.id):
+        if not isinstance(base, ast.Name) or not self.is_view_name(base.id):
             return False
         rank = self._rank_of(base.id)
         return any(isinstance(i, ast.Slice) for i in index_nodes) or len(index_nodes) < rank
 
-    def _bind_subview(
-        self, node: ast.stmt, target: ast.Name, value: ast.Subscript
-    ) -> list[ir.Stmt]:
+    def bind_subview(self, node: ast.stmt, target: ast.Name, value: ast.Subscript) -> list[ir.Stmt]:
         """``target = view[...]``: the hidden locals that describe the subview."""
         name = target.id
-        if name in self.views or name in self.params or name in self.locals:
+        if name in self.cx.views or name in self.cx.params or name in self.cx.locals:
             self.src.error(
                 target, f"{name!r} is already a variable or a view; a subview needs a new name"
             )
@@ -113,7 +98,7 @@ class SubviewLowering:
                 f"{len(index_nodes)} indices",
             )
         index_nodes = [*index_nodes, *(ast.Slice() for _ in range(len(kept) - len(index_nodes)))]
-        previous = self.subviews.get(name)
+        previous = self.cx.subviews.get(name)
         # One set of hidden locals per name (a rebinding reuses them), so that a debugger
         # finds the subview's current description under fixed names.
         prefix = f"pk_sv_{name}"
@@ -121,7 +106,7 @@ class SubviewLowering:
 
         def hidden(what: str, k: int, e: Expr) -> ir.Var:
             var = ir.Var(t.int64, f"{prefix}_{what}{k}")
-            self.locals[var.name] = t.int64
+            self.cx.locals[var.name] = t.int64
             stmts.append(ir.Assign(node.lineno, var, e))
             return var
 
@@ -130,7 +115,7 @@ class SubviewLowering:
             assert axis.start is not None and axis.length is not None
             if not isinstance(idx, ast.Slice):
                 # Checked here, as Python raises at the subscript, not at a later access.
-                index = self._view_index(idx)
+                index = self.cx.exprs.view_index(idx)
                 offset = ir.SubviewIndex(t.int64, index, axis.length, parent.name, axis_number)
                 axes[k] = SubviewAxis(index=hidden("i", k, _at(axis, offset)))
                 continue
@@ -147,17 +132,17 @@ class SubviewLowering:
                 f"{name!r} is already a subview of {previous.base!r} that keeps other axes; "
                 "a new subview needs a new name",
             )
-        self.subviews[name] = subview
-        if self.function is not None:
-            self.function.subviews[name] = subview.describe()
+        self.cx.subviews[name] = subview
+        if self.cx.function is not None:
+            self.cx.function.subviews[name] = subview.describe()
         return stmts
 
-    def _subview_access(
+    def subview_access(
         self, node: ast.Subscript, name: str, index_nodes: list[ast.expr]
     ) -> ir.ViewAccess:
         """``row[i, ...]``: the base view's element, the indices checked against the
         subview's extents in debug builds."""
-        subview = self.subviews[name]
+        subview = self.cx.subviews[name]
         kept = subview.kept
         if len(index_nodes) != len(kept):
             self.src.error(
@@ -175,14 +160,14 @@ class SubviewLowering:
         for axis_number, ((k, axis), idx) in enumerate(zip(kept, index_nodes, strict=True)):
             assert axis.length is not None
             checked = ir.SubviewIndex(
-                t.int64, self._view_index(idx), axis.length, name, axis_number
+                t.int64, self.cx.exprs.view_index(idx), axis.length, name, axis_number
             )
             indices[k] = _at(axis, checked)
-        view = self.views[subview.base]
+        view = self.cx.views[subview.base]
         return ir.ViewAccess(view.dtype, ir.ViewRef(subview.base, view), indices, node.lineno)
 
-    def _subview_extent(self, name: str, axis: int, node: ast.AST) -> Expr:
-        kept = self.subviews[name].kept
+    def subview_extent(self, name: str, axis: int, node: ast.AST) -> Expr:
+        kept = self.cx.subviews[name].kept
         if not 0 <= axis < len(kept):
             self.src.error(node, f"axis {axis} is out of range for a rank-{len(kept)} subview")
         length = kept[axis][1].length
@@ -192,13 +177,17 @@ class SubviewLowering:
     # ------------------------------------------------------------ helpers
 
     def _rank_of(self, name: str) -> int:
-        return len(self.subviews[name].kept) if name in self.subviews else self.views[name].rank
+        return (
+            len(self.cx.subviews[name].kept)
+            if name in self.cx.subviews
+            else self.cx.views[name].rank
+        )
 
     def _as_subview(self, name: str) -> Subview:
         """A view as the subview of itself that keeps every axis whole."""
-        if name in self.subviews:
-            return self.subviews[name]
-        view = self.views[name]
+        if name in self.cx.subviews:
+            return self.cx.subviews[name]
+        view = self.cx.views[name]
         ref = ir.ViewRef(name, view)
         whole = [
             SubviewAxis(start=ir.Const(t.int64, 0), length=ir.ViewExtent(t.int64, ref, k))
@@ -207,7 +196,7 @@ class SubviewLowering:
         return Subview(name, name, whole)
 
     def _optional_index(self, node: ast.expr | None) -> Expr | None:
-        return None if node is None else self._view_index(node, slice_bound=True)
+        return None if node is None else self.cx.exprs.view_index(node, slice_bound=True)
 
     def _slice_step(self, node: ast.Slice) -> int:
         if node.step is None:

@@ -1,6 +1,7 @@
 """Lowering of TeamPolicy workunits: the team member, nested parallel bodies, scratch views.
 
-Mixed into :class:`~pkernels.translate.lower.FunctionLowerer`. A nested ``def`` is not
+A feature lowerer of :class:`~pkernels.translate.lower.FunctionLowerer` (see
+:mod:`~pkernels.translate.lower_context`). A nested ``def`` is not
 translated where it is defined but where a ``pk.parallel_*`` over a team range or a
 ``pk.single`` uses it, inlined into a block of its own: its parameters and the names it
 assigns are that block's locals (shadowing the workunit's, as Python's scoping does),
@@ -16,16 +17,14 @@ caught at run time (see ``TEAM_PRELUDE``).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from ..api import types as t
 from ..api.teams import ScratchAnnotation, TeamMember
 from ..api.types import AccAnnotation, DataType
 from . import ir
 from .ir import Expr
-
-if TYPE_CHECKING:
-    from .source import KernelSource
+from .lower_context import Lowerer
 
 TEAM_QUERIES = ("league_rank", "league_size", "team_rank", "team_size")
 NESTED_RANGES = {
@@ -43,54 +42,29 @@ _NESTED_HINT = (
 )
 
 
-class TeamLowering:
-    """The team-kernel part of :class:`FunctionLowerer` (see the module docstring)."""
-
-    # Provided by FunctionLowerer.
-    src: KernelSource
-    locals: dict[str, DataType]
-    declared: set[str]
-    first_assign_line: dict[str, int]
-    params: dict[str, ir.Param]
-    views: dict[str, ir.ViewType]
-    loop_depth: int
-    counter: int
-    function: ir.Function | None
-    subviews: dict[str, Any]
-
-    def _init_teams(self) -> None:
-        self.team_name: str | None = None  # the team member parameter, in team workunits
-        self.nested_defs: dict[str, ast.FunctionDef] = {}
-        # The locals of the enclosing functions while a nested def is lowered (innermost
-        # last); the def's own are self.locals.
-        self.outer_scopes: list[dict[str, DataType]] = []
-        self.outer_declared: list[set[str]] = []  # their declared (annotated) names
-        self.nonlocal_names: set[str] = set()  # the nested def's `nonlocal` names
-        self.accumulators: set[str] = set()  # a nested body's: stores convert (README)
-        self.nested_kinds: list[str] = []  # the ranges (or "single") being lowered
-        self.return_labels: list[str] = []
-        # Conditions of the branches and loops around the statement being lowered.
-        self.conditions: list[Expr] = []
-        self.rank_dependent: set[str] = set()  # locals computed from team_rank()
+class TeamLowerer(Lowerer):
+    """The team-kernel lowerer (see the module docstring)."""
 
     # ------------------------------------------------------------ the team member
 
     def _is_team(self, node: ast.expr) -> bool:
         return (
-            self.team_name is not None and isinstance(node, ast.Name) and node.id == self.team_name
+            self.cx.team_name is not None
+            and isinstance(node, ast.Name)
+            and node.id == self.cx.team_name
         )
 
-    def _team_method(self, node: ast.Call) -> Expr | None:
+    def team_method(self, node: ast.Call) -> Expr | None:
         """``team_member.league_rank()`` & co. as an expression, or None if ``node`` is no
         call on the team member."""
         func = node.func
         if not (isinstance(func, ast.Attribute) and self._is_team(func.value)):
             return None
-        assert self.team_name is not None
+        assert self.cx.team_name is not None
         if func.attr in TEAM_QUERIES:
             if node.args:
                 self.src.error(node, f"{func.attr}() takes no arguments")
-            return ir.TeamQuery(t.int64, self.team_name, func.attr)
+            return ir.TeamQuery(t.int64, self.cx.team_name, func.attr)
         if func.attr == "team_barrier":
             self.src.error(node, "team_barrier() is a statement; call it on its own line")
         if func.attr in ("team_scratch", "thread_scratch"):
@@ -98,7 +72,7 @@ class TeamLowering:
                 node,
                 f"{func.attr}() is only the first argument of a scratch view",
                 hint=f"Write `s: pk.ScratchView1D[pk.double] = "
-                f"pk.ScratchView1D({self.team_name}.{func.attr}(0), n)`.",
+                f"pk.ScratchView1D({self.cx.team_name}.{func.attr}(0), n)`.",
             )
         self.src.error(
             node,
@@ -107,7 +81,7 @@ class TeamLowering:
             "team_barrier(), team_scratch(level) and thread_scratch(level).",
         )
 
-    def _team_statement(self, call: ast.Call) -> ir.Stmt | None:
+    def team_statement(self, call: ast.Call) -> ir.Stmt | None:
         """A call statement about teams (a barrier, a nested parallel_*, pk.single), or
         None for any other call."""
         func = call.func
@@ -116,13 +90,13 @@ class TeamLowering:
                 if call.args:
                     self.src.error(call, "team_barrier() takes no arguments")
                 self._check_collective(call, "team_barrier()")
-                assert self.team_name is not None
-                return ir.TeamBarrier(call.lineno, self.team_name)
+                assert self.cx.team_name is not None
+                return ir.TeamBarrier(call.lineno, self.cx.team_name)
             return None
         for op in ("for", "reduce", "scan"):
-            if self._is_pk_attr(func, f"parallel_{op}"):  # type: ignore[attr-defined]
-                return self._nested_parallel(call, op, None)
-        if self._is_pk_attr(func, "single"):  # type: ignore[attr-defined]
+            if self.cx.exprs.is_pk_attr(func, f"parallel_{op}"):  # type: ignore[attr-defined]
+                return self.nested_parallel(call, op, None)
+        if self.cx.exprs.is_pk_attr(func, "single"):  # type: ignore[attr-defined]
             return self._single(call)
         return None
 
@@ -133,8 +107,8 @@ class TeamLowering:
         check, as PyKokkos runs it: with teams of one thread (pk.AUTO on the CPU) every
         thread reaches it; with more, the threads that skip it make the launch raise
         KernelTeamError, naming where each waits."""
-        if self.nested_kinds:
-            inner = self.nested_kinds[-1]
+        if self.cx.nested_kinds:
+            inner = self.cx.nested_kinds[-1]
             where = "pk.single body" if inner == "single" else "nested parallel body"
             self.src.error(
                 node,
@@ -142,7 +116,7 @@ class TeamLowering:
                 "team would wait forever",
                 hint="Call it in the workunit itself, after the nested parallel_* or pk.single.",
             )
-        for cond in self.conditions if rank_conditions else ():
+        for cond in self.cx.conditions if rank_conditions else ():
             if self._rank_dependent(cond):
                 self.src.error(
                     node,
@@ -155,22 +129,22 @@ class TeamLowering:
     def _rank_dependent(self, e: Expr) -> bool:
         return any(
             (isinstance(sub, ir.TeamQuery) and sub.what == "team_rank")
-            or (isinstance(sub, ir.Var) and sub.name in self.rank_dependent)
+            or (isinstance(sub, ir.Var) and sub.name in self.cx.rank_dependent)
             for sub in ir.subexpressions(e)
         )
 
-    def _note_assignment(self, name: str, value: Expr) -> None:
-        if self.team_name is not None and self._rank_dependent(value):
-            self.rank_dependent.add(name)
+    def note_assignment(self, name: str, value: Expr) -> None:
+        if self.cx.team_name is not None and self._rank_dependent(value):
+            self.cx.rank_dependent.add(name)
 
     # ------------------------------------------------------------ scratch views
 
-    def _scratch_alloc(
+    def scratch_alloc(
         self, node: ast.stmt, target: ast.expr, value: ast.expr, ann: ScratchAnnotation | None
     ) -> ir.Stmt:
         if not isinstance(target, ast.Name):
             self.src.error(target, "assign a scratch view to a local name")
-        if not (isinstance(value, ast.Call) and self._scratch_ctor_rank(value)):
+        if not (isinstance(value, ast.Call) and self.scratch_ctor_rank(value)):
             self.src.error(
                 value,
                 "a ScratchView local needs a scratch view as its value",
@@ -178,12 +152,12 @@ class TeamLowering:
                 "pk.ScratchView1D(team_member.team_scratch(0), n)`.",
             )
         assert isinstance(value, ast.Call)
-        rank = self._scratch_ctor_rank(value)
+        rank = self.scratch_ctor_rank(value)
         if ann is not None and ann.rank != rank:
             self.src.error(
                 value, f"annotated ScratchView{ann.rank}D but built as ScratchView{rank}D"
             )
-        if self.outer_scopes:
+        if self.cx.outer_scopes:
             self.src.error(
                 node,
                 "scratch views are allocated by the workunit itself, not in a nested body",
@@ -208,36 +182,36 @@ class TeamLowering:
                 "the first argument must be team_member.team_scratch(level) or "
                 "team_member.thread_scratch(level), with level 0 or 1",
             )
-        extents = [self._expr(a) for a in value.args[1:]]  # type: ignore[attr-defined]
+        extents = [self.cx.exprs.expr(a) for a in value.args[1:]]  # type: ignore[attr-defined]
         for extent, arg in zip(extents, value.args[1:], strict=True):
             if not extent.type.is_integer:
                 self.src.error(arg, f"a scratch extent must be an integer, this is {extent.type}")
         if not extents:  # PyKokkos' ScratchView1D(team_member.team_scratch(0)): extent 0
             extents = [ir.Const(t.int64, 0)] * rank
         name = target.id
-        if name in self.params or name in self.locals:
+        if name in self.cx.params or name in self.cx.locals:
             self.src.error(target, f"{name!r} is already a variable; a scratch view needs a name")
         dtype = ann.dtype if ann is not None else t.float64
         view = ir.ViewType(dtype, rank, contiguous=True)
-        known = self.views.get(name)
+        known = self.cx.views.get(name)
         if known is not None and known != view:
             self.src.error(target, f"{name!r} is already a scratch view of another type")
-        self.views[name] = view
-        assert self.function is not None and self.team_name is not None
-        self.function.scratch_views[name] = view
+        self.cx.views[name] = view
+        assert self.cx.function is not None and self.cx.team_name is not None
+        self.cx.function.scratch_views[name] = view
         return ir.ScratchAlloc(
             node.lineno,
             name,
             view,
-            self.team_name,
-            where.args[0].value,
+            self.cx.team_name,
+            cast(int, where.args[0].value),
             where.func.attr == "thread_scratch",
             extents,
         )
 
-    def _scratch_ctor_rank(self, call: ast.Call) -> int:
+    def scratch_ctor_rank(self, call: ast.Call) -> int:
         for rank in range(1, 9):
-            if self._is_pk_attr(call.func, f"ScratchView{rank}D"):  # type: ignore[attr-defined]
+            if self.cx.exprs.is_pk_attr(call.func, f"ScratchView{rank}D"):  # type: ignore[attr-defined]
                 return rank
         return 0
 
@@ -267,7 +241,7 @@ class TeamLowering:
             )
         return value
 
-    def _nested_parallel(
+    def nested_parallel(
         self,
         call: ast.Call,
         operation: str,
@@ -275,7 +249,7 @@ class TeamLowering:
     ) -> ir.Stmt:
         """``pk.parallel_<operation>(pk.<Range>(team_member, ...), body)``, its total (for
         reduce and scan) assigned to ``result`` (the target name and its declared type)."""
-        if self.team_name is None:
+        if self.cx.team_name is None:
             self.src.error(
                 call,
                 f"pk.parallel_{operation} inside a kernel needs a team range",
@@ -300,7 +274,7 @@ class TeamLowering:
         range_node, body_node = args
         kind, begins, ends = self._nested_range(range_node, operation)
         if kind in _TEAM_SPLIT:
-            for k in self.nested_kinds:
+            for k in self.cx.nested_kinds:
                 if k in _TEAM_SPLIT:
                     self.src.error(
                         range_node,
@@ -328,12 +302,12 @@ class TeamLowering:
                 f"{fn.name}() is the body of a nested parallel_{operation} over a "
                 f"{kind} range: it takes ({shape})",
             )
-        self.counter += 1
-        label = f"pk_next{self.counter}"
+        self.cx.counter += 1
+        label = f"pk_next{self.cx.counter}"
         scope = self._enter_nested(kind, label)
         indices = []
         for arg in fn.args.args[:rank]:
-            ann = self._annotation(arg.annotation) if arg.annotation else t.int64  # type: ignore[attr-defined]
+            ann = self.cx.signature.annotation(arg.annotation) if arg.annotation else t.int64  # type: ignore[attr-defined]
             if not isinstance(ann, DataType) or not ann.is_integer:
                 self.src.error(arg, "the index of a nested body must be an integer")
             indices.append(self._nested_param(arg.arg, ann))
@@ -342,7 +316,7 @@ class TeamLowering:
             acc_arg = fn.args.args[rank]
             acc_type: Any = t.float64
             if acc_arg.annotation is not None:
-                acc_type = self._annotation(acc_arg.annotation)  # type: ignore[attr-defined]
+                acc_type = self.cx.signature.annotation(acc_arg.annotation)  # type: ignore[attr-defined]
                 if isinstance(acc_type, AccAnnotation):
                     acc_type = acc_type.dtype
                 if not isinstance(acc_type, DataType):
@@ -353,10 +327,10 @@ class TeamLowering:
                 except TypeError as exc:
                     self.src.error(acc_arg, str(exc))
             acc = self._nested_param(acc_arg.arg, acc_type)
-            self.accumulators.add(acc_arg.arg)
+            self.cx.accumulators.add(acc_arg.arg)
         if operation == "scan":
             last_pass = self._nested_param(fn.args.args[rank + 1].arg, t.bool_)
-        body = self._block(fn.body)  # type: ignore[attr-defined]
+        body = self.cx.stmts.block(fn.body)  # type: ignore[attr-defined]
         inner_locals = self._leave_nested(scope)
         for var in [*indices, acc, last_pass]:
             if var is not None:
@@ -365,7 +339,7 @@ class TeamLowering:
             call.lineno,
             kind,
             operation,
-            self.team_name,
+            self.cx.team_name,
             begins,
             ends,
             indices,
@@ -384,18 +358,18 @@ class TeamLowering:
             if isinstance(target, ast.Subscript):
                 if declared is not None:
                     self.src.error(target, "a view element cannot be annotated")
-                access = self._subscript(target)  # type: ignore[attr-defined]
-                self._written(access)  # type: ignore[attr-defined]
+                access = self.cx.exprs.subscript(target)  # type: ignore[attr-defined]
+                self.cx.stmts.written(access)  # type: ignore[attr-defined]
                 stmt.result = access
             else:
-                stmt.result = self._bind(target, ir.Var(acc.type, "_"), declared)  # type: ignore[attr-defined]
+                stmt.result = self.cx.stmts.bind(target, ir.Var(acc.type, "_"), declared)  # type: ignore[attr-defined]
         return stmt
 
     def _nested_range(self, node: ast.expr, operation: str) -> tuple[str, list[Expr], list[Expr]]:
         kind = None
         if isinstance(node, ast.Call):
             for name, k in NESTED_RANGES.items():
-                if self._is_pk_attr(node.func, name):  # type: ignore[attr-defined]
+                if self.cx.exprs.is_pk_attr(node.func, name):  # type: ignore[attr-defined]
                     kind = k
         if kind is None:
             self.src.error(
@@ -406,8 +380,10 @@ class TeamLowering:
             )
         assert isinstance(node, ast.Call)
         if node.keywords or not node.args or not self._is_team(node.args[0]):
-            self.src.error(node, f"the range needs the team member first: ({self.team_name}, ...)")
-        bounds = [self._expr(a) for a in node.args[1:]]  # type: ignore[attr-defined]
+            self.src.error(
+                node, f"the range needs the team member first: ({self.cx.team_name}, ...)"
+            )
+        bounds = [self.cx.exprs.expr(a) for a in node.args[1:]]  # type: ignore[attr-defined]
         for bound, arg in zip(bounds, node.args[1:], strict=True):
             if not (bound.type.is_integer or bound.type == t.bool_):
                 self.src.error(arg, f"range bounds must be integers, this is {bound.type}")
@@ -427,43 +403,43 @@ class TeamLowering:
     def _nested_def(self, node: ast.expr) -> ast.FunctionDef:
         if isinstance(node, ast.Lambda):
             self.src.error(node, "the body must be a nested def, not a lambda", hint=_NESTED_HINT)
-        if not isinstance(node, ast.Name) or node.id not in self.nested_defs:
+        if not isinstance(node, ast.Name) or node.id not in self.cx.nested_defs:
             self.src.error(
                 node,
                 "the body must be a def nested in this workunit, defined above this call",
                 hint=_NESTED_HINT,
             )
-        return self.nested_defs[node.id]
+        return self.cx.nested_defs[node.id]
 
     def _single(self, call: ast.Call) -> ir.Stmt:
-        if self.team_name is None:
+        if self.cx.team_name is None:
             self.src.error(call, "pk.single is for TeamPolicy workunits")
         if call.keywords or len(call.args) != 2:
             self.src.error(call, "pk.single takes (pk.PerTeam(team_member), body)")
         scope_node, body_node = call.args
         per_team = None
         if isinstance(scope_node, ast.Call) and len(scope_node.args) == 1:
-            if self._is_pk_attr(scope_node.func, "PerTeam"):  # type: ignore[attr-defined]
+            if self.cx.exprs.is_pk_attr(scope_node.func, "PerTeam"):  # type: ignore[attr-defined]
                 per_team = True
-            elif self._is_pk_attr(scope_node.func, "PerThread"):  # type: ignore[attr-defined]
+            elif self.cx.exprs.is_pk_attr(scope_node.func, "PerThread"):  # type: ignore[attr-defined]
                 per_team = False
         if per_team is None or not self._is_team(scope_node.args[0]):  # type: ignore[attr-defined]
             self.src.error(
-                scope_node, f"pk.single takes pk.PerTeam({self.team_name}) or "
-                f"pk.PerThread({self.team_name}) first"
+                scope_node, f"pk.single takes pk.PerTeam({self.cx.team_name}) or "
+                f"pk.PerThread({self.cx.team_name}) first"
             )  # fmt: skip
         fn = self._nested_def(body_node)
         if fn.args.args or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
             self.src.error(fn, f"{fn.name}() is the body of pk.single: it takes no parameters")
-        self.counter += 1
-        label = f"pk_next{self.counter}"
+        self.cx.counter += 1
+        label = f"pk_next{self.cx.counter}"
         scope = self._enter_nested("single", label)
-        body = self._block(fn.body)  # type: ignore[attr-defined]
+        body = self.cx.stmts.block(fn.body)  # type: ignore[attr-defined]
         inner_locals = self._leave_nested(scope)
-        assert self.team_name is not None
+        assert self.cx.team_name is not None
         return ir.Single(
             call.lineno,
-            self.team_name,
+            self.cx.team_name,
             bool(per_team),
             inner_locals,
             body,
@@ -473,82 +449,82 @@ class TeamLowering:
 
     def _enter_nested(self, kind: str, label: str) -> tuple[Any, ...]:
         saved = (
-            self.locals,
-            self.declared,
-            self.first_assign_line,
-            self.loop_depth,
-            self.nonlocal_names,
-            dict(self.subviews),  # a subview made in the body is the body's
-            set(self.accumulators),
+            self.cx.locals,
+            self.cx.declared,
+            self.cx.first_assign_line,
+            self.cx.loop_depth,
+            self.cx.nonlocal_names,
+            dict(self.cx.subviews),  # a subview made in the body is the body's
+            set(self.cx.accumulators),
         )
-        self.outer_scopes.append(self.locals)
-        self.outer_declared.append(self.declared)
-        self.locals, self.declared, self.first_assign_line = {}, set(), {}
-        self.nonlocal_names = set()
-        self.loop_depth = 0  # `break` in the body needs a loop of the body
-        self.nested_kinds.append(kind)
-        self.return_labels.append(label)
+        self.cx.outer_scopes.append(self.cx.locals)
+        self.cx.outer_declared.append(self.cx.declared)
+        self.cx.locals, self.cx.declared, self.cx.first_assign_line = {}, set(), {}
+        self.cx.nonlocal_names = set()
+        self.cx.loop_depth = 0  # `break` in the body needs a loop of the body
+        self.cx.nested_kinds.append(kind)
+        self.cx.return_labels.append(label)
         return saved
 
     def _leave_nested(self, saved: tuple[Any, ...]) -> dict[str, DataType]:
-        inner = self.locals
+        inner = self.cx.locals
         (
-            self.locals,
-            self.declared,
-            self.first_assign_line,
-            self.loop_depth,
-            self.nonlocal_names,
-            self.subviews,
-            self.accumulators,
+            self.cx.locals,
+            self.cx.declared,
+            self.cx.first_assign_line,
+            self.cx.loop_depth,
+            self.cx.nonlocal_names,
+            self.cx.subviews,
+            self.cx.accumulators,
         ) = saved
-        self.outer_scopes.pop()
-        self.outer_declared.pop()
-        self.nested_kinds.pop()
-        self.return_labels.pop()
+        self.cx.outer_scopes.pop()
+        self.cx.outer_declared.pop()
+        self.cx.nested_kinds.pop()
+        self.cx.return_labels.pop()
         return inner
 
     def _nested_param(self, name: str, dtype: DataType) -> ir.Var:
-        if name in self.views:
+        if name in self.cx.views:
             self.src.error(self.src.tree, f"{name!r} names a view; pick another parameter name")
-        self.locals[name] = dtype
-        self.declared.add(name)
+        self.cx.locals[name] = dtype
+        self.cx.declared.add(name)
         return ir.Var(dtype, name)
 
-    def _nonlocal(self, node: ast.Nonlocal) -> None:
+    def nonlocal_statement(self, node: ast.Nonlocal) -> None:
         """``nonlocal x`` in a nested body: its assignments to ``x`` then write the
         enclosing function's ``x`` (the body is inlined in the same C++ frame)."""
-        if not self.outer_scopes:
+        if not self.cx.outer_scopes:
             self.src.error(
                 node,
                 "nonlocal in a kernel names a variable of the workunit, from a nested def",
                 hint="Pass the value as a keyword argument of the dispatch.",
             )
         for name in node.names:
-            if name in self.views:
+            if name in self.cx.views:
                 self.src.error(node, f"{name!r} is a view: write its elements, `{name}[i] = ...`")
-            if name == self.team_name:
+            if name == self.cx.team_name:
                 self.src.error(node, f"cannot rebind the team member {name!r}")
-            if self._outer_name(name) is None and name not in self.params:
+            if self.outer_name(name) is None and name not in self.cx.params:
                 # Python found it in a function around the workunit: not kernel data.
                 self.src.error(
                     node,
                     f"nonlocal {name!r} names a variable outside the workunit",
                     hint="Pass the value as a keyword argument of the dispatch.",
                 )
-            self.nonlocal_names.add(name)
+            self.cx.nonlocal_names.add(name)
 
-    def _outer_declared(self, name: str) -> bool:
+    def is_outer_declared(self, name: str) -> bool:
         """Whether the enclosing variable ``name`` was declared with a type annotation."""
         for scope, declared in zip(
-            reversed(self.outer_scopes), reversed(self.outer_declared), strict=True
+            reversed(self.cx.outer_scopes), reversed(self.cx.outer_declared), strict=True
         ):
             if name in scope:
                 return name in declared
-        return name in self.params
+        return name in self.cx.params
 
-    def _outer_name(self, name: str) -> DataType | None:
+    def outer_name(self, name: str) -> DataType | None:
         """The type of ``name`` in an enclosing function's locals, when in a nested body."""
-        for scope in reversed(self.outer_scopes):
+        for scope in reversed(self.cx.outer_scopes):
             if name in scope:
                 return scope[name]
         return None

@@ -1,6 +1,7 @@
 """Lowering of assignments to several targets: ``a, b = b, a`` and ``a = b = 0``.
 
-Mixed into :class:`~pkernels.translate.lower.FunctionLowerer`. Python evaluates the whole
+A feature lowerer of :class:`~pkernels.translate.lower.FunctionLowerer` (see
+:mod:`~pkernels.translate.lower_context`). Python evaluates the whole
 right-hand side first, then assigns the targets from left to right; the kernel does the
 same through hidden locals (``pk_`` names, which debuggers do not list), one per value,
 so that ``a, b = b, a`` swaps and ``x[i], x[j] = x[j], x[i]`` exchanges two elements.
@@ -12,40 +13,21 @@ two targets the same way.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
 
 from ..api import types as t
 from ..api.types import DataType
 from . import ir
-
-if TYPE_CHECKING:
-    from .source import KernelSource
+from .builtin_table import TUPLE_MATH
+from .lower_context import Lowerer
 
 _TARGET_HINT = "Unpack into names, view elements or fields: `a, b = b, a`."
 _VALUE_HINT = "Kernels unpack a tuple written out (`a, b = b, a`), math.modf(x) or math.frexp(x)."
 
-# Functions of one number that return two values: name -> the IR functions of each part
-# (the runtimes' pk_rt::modf_frac ...; frexp's exponent is an int, as in Python).
-TUPLE_MATH = {"modf": ("modf_frac", "modf_whole"), "frexp": ("frexp_mantissa", "frexp_exponent")}
 
+class UnpackLowerer(Lowerer):
+    """The assignments to several targets of a function."""
 
-class UnpackLowering:
-    """The assignments to several targets of a :class:`FunctionLowerer`."""
-
-    src: KernelSource
-    locals: dict[str, DataType]
-    counter: int
-
-    if TYPE_CHECKING:
-
-        def _assign(
-            self, node: ast.stmt, target: ast.expr, value_node: ast.expr, declared: Any
-        ) -> ir.Stmt | list[ir.Stmt]: ...
-        def _expr(self, node: ast.expr, statement: bool = False) -> ir.Expr: ...
-        def _any_expr(self, node: ast.expr, statement: bool = False) -> ir.Expr: ...
-        def _math_module_function(self, func: ast.expr) -> str | None: ...
-
-    def _chained_assign(
+    def chained_assign(
         self, node: ast.Assign, targets: list[ast.expr], value_node: ast.expr
     ) -> list[ir.Stmt]:
         """``a = b = value``: ``value`` once, then each target from left to right."""
@@ -62,7 +44,7 @@ class UnpackLowering:
             stmts.extend(self._assign_each(node, target, held))
         return stmts
 
-    def _unpack(
+    def unpack(
         self, node: ast.stmt, target: ast.Tuple | ast.List, value_node: ast.expr
     ) -> list[ir.Stmt]:
         """``a, b = <two values>``: every value first, then the targets in order."""
@@ -96,7 +78,7 @@ class UnpackLowering:
     ) -> list[ast.Name]:
         """``math.modf(x)`` / ``math.frexp(x)``: ``x`` held once, each part read from it."""
         name = (
-            self._math_module_function(call.func)
+            self.cx.exprs.math_module_function(call.func)
             if isinstance(call, ast.Call) and not call.keywords
             else None
         )
@@ -108,7 +90,7 @@ class UnpackLowering:
         if len(call.args) != 1:
             self.src.error(call, f"math.{name}() takes exactly one argument")
         self._check_count(target, 2)
-        value = self._expr(call.args[0])
+        value = self.cx.exprs.expr(call.args[0])
         if not value.type.is_float and not value.type.is_integer:
             self.src.error(call.args[0], f"math.{name}() takes a number, not {value.type}")
         argument = self._hold_value(node, value, stmts, call.args[0])
@@ -133,7 +115,7 @@ class UnpackLowering:
 
     def _hold(self, node: ast.stmt, value: ast.expr, stmts: list[ir.Stmt]) -> ast.Name:
         """``value`` evaluated into a new hidden local; a name that reads it."""
-        lowered = self._any_expr(value)
+        lowered = self.cx.exprs.any_expr(value)
         if isinstance(lowered.type, ir.StructType):
             self.src.error(
                 value,
@@ -148,15 +130,15 @@ class UnpackLowering:
     ) -> ast.Name:
         if not isinstance(value.type, DataType):
             self.src.error(where, "only numbers and booleans can be unpacked or chained")
-        held = self._hidden_local(node, value, stmts)
+        held = self.hidden_local(node, value, stmts)
         return ast.copy_location(ast.Name(held.name, ast.Load()), where)
 
-    def _hidden_local(self, node: ast.stmt, value: ir.Expr, stmts: list[ir.Stmt]) -> ir.Var:
+    def hidden_local(self, node: ast.stmt, value: ir.Expr, stmts: list[ir.Stmt]) -> ir.Var:
         """``value`` computed now into a new hidden local (a ``pk_`` name, which debuggers
         do not list), appended to ``stmts``; the local."""
-        self.counter += 1
-        held = ir.Var(value.type, f"pk_tuple{self.counter}")
-        self.locals[held.name] = value.type  # type: ignore[assignment]
+        self.cx.counter += 1
+        held = ir.Var(value.type, f"pk_tuple{self.cx.counter}")
+        self.cx.locals[held.name] = value.type  # type: ignore[assignment]
         stmts.append(ir.Assign(node.lineno, held, value))
         return held
 
@@ -165,5 +147,5 @@ class UnpackLowering:
             self.src.error(
                 target, f"cannot assign to {type(target).__name__} in a kernel", hint=_TARGET_HINT
             )
-        lowered = self._assign(node, target, value, None)
+        lowered = self.cx.stmts.assign(node, target, value, None)
         return lowered if isinstance(lowered, list) else [lowered]

@@ -23,11 +23,13 @@ import numpy as np
 from ..api import kernel_builtins
 from ..api.decorators import marker_of
 from ..errors import TranslationError
+from .builtin_table import (
+    BARE_MATH,
+)
 from .lower_lists import ListAnnotation, is_list_display, list_annotation
 from .pycode import bind_like, compile_like, module_attribute, nested_code
 from .pytyped import LocalTypes, typed_stores
 from .source import KernelSource, closure_of, resolve
-from .typing_rules import BARE_MATH
 
 ACC_CELL = "__pk_acc"  # the keyword parameter a Debug form's accumulator cell comes in
 

@@ -1,4 +1,5 @@
-"""Type rules of the kernel language: promotion, and the builtins kernels may call."""
+"""Type rules of the kernel language: promotion and conversions (the functions kernels
+may call are in :mod:`~pkernels.translate.builtin_table`)."""
 
 from __future__ import annotations
 
@@ -121,78 +122,3 @@ def promote_types(ta: DataType, tb: DataType) -> DataType:
 def float_of(*types: DataType) -> DataType:
     """The float type math functions compute in: float32 only if every argument is."""
     return t.float32 if types and all(x == t.float32 for x in types) else t.float64
-
-
-# Math functions: name -> (number of arguments, result kind).
-# "float": computed in float_of(args); "bool": predicate; "int": Python int result.
-MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
-    **{
-        name: (1, "float")
-        for name in (
-            "sqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh "
-            "tanh asinh acosh atanh fabs cbrt erf erfc tgamma lgamma"
-        ).split()
-    },
-    **{name: (2, "float") for name in "pow atan2 fmod fmin fmax hypot copysign remainder".split()},
-    "ldexp": (2, "float"),  # ldexp(x, i): i an integer
-    "isnan": (1, "bool"),
-    "isinf": (1, "bool"),
-    "isfinite": (1, "bool"),
-    "gamma": (1, "float"),  # math.gamma is C's tgamma
-    "cyl_bessel_j0": (1, "float"),  # pk.* only (Kokkos' names): C's j0 / j1
-    "cyl_bessel_j1": (1, "float"),
-    "trunc": (1, "float"),
-}
-
-# Math functions a kernel may call bare, without an import, as PyKokkos translates them
-# (its math_functions): the pk.* function where pkernels has one (Kokkos' semantics,
-# as PyKokkos' C++ gets), else math's (degrees, radians).
-BARE_MATH = frozenset(
-    (
-        "acos acosh asin asinh atan atan2 atanh ceil copysign cos cosh degrees exp expm1 "
-        "fabs floor fmod hypot isfinite isinf isnan log log10 log1p log2 radians remainder "
-        "sin sinh sqrt tan tanh trunc cbrt exp2 erf erfc tgamma lgamma fmin fmax"
-    ).split()
-)
-
-# math.floor / math.ceil return Python ints; pk.floor / pk.ceil return floats (Kokkos).
-PY_INT_ROUNDING = {"floor", "ceil", "trunc"}
-
-MATH_CONSTANTS = {"pi": 3.141592653589793, "e": 2.718281828459045, "tau": 6.283185307179586}
-MATH_CONSTANTS |= {"inf": float("inf"), "nan": float("nan")}
-
-ATOMIC_FUNCTIONS: dict[str, tuple[str, bool]] = {}
-for _op in ("add", "sub", "mul", "div", "max", "min", "and", "or", "xor"):
-    ATOMIC_FUNCTIONS[f"atomic_{_op}"] = (_op, False)
-    ATOMIC_FUNCTIONS[f"atomic_fetch_{_op}"] = (_op, True)
-for _op in (
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "max",
-    "min",
-    "and",
-    "or",
-    "xor",
-    "mod",
-    "lshift",
-    "rshift",
-):
-    ATOMIC_FUNCTIONS[f"atomic_{_op}_fetch"] = (f"{_op}_new", True)
-for _op in ("mod", "lshift", "rshift"):  # integer views only
-    ATOMIC_FUNCTIONS[f"atomic_{_op}"] = (_op, False)
-    ATOMIC_FUNCTIONS[f"atomic_fetch_{_op}"] = (_op, True)
-ATOMIC_FUNCTIONS["atomic_load"] = ("load", True)
-ATOMIC_FUNCTIONS["atomic_store"] = ("exchange", False)
-ATOMIC_FUNCTIONS["atomic_exchange"] = ("exchange", True)
-ATOMIC_FUNCTIONS["atomic_compare_exchange"] = ("cas", True)
-ATOMIC_FUNCTIONS["atomic_increment"] = ("inc", False)
-ATOMIC_FUNCTIONS["atomic_decrement"] = ("dec", False)
-
-# Counter-based random numbers (splitmix64 of seed and counter): the same value for the
-# same (seed, counter) in every space and thread count. name -> (arity, result type).
-RANDOM_FUNCTIONS: dict[str, tuple[int, DataType]] = {
-    "rand": (2, t.float64),
-    "rand_int": (3, t.int64),
-}
