@@ -57,6 +57,7 @@ from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..api.types import DataType, int64
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
+from ..build.runtime import include_option, runtime_digest
 from ..errors import (
     CompileError,
     DispatchError,
@@ -233,7 +234,8 @@ def build_cuda(
     except Exception:  # noqa: BLE001 - NVRTC missing: nvcc compiles (the key tells them apart)
         version = "nvcc"
     extra = BUILD_OPTIONS[build]
-    directory = entry_dir(cache_key(entry.source, "cuda", version, (*OPTIONS, *extra), arch))
+    flags = (*OPTIONS, *extra)
+    directory = entry_dir(cache_key(entry.source, "cuda", version, flags, arch, runtime_digest()))
     path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
     code = entry.source.replace(GENERATED_PATH, _c_string_body(str(path)))
 
@@ -258,7 +260,8 @@ def _compile(
         return _compile_with_nvcc(path, arch, label, failure, extra)
     try:
         try:
-            nvrtc.compileProgram(program, [*OPTIONS, *extra, f"--gpu-architecture={arch}"])
+            options = [*OPTIONS, *extra, include_option(), f"--gpu-architecture={arch}"]
+            nvrtc.compileProgram(program, options)
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(program)
             raise CompileError(_describe_failure(log, label, path)) from None
@@ -282,7 +285,7 @@ def _compile_with_nvcc(
     output = path.parent / f".kernel.{os.getpid()}.cubin"
     try:
         proc = subprocess.run(
-            [nvcc, *NVCC_OPTIONS, *extra, f"-arch={arch}", "--pre-include", str(header), "-cubin",
+            [nvcc, *NVCC_OPTIONS, *extra, include_option(), f"-arch={arch}", "--pre-include", str(header), "-cubin",
              "-x", "cu", str(path), "-o", str(output)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
