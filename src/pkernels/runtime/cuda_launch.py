@@ -285,8 +285,8 @@ def _compile_with_nvcc(
     output = path.parent / f".kernel.{os.getpid()}.cubin"
     try:
         proc = subprocess.run(
-            [nvcc, *NVCC_OPTIONS, *extra, include_option(), f"-arch={arch}", "--pre-include", str(header), "-cubin",
-             "-x", "cu", str(path), "-o", str(output)],
+            [nvcc, *NVCC_OPTIONS, *extra, include_option(), f"-arch={arch}", "--pre-include",
+             str(header), "-cubin", "-x", "cu", str(path), "-o", str(output)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         if proc.returncode != 0:

@@ -41,7 +41,7 @@ def atomic_update(base: str, integer: bool, old: str, value: str, where: str) ->
 
 
 def atomic_operation_struct(base: str, integer: bool) -> str:
-    """The name of the CPU runtime's struct (``cpu.hpp``'s ``PK_ATOMIC_OPERATION`` structs) that performs
-    the atomic update ``base`` on integers (``integer``) or floats."""
+    """The name of the CPU runtime's struct (``cpu.hpp``'s ``PK_ATOMIC_OPERATION`` structs)
+    that performs the atomic update ``base`` on integers (``integer``) or floats."""
     name = "TruncDiv" if base == "div" and integer else base.capitalize()
     return f"Atomic{name}"
