@@ -1,11 +1,14 @@
-"""The ``Cuda`` execution space: workunits compiled by NVRTC and launched on CuPy arrays.
+"""The ``Cuda`` execution space's builds: compiled by NVRTC and launched on CuPy arrays
+(:mod:`pkernels.backends.cuda` is the space's backend, which calls this module).
 
 CuPy is imported at the first Cuda dispatch only (CPU-only installs never need it). A
 workunit is translated to the same typed IR as for the CPU spaces and emitted as CUDA
-C++ (:mod:`pkernels.translate.emit_cuda`); the source (``kernel.cu``, whose ``#line``
-directives point at the Python file) and its cubin are kept in the pkernels cache, keyed
-by the source, the NVRTC version, the options and the GPU architecture, so another
-process loads the cubin without compiling. The options keep IEEE arithmetic as on the
+C++ (:mod:`pkernels.translate.emit_cuda`), which includes the runtime headers
+(``include/pkernels/cuda.hpp``, found with :func:`~pkernels.build.runtime.include_option`);
+the source (``kernel.cu``, whose ``#line`` directives point at the Python file) and its
+cubin are kept in the pkernels cache, keyed by the source, the runtime headers' digest,
+the NVRTC version, the options and the GPU architecture, so another process loads the
+cubin without compiling. The options keep IEEE arithmetic as on the
 CPU (:data:`OPTIONS`). Each workunit keeps its loaded kernels per argument signature in
 :attr:`KernelMarker.specializations`, so a repeated dispatch only marshals and launches.
 
@@ -57,10 +60,7 @@ from ..backends.faults import fault_error
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
 from ..build.runtime import include_option, runtime_digest
-from ..errors import (
-    CompileError,
-    DispatchError,
-)
+from ..errors import CompileError, DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry
 from ..translate.ir import StructType
