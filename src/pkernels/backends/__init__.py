@@ -23,7 +23,7 @@ the front door does not change.
 
 from __future__ import annotations
 
-from ..api.spaces import ExecutionSpace
+from ..api.spaces import ExecutionSpace, resolve_space
 from .cuda import CudaBackend
 from .debug import DebugBackend
 from .host import HostBackend
@@ -31,7 +31,7 @@ from .protocol import Backend, Launch
 
 __all__ = ["BACKENDS", "Backend", "Launch", "backend_for"]
 
-#: The backend of each execution space (``Default`` is resolved before a look-up).
+#: The backend of each concrete execution space.
 BACKENDS: dict[ExecutionSpace, Backend] = {
     space: backend
     for backend in (HostBackend(), CudaBackend(), DebugBackend())
@@ -40,5 +40,5 @@ BACKENDS: dict[ExecutionSpace, Backend] = {
 
 
 def backend_for(space: ExecutionSpace) -> Backend:
-    """The backend that runs ``space``."""
-    return BACKENDS[space]
+    """The backend that runs ``space`` (``Default``: the default space's)."""
+    return BACKENDS[resolve_space(space)]
