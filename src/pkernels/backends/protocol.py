@@ -13,7 +13,7 @@ from ..errors import KernelError
 from ..runtime.hooks import BuildMode, Dispatch
 
 
-@dataclass
+@dataclass(slots=True)  # one per dispatch on the full path: cheap to make
 class Launch:
     """One dispatch, checked against its policy and workunit, as a backend runs it.
 
