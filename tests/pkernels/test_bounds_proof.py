@@ -18,7 +18,7 @@ from heat_kernels import diffuse, laplacian_2d
 from pkt_support import ForceDebugBuild, load_module, observing
 
 import pkernels as pk
-from pkernels.runtime.dispatch import _argument_names
+from pkernels.backends.specialise import argument_names
 from pkernels.runtime.marshal import argument_type
 from pkernels.translate.bounds_proof import LaunchProof, launch_proof
 from pkernels.translate.kernel import TEAM, lower_workunit, translate_workunit
@@ -27,7 +27,7 @@ from pkernels.translate.kernel import TEAM, lower_workunit, translate_workunit
 def proof_of(workunit, operation="for", rank=1, **kwargs) -> LaunchProof | None:
     """The proof for ``workunit`` lowered as the runtime lowers it for these arguments
     (``rank`` > 1: for an MDRangePolicy box of that rank)."""
-    names = _argument_names(workunit, operation, rank)
+    names = argument_names(workunit, operation, rank)
     types = {name: argument_type(name, kwargs[name]) for name in names}
     kernel, helpers = lower_workunit(workunit, operation, types, rank)
     return launch_proof(kernel, helpers, operation, rank)
@@ -236,7 +236,7 @@ def test_a_float_converted_to_an_integer_is_never_proven():
     # NaN, infinities and floats past int64 fail the debug build's check, and the
     # intervals do not follow float values: no launch of such a kernel is proven.
     def proof(workunit, **kwargs):
-        names = _argument_names(workunit, "for", 1)
+        names = argument_names(workunit, "for", 1)
         types = {name: argument_type(name, kwargs[name]) for name in names}
         return translate_workunit(workunit, "for", types).proof
 

@@ -36,6 +36,7 @@ from team_kernels import (
 
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
+from pkernels.build.runtime import include_option
 from pkernels.runtime.marshal import argument_type
 from pkernels.translate.emit_cuda import emit_cuda_module
 from pkernels.translate.kernel import TEAM, lower_workunit
@@ -410,7 +411,8 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         cu = tmp_path / f"{name}.cu"
         cu.write_text(source.replace(GENERATED_PATH, str(cu)))
         procs[name] = subprocess.Popen(
-            [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", "--pre-include", str(stand_in),
+            [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
+             "--pre-include", str(stand_in),
              "-c", "-x", "cu", str(cu), "-o", str(tmp_path / f"{name}.o")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip

@@ -22,6 +22,7 @@ from test_cuda import _cuda_source, gpu
 
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
+from pkernels.build.runtime import include_option
 from pkernels.runtime import hooks
 from pkernels.runtime.cuda_launch import BUILD_OPTIONS
 from pkernels.translate.kernel import TEAM
@@ -224,7 +225,7 @@ def test_checked_and_debug_builds_compile_with_nvcc(tmp_path):
         for build in ("checked", "debug"):
             procs[name, build] = subprocess.Popen(
                 [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", *BUILD_OPTIONS[build],
-                 "--pre-include", str(stand_in), "-c", "-x", "cu", str(cu),
+                 include_option(), "--pre-include", str(stand_in), "-c", "-x", "cu", str(cu),
                  "-o", str(tmp_path / f"{name}.{build}.o")],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )  # fmt: skip

@@ -38,3 +38,13 @@ def test_the_wheel_declares_its_license_in_the_current_form(wheel: zipfile.ZipFi
 def test_both_packages_ship_their_type_hints(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     assert {"pkernels/py.typed", "pkdb/py.typed"} <= names, sorted(names)[:20]
+
+
+def test_the_runtime_headers_kernels_include_are_in_the_wheel(wheel: zipfile.ZipFile) -> None:
+    from pkernels.build.runtime import INCLUDE_DIR
+
+    shipped = {n for n in wheel.namelist() if n.startswith("pkernels/include/")}
+    headers = {f"pkernels/{p.relative_to(INCLUDE_DIR.parent).as_posix()}"
+               for p in INCLUDE_DIR.rglob("*.hpp")}  # fmt: skip
+    assert "pkernels/include/pkernels/cpu.hpp" in headers
+    assert headers == shipped

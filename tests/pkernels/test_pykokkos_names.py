@@ -241,3 +241,15 @@ def test_policy_base_default_spaces_and_layouts_and_flush(space):
         pk.get_default_memory_space(pk.HostSpace)
     with pytest.raises(TypeError, match="takes a MemorySpace"):
         pk.get_default_layout(pk.OpenMP)
+
+
+def test_default_layouts_are_kokkos_ones():
+    # Kokkos (and PyKokkos) lay views out row-major on the host, column-major in CudaSpace.
+    assert pk.get_default_layout(pk.HostSpace) is pk.LayoutRight
+    assert pk.get_default_layout(pk.CudaSpace) is pk.LayoutLeft
+    assert pk.get_default_layout(pk.MemorySpaceDefault) is pk.LayoutRight
+    pk.set_default_space(pk.Cuda)  # the conftest fixture puts OpenMP back
+    assert pk.get_default_layout(pk.MemorySpaceDefault) is pk.LayoutLeft
+    # What a PyKokkos program allocates with it on the host: a column-major view there too.
+    matrix = pk.View([3, 4], pk.double, space=pk.HostSpace, layout=pk.LayoutLeft)
+    assert matrix.layout is pk.LayoutLeft and matrix.data.flags.f_contiguous

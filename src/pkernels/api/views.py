@@ -431,12 +431,17 @@ def get_default_memory_space(space: ExecutionSpace) -> MemorySpace:
 
 
 def get_default_layout(space: MemorySpace) -> Layout:
-    """The layout ``pk.View`` allocates in ``space`` without ``layout=``: ``LayoutRight``
-    (row-major) in every space here, the GPU's CuPy arrays too (PyKokkos' Kokkos views
-    are column-major on GPUs; kernels index both alike)."""
+    """Kokkos' default layout of views in memory ``space``, as PyKokkos answers it:
+    ``LayoutRight`` (row-major) in ``HostSpace``, ``LayoutLeft`` (column-major) in
+    ``CudaSpace``; ``MemorySpaceDefault`` is the memory space of the default execution
+    space. ``pk.View(..., layout=pk.get_default_layout(space))`` allocates that layout;
+    a ``pk.View`` without ``layout=`` is row-major in every space here (kernels index
+    both layouts alike)."""
     if not isinstance(space, MemorySpace):
         raise TypeError(f"get_default_layout takes a MemorySpace, not {space!r}")
-    return Layout.LayoutRight
+    if space is MemorySpace.MemorySpaceDefault:
+        space = get_default_memory_space(ExecutionSpace.Default)
+    return Layout.LayoutRight if space is MemorySpace.HostSpace else Layout.LayoutLeft
 
 
 def array(data: Any, space: MemorySpace | None = None, layout: Layout | None = None) -> View:

@@ -54,12 +54,15 @@ def cache_key(
     compiler_version: str,
     flags: tuple[str, ...],
     target: str = "",
+    runtime: str = "",
 ) -> str:
     """The cache key of a build. ``target`` names the CPU when the flags tune for the
     host (``-march=native``): such a library may not run on another CPU model, and a
-    cache in a home directory is often shared by the nodes of a cluster."""
+    cache in a home directory is often shared by the nodes of a cluster. ``runtime``:
+    the digest of the runtime headers the source includes (:mod:`.runtime`)."""
     h = hashlib.sha256()
-    for part in (__version__, compiler, compiler_version, " ".join(flags), target, source):
+    parts = (__version__, compiler, compiler_version, " ".join(flags), target, runtime, source)
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]

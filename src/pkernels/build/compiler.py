@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import CacheWriteError, CompileError
 from .cache import cache_key, cached_build, entry_dir, write_atomically, write_failure
+from .runtime import include_option, runtime_digest
 from .toolchain import host_cpu, host_toolchain
 
 GENERATED_PATH = "@PK_GENERATED_PATH@"
@@ -43,12 +44,13 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
     ``source`` may contain :data:`GENERATED_PATH`, replaced by the path the C++ file is
     stored at (the key is computed before, so it does not depend on where the cache is).
     ``defines``: extra preprocessor definitions (``"PK_HYBRID=1"``, :data:`CHECKS_DEFINE`),
-    part of the key.
+    part of the key. The runtime headers the source includes are found through
+    :func:`~.runtime.include_option`; their digest is part of the key, their path not.
     """
     tool = host_toolchain()
     flags = tool.flags(debug) + tuple(f"-D{d}" for d in defines)
     target = host_cpu() if "-march=native" in flags else ""
-    key = cache_key(source, tool.path, tool.version, flags, target)
+    key = cache_key(source, tool.path, tool.version, flags, target, runtime_digest())
     directory = entry_dir(key)
     library = directory / "kernel.so"
     cpp = directory / "kernel.cpp"
@@ -58,7 +60,7 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
     def compile_into(output: Path) -> None:
         write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
         proc = subprocess.run(
-            [tool.path, *flags, str(cpp), "-o", str(output)],
+            [tool.path, *flags, include_option(), str(cpp), "-o", str(output)],
             capture_output=True,
             text=True,
             check=False,

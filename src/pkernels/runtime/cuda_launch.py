@@ -1,11 +1,14 @@
-"""The ``Cuda`` execution space: workunits compiled by NVRTC and launched on CuPy arrays.
+"""The ``Cuda`` execution space's builds: compiled by NVRTC and launched on CuPy arrays
+(:mod:`pkernels.backends.cuda` is the space's backend, which calls this module).
 
 CuPy is imported at the first Cuda dispatch only (CPU-only installs never need it). A
 workunit is translated to the same typed IR as for the CPU spaces and emitted as CUDA
-C++ (:mod:`pkernels.translate.emit_cuda`); the source (``kernel.cu``, whose ``#line``
-directives point at the Python file) and its cubin are kept in the pkernels cache, keyed
-by the source, the NVRTC version, the options and the GPU architecture, so another
-process loads the cubin without compiling. The options keep IEEE arithmetic as on the
+C++ (:mod:`pkernels.translate.emit_cuda`), which includes the runtime headers
+(``include/pkernels/cuda.hpp``, found with :func:`~pkernels.build.runtime.include_option`);
+the source (``kernel.cu``, whose ``#line`` directives point at the Python file) and its
+cubin are kept in the pkernels cache, keyed by the source, the runtime headers' digest,
+the NVRTC version, the options and the GPU architecture, so another process loads the
+cubin without compiling. The options keep IEEE arithmetic as on the
 CPU (:data:`OPTIONS`). Each workunit keeps its loaded kernels per argument signature in
 :attr:`KernelMarker.specializations`, so a repeated dispatch only marshals and launches.
 
@@ -43,37 +46,25 @@ import math
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..api.decorators import KernelMarker
-from ..api.policies import MDRangePolicy, RangePolicy
+from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
-from ..api.types import DataType, int64
+from ..api.types import DataType
+from ..backends.faults import fault_error
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
-from ..errors import (
-    CompileError,
-    DispatchError,
-    KernelError,
-    KernelIndexError,
-    KernelOverflowError,
-    KernelTeamError,
-    KernelValueError,
-    KernelZeroDivisionError,
-)
+from ..build.runtime import include_option, runtime_digest
+from ..errors import CompileError, DispatchError
 from ..translate import ir
-from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry, emit_cuda_module
+from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry
 from ..translate.ir import StructType
-from ..translate.kernel import check_reducer, lower_workunit
-from . import hooks
-from .hooks import BuildMode, Dispatch
-from .marshal import INT_RANGES, argument_type, struct_dtype
+from .marshal import INT_RANGES, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -95,14 +86,6 @@ SCAN_BLOCK = 128
 AUTO_TEAM_SIZE = 128  # pk.AUTO's most threads per team
 LEVEL1_BUDGET = 1 << 30  # bytes of level-1 scratch one launch may take (fewer blocks if more)
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # dynamic shared memory a kernel gets without opting in
-_FAULTS = {
-    1: KernelIndexError,
-    2: KernelZeroDivisionError,
-    3: KernelTeamError,
-    4: KernelTeamError,
-    5: KernelValueError,
-    6: KernelOverflowError,
-}
 _FAULT_BYTES = 1024  # sizeof(pk_rt::Fault): flag, kind, value (a double), text
 
 _cupy: Any = None
@@ -126,92 +109,6 @@ def cupy_module() -> Any:
     return _cupy
 
 
-def run_cuda(
-    workunit: Callable[..., Any],
-    marker: KernelMarker,
-    operation: str,
-    policy: RangePolicy | MDRangePolicy | TeamPolicy,
-    kwargs: dict[str, Any],
-    build_mode: BuildMode,
-    dispatch: Dispatch | None,
-    reducer: Reducer = Sum,
-) -> Any:
-    """A dispatch on the Cuda space (``dispatch.py`` calls this for every policy kind),
-    in the build ``build_mode`` names (HYBRID has no fast half on the GPU: the debug
-    build)."""
-    build = cuda_build(build_mode)
-    cupy_module()
-    for name, value in kwargs.items():
-        if isinstance(value, np.ndarray):
-            raise DispatchError(
-                f"{name}: the Cuda execution space runs on GPU memory, but this is a NumPy "
-                f"array: pass cupy.asarray({name}) (and read results back with .get())"
-            )
-    if isinstance(policy, TeamPolicy):
-        rank = TEAM
-    elif type(policy) is not RangePolicy and isinstance(policy, MDRangePolicy):
-        rank = policy.rank
-    else:
-        rank = 1
-    kernel = cuda_kernel(workunit, marker, operation, kwargs, rank, reducer, build)
-    if dispatch is not None:
-        hooks.notify("before_launch", dispatch, kernel)
-    return kernel.launch(policy, kwargs)
-
-
-def cuda_build(mode: BuildMode) -> str:
-    """The GPU build of a dispatch's build mode: "release", "checked" or "debug"."""
-    if mode is BuildMode.RELEASE:
-        return "release"
-    return "checked" if mode is BuildMode.CHECKED else "debug"
-
-
-def cuda_kernel(
-    workunit: Callable[..., Any],
-    marker: KernelMarker,
-    operation: str,
-    kwargs: dict[str, Any],
-    rank: int,
-    reducer: Reducer = Sum,
-    build: str = "release",
-) -> CudaKernel:
-    """The loaded CUDA build (``build``: see :data:`BUILD_OPTIONS`) of ``workunit`` for
-    these arguments (translated and compiled on first use, then kept in the workunit's
-    memo)."""
-    from .dispatch import specialization_key
-
-    key, names = specialization_key(workunit, operation, kwargs, rank, ("cuda", build), reducer)
-    kernel = marker.specializations.get(key)
-    if kernel is None:
-        from .dispatch import _line_span
-
-        arg_types = {n: argument_type(n, kwargs[n], device=True) for n in names}
-        function, helpers = lower_workunit(workunit, operation, arg_types, rank, reducer)
-        index = function.params[0].type
-        if not isinstance(index, DataType):
-            index = int64  # a TeamPolicy module has no index
-        check_reducer(workunit, function, reducer)
-        entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
-        path, code, compiled, module = build_cuda(
-            entry, f"workunit {workunit.__qualname__}", build
-        )
-        kernel = CudaKernel(
-            workunit.__name__,
-            operation,
-            workunit.__code__.co_filename,
-            _line_span(workunit),
-            entry,
-            path,
-            code,
-            compiled,
-            module,
-            build=build,
-            debug=build == "debug",
-        )
-        marker.specializations[key] = kernel
-    return kernel
-
-
 # ---------------------------------------------------------------- compilation
 
 
@@ -233,7 +130,8 @@ def build_cuda(
     except Exception:  # noqa: BLE001 - NVRTC missing: nvcc compiles (the key tells them apart)
         version = "nvcc"
     extra = BUILD_OPTIONS[build]
-    directory = entry_dir(cache_key(entry.source, "cuda", version, (*OPTIONS, *extra), arch))
+    flags = (*OPTIONS, *extra)
+    directory = entry_dir(cache_key(entry.source, "cuda", version, flags, arch, runtime_digest()))
     path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
     code = entry.source.replace(GENERATED_PATH, _c_string_body(str(path)))
 
@@ -258,7 +156,8 @@ def _compile(
         return _compile_with_nvcc(path, arch, label, failure, extra)
     try:
         try:
-            nvrtc.compileProgram(program, [*OPTIONS, *extra, f"--gpu-architecture={arch}"])
+            options = [*OPTIONS, *extra, include_option(), f"--gpu-architecture={arch}"]
+            nvrtc.compileProgram(program, options)
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(program)
             raise CompileError(_describe_failure(log, label, path)) from None
@@ -282,8 +181,8 @@ def _compile_with_nvcc(
     output = path.parent / f".kernel.{os.getpid()}.cubin"
     try:
         proc = subprocess.run(
-            [nvcc, *NVCC_OPTIONS, *extra, f"-arch={arch}", "--pre-include", str(header), "-cubin",
-             "-x", "cu", str(path), "-o", str(output)],
+            [nvcc, *NVCC_OPTIONS, *extra, include_option(), f"-arch={arch}", "--pre-include",
+             str(header), "-cubin", "-x", "cu", str(path), "-o", str(output)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         if proc.returncode != 0:
@@ -533,7 +432,7 @@ def raise_recorded_fault(record: Any) -> None:
     text = report[16:].tobytes().split(b"\0", 1)[0].decode(errors="replace")
     if "@VALUE@" in text:  # a float no integer holds, formatted as the CPU build does
         text = text.replace("@VALUE@", f"{float(report[8:16].view(np.float64)[0]):.17g}")
-    raise _FAULTS.get(kind, KernelError)(text)
+    raise fault_error(kind)(text)
 
 
 def _box(rank: int, policy: Any) -> tuple[list[int], list[int]]:

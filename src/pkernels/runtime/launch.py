@@ -12,15 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..api.spaces import ExecutionSpace
+from ..backends.faults import fault_error
 from ..build.compiler import BuiltModule
 from ..errors import (
     DispatchError,
-    KernelError,
-    KernelIndexError,
-    KernelOverflowError,
-    KernelTeamError,
-    KernelValueError,
-    KernelZeroDivisionError,
 )
 from ..translate.emit_cpp import WIDE_SYMBOL, KernelEntry, has_hybrid_launch
 from . import crash_report, width_tuning
@@ -37,14 +32,6 @@ except ImportError:  # pragma: no cover - not built
 else:
     _c_launch = _launch.launch if getattr(_launch, "INTERFACE", 0) == _C_LAUNCH_INTERFACE else None
 
-_FAULTS = {
-    1: KernelIndexError,
-    2: KernelZeroDivisionError,
-    3: KernelTeamError,
-    4: KernelTeamError,
-    5: KernelValueError,
-    6: KernelOverflowError,
-}
 _TEAM = 0  # entry.rank of a TeamPolicy kernel, whose release builds report faults too
 #: A kernel library's record of a failed check: (kind, message), or None.
 FaultRecord = tuple[int, bytes] | None
@@ -296,5 +283,5 @@ def _raise_recorded_fault(library: Any) -> None:
     """Raise the error of the first failed check a kernel library recorded, if any."""
     message = library.pk_fault_message()
     if message is not None:
-        kind = _FAULTS.get(library.pk_fault_kind(), KernelError)
+        kind = fault_error(library.pk_fault_kind())
         raise kind(message.decode(errors="replace"))

@@ -40,7 +40,7 @@ def checked_form(
     workunit's code changed (pkdb's hotswap). Arguments that do not fit the workunit
     raise DispatchError; the values of integer arguments are the caller's to check
     (``python_arguments.check_argument_values``, at every dispatch)."""
-    from .dispatch import specialization_key
+    from ..backends.specialise import specialization_key
 
     key, names = specialization_key(workunit, operation, kwargs, rank, "python", reducer)
     code = workunit.__code__

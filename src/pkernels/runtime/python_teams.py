@@ -61,9 +61,9 @@ def run_team_in_python(
     order (league 0 rank 0, league 0 rank 1, ..., from 0), or combined with ``reducer``
     (each member starting from its identity)."""
     from ..api.reducers import Sum
-    from .dispatch import _as_view, _start_and_type, debug_cell
     from .python_arguments import check_argument_values
     from .python_forms import checked_form
+    from .python_values import as_python_argument, debug_cell, start_and_type
 
     reducer = reducer or Sum
 
@@ -78,12 +78,12 @@ def run_team_in_python(
         lambda local_types: _team_form(workunit, operation, local_types),
     )
     check_argument_values(workunit, kwargs)
-    kwargs = {name: _as_view(value) for name, value in kwargs.items()}
+    kwargs = {name: as_python_argument(value) for name, value in kwargs.items()}
     team_size = policy.resolved_team_size()
     # One scratch buffer per level for the whole dispatch: each team gets it in turn
     # (not zeroed between teams, as scratch memory is not on a device).
     buffers = [np.zeros(policy.scratch_bytes(level, team_size), np.uint8) for level in (0, 1)]
-    total, kind = _start_and_type(reducer, workunit, 1) if operation == "reduce" else (None, None)
+    total, kind = start_and_type(reducer, workunit, 1) if operation == "reduce" else (None, None)
     start = total
     for league_rank in range(policy.league_size):
         team = _Team(league_rank, team_size, policy, buffers)
@@ -261,7 +261,7 @@ class _Team:
         extents: tuple[Any, ...],
         dtype: object,
     ) -> Any:
-        from .dispatch import _as_view
+        from .python_values import as_python_argument
 
         what = f"ScratchView{view_rank}D"
         if not extents:  # PyKokkos' ScratchView1D(team_member.team_scratch(0)): extent 0
@@ -287,10 +287,10 @@ class _Team:
             )
         used[rank] = start + nbytes * copies
         if nbytes == 0:
-            return _as_view(np.zeros(shape, np_dtype))  # nothing to share
+            return as_python_argument(np.zeros(shape, np_dtype))  # nothing to share
         offset = start + (rank * nbytes if per_thread else 0)
         array = np.ndarray(shape, np_dtype, buffer=self._buffers[level], offset=offset)
-        return _as_view(array)
+        return as_python_argument(array)
 
 
 class _ScratchMemory:
@@ -346,7 +346,7 @@ def run_nested_in_python(
     Debug space, run by the calling member over its share of the indices; a reduce's
     members start from ``reducer``'s identity and their results combine with it."""
     from ..api.reducers import Sum
-    from .dispatch import _start, debug_cell
+    from .python_values import debug_cell, start_value
 
     reducer = reducer or Sum
     assert isinstance(nested, NestedRange)
@@ -385,7 +385,7 @@ def run_nested_in_python(
             body(*point)
         return None
     form, to_python = _nested_acc_form(body, arity, what)
-    start = _start(reducer, body, arity)
+    start = start_value(reducer, body, arity)
     acc = debug_cell(reducer, start)
     if operation == "reduce":
         for point in points:
@@ -487,7 +487,7 @@ def _nested_acc_form(
     key = (code, position)
     cached = _nested_forms.get(key)
     if cached is None:
-        from .dispatch import _python_type
+        from .python_values import python_type
 
         node = _nested_defs.get(code)
         filename = code.co_filename
@@ -509,7 +509,7 @@ def _nested_acc_form(
         mirror_accumulator(tree, acc_name)
         cached = _nested_forms[key] = (
             _compile_def(tree, filename, code),
-            _python_type(body, position),
+            python_type(body, position),
         )
     return _bind(cached[0], body), cached[1]
 

@@ -156,7 +156,7 @@ class CppEmitter:
         ret = fn.return_type.ctype if fn.return_type is not None else "void"
         self.line_directive(fn.lineno, fn.filename)
         # The workunit body: a real function in debug builds (gdb breaks and shows frames
-        # in it), inlined into the launcher's loop in release builds (cpp_prelude.py).
+        # in it), inlined into the launcher's loop in release builds (include/pkernels/cpu.hpp).
         if is_kernel:
             self.out(f"PK_KERNEL_TEMPLATE PK_KERNEL {ret} {cpp_name(fn.name)}({params}) {{")
         else:
@@ -720,7 +720,7 @@ class CppEmitter:
         want_new = op.endswith("_new")
         base = op.removesuffix("_new")
         # A call, not a lambda: a lambda at the Python line would be a second place for
-        # gdb to stop at and a frame of its own (cpp_prelude.atomic_apply).
+        # gdb to stop at and a frame of its own (atomic_apply in include/pkernels/cpu.hpp).
         struct = atomic_operation_struct(base, e.type.is_integer)
         new = "true" if want_new else "false"
         return f"pk_rt::atomic_apply<pk_rt::{struct}, {new}>({ptr}, {operands[0]}, {_WHERE})"

@@ -343,7 +343,7 @@ def debug_list(values: list[Any], dtype: str | None, previous: Any = None) -> An
     """The Debug space's list local: ``values`` in an array of ``dtype`` (else the type the
     translator gives such elements), seen as a kernel view; ``previous`` (the list when
     assigned again) is filled instead, keeping its type."""
-    from ..runtime.dispatch import as_kernel_view
+    from ..runtime.python_values import as_kernel_view
 
     if not values:  # as the translator says it
         raise ValueError("an empty list cannot be a kernel local")

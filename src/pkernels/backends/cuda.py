@@ -1,0 +1,103 @@
+"""The Cuda space: workunits translated to CUDA C++, compiled by NVRTC (nvcc where NVRTC
+cannot run) and launched on CuPy arrays (:mod:`pkernels.runtime.cuda_launch`, imported at
+the first Cuda dispatch: it brings CuPy, which CPU-only installs never need).
+
+Three builds of each kernel, as on the CPU: release, checked and debug (``-G``, for
+cuda-gdb); GUARDED runs the checked build (no bounds proofs on the GPU yet) and HYBRID
+the debug build (no release half on the GPU)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..api.spaces import ExecutionSpace
+from ..api.types import DataType, int64
+from ..errors import DispatchError, KernelError
+from ..runtime.hooks import BuildMode
+from ..runtime.marshal import argument_type
+from ..translate.kernel import check_reducer, lower_workunit
+from .faults import FAULT_ERRORS
+from .protocol import Launch
+from .specialise import line_span, specialization_key
+
+#: The GPU build of each build mode (see ``cuda_launch.BUILD_OPTIONS``).
+_CUDA_BUILDS = {
+    BuildMode.RELEASE: "release",
+    BuildMode.CHECKED: "checked",
+    BuildMode.DEBUG: "debug",
+}
+
+
+class CudaBackend:
+    """The :class:`~.protocol.Backend` of the Cuda space."""
+
+    spaces: tuple[ExecutionSpace, ...] = (ExecutionSpace.Cuda,)
+    faults: Mapping[int, type[KernelError]] = FAULT_ERRORS
+
+    def build_mode(self, launch: Launch) -> BuildMode:
+        if launch.build is BuildMode.GUARDED:
+            return BuildMode.CHECKED
+        if launch.build is BuildMode.HYBRID:
+            return BuildMode.DEBUG
+        return launch.build
+
+    def kernel(self, launch: Launch) -> Any:
+        from ..runtime.cuda_launch import cupy_module
+
+        cupy_module()  # a clear error without CuPy or a GPU
+        for name, value in launch.kwargs.items():
+            if isinstance(value, np.ndarray):
+                raise DispatchError(
+                    f"{name}: the Cuda execution space runs on GPU memory, but this is a "
+                    f"NumPy array: pass cupy.asarray({name}) (and read results back with "
+                    ".get())"
+                )
+        return cuda_kernel(launch, _CUDA_BUILDS[launch.build])
+
+    def launch(self, kernel: Any, launch: Launch) -> Any:
+        return kernel.launch(launch.policy, launch.kwargs)
+
+    def cached_range_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any]
+    ) -> Any | None:
+        return None  # every GPU dispatch takes the full path
+
+
+def cuda_kernel(launch: Launch, build: str) -> Any:
+    """The loaded CUDA build (``build``: "release", "checked" or "debug") of the launch's
+    workunit for these arguments (translated and compiled on first use, then kept in the
+    workunit's memo)."""
+    from ..runtime.cuda_launch import CudaKernel, build_cuda
+    from ..translate.emit_cuda import emit_cuda_module
+
+    workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs
+    rank, reducer = launch.rank, launch.reducer
+    key, names = specialization_key(workunit, operation, kwargs, rank, ("cuda", build), reducer)
+    kernel = launch.marker.specializations.get(key)
+    if kernel is None:
+        arg_types = {n: argument_type(n, kwargs[n], device=True) for n in names}
+        function, helpers = lower_workunit(workunit, operation, arg_types, rank, reducer)
+        index = function.params[0].type
+        if not isinstance(index, DataType):
+            index = int64  # a TeamPolicy module has no index
+        check_reducer(workunit, function, reducer)
+        entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
+        path, code, compiled, module = build_cuda(entry, f"workunit {workunit.__qualname__}", build)
+        kernel = CudaKernel(
+            workunit.__name__,
+            operation,
+            workunit.__code__.co_filename,
+            line_span(workunit),
+            entry,
+            path,
+            code,
+            compiled,
+            module,
+            build=build,
+            debug=build == "debug",
+        )
+        launch.marker.specializations[key] = kernel
+    return kernel

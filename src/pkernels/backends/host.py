@@ -1,0 +1,271 @@
+"""The OpenMP and Serial spaces: workunits translated to C++, compiled by g++ into a
+shared library (one per build mode, through the on-disk cache) and launched through the
+C marshaller or ctypes (:mod:`pkernels.runtime.launch`).
+
+Build modes: RELEASE, CHECKED (``-DPK_CHECKS=1``), DEBUG (``-O0 -g3``, for gdb),
+GUARDED (RELEASE where the translation proves a launch cannot fail a check, else
+CHECKED) and HYBRID (the release loop, handing threads to the debug build when a
+debugger asks; where no proof holds, the debug build)."""
+
+from __future__ import annotations
+
+import ctypes
+import types
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..api.decorators import KernelMarker
+from ..api.policies import RangePolicy
+from ..api.reducers import Reducer, Sum
+from ..api.spaces import ExecutionSpace
+from ..build.compiler import CHECKS_DEFINE, build
+from ..errors import DispatchError, KernelError
+from ..runtime.compile_notice import compile_notice
+from ..runtime.hooks import DEFAULT_BUILD, BuildMode
+from ..runtime.launch import CompiledKernel, box_bounds
+from ..runtime.marshal import argument_type
+from ..translate.emit_cpp import has_hybrid_launch
+from ..translate.kernel import TEAM, translate_workunit
+from .faults import FAULT_ERRORS
+from .protocol import Launch
+from .specialise import line_span, specialization_key
+
+_FAST_LOOKUP_BUILDS = (BuildMode.RELEASE, BuildMode.CHECKED)
+
+
+class HostBackend:
+    """The :class:`~.protocol.Backend` of the spaces compiled for the CPU (one C++ build
+    serves both: its library has a launcher per space)."""
+
+    spaces: tuple[ExecutionSpace, ...] = (ExecutionSpace.OpenMP, ExecutionSpace.Serial)
+    faults: Mapping[int, type[KernelError]] = FAULT_ERRORS
+
+    def build_mode(self, launch: Launch) -> BuildMode:
+        mode = launch.build
+        if mode is BuildMode.GUARDED:
+            return _guarded_build(launch)
+        if mode is BuildMode.HYBRID and not has_hybrid_launch(launch.operation, launch.rank):
+            return BuildMode.DEBUG  # no fast path for this launch
+        return mode
+
+    def kernel(self, launch: Launch) -> CompiledKernel:
+        if launch.build is BuildMode.HYBRID:
+            return _hybrid_kernels(launch)
+        rank = launch.rank
+        if rank == TEAM and launch.space is ExecutionSpace.Serial and launch.team_size != 1:
+            raise DispatchError(
+                f"the Serial space runs teams of one thread, but this TeamPolicy asks for "
+                f"{launch.team_size}: use pk.AUTO (or OpenMP, whose teams are real threads)"
+            )
+        kernel = None
+        if rank == 1 and launch.build in _FAST_LOOKUP_BUILDS and launch.reducer is Sum:
+            # The short look-up of the fast path, for what reaches here: a labelled or
+            # observed dispatch, an int policy of another type (or a kernel not built yet).
+            kernel = self.cached_range_kernel(
+                launch.operation, launch.workunit, launch.kwargs, launch.build
+            )
+        if kernel is None:
+            kernel = compiled_kernel(
+                launch.workunit,
+                launch.marker,
+                launch.operation,
+                launch.kwargs,
+                launch.build,
+                rank,
+                launch.reducer,
+            )
+        return kernel
+
+    def launch(self, kernel: CompiledKernel, launch: Launch) -> Any:
+        policy, space, kwargs = launch.policy, launch.space, launch.kwargs
+        if launch.rank == TEAM:
+            spec = box_bounds(tuple(policy.launch_spec(launch.team_size)))
+            return kernel.launch(space, spec, None, kwargs)
+        bounds = _bounds(launch)
+        if launch.build is not BuildMode.HYBRID or launch.companion is None:
+            return kernel.launch(space, *bounds, kwargs)
+        dispatch = launch.dispatch
+        request = dispatch.debug_request if dispatch is not None else ctypes.c_int(0)
+        mask = dispatch.debug_indices if dispatch is not None else None
+        return launch.companion.launch_hybrid(space, *bounds, kwargs, request, kernel, mask)
+
+    def cached_range_kernel(
+        self,
+        operation: str,
+        workunit: Any,
+        kwargs: dict[str, Any],
+        build_mode: BuildMode = DEFAULT_BUILD,
+    ) -> CompiledKernel | None:
+        """The release (or checked) build of a range launch for the commonest dispatch,
+        when this process has it already: a plain @pk.workunit function, arguments that
+        fit it. None for anything else, which the full path then handles (and checks).
+
+        Dispatches often follow a kernel that swept the caches; then each Python object
+        on the way costs a miss, and this path touches about half of what the full one
+        does."""
+        if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
+            return None
+        marker = getattr(workunit, "__pkernels__", None)
+        if type(marker) is not KernelMarker or marker.kind != "workunit":
+            return None
+        try:
+            key, _ = specialization_key(workunit, operation, kwargs, 1, build_mode)
+        except (KeyError, DispatchError):
+            return None  # the full path reports what does not fit
+        return marker.specializations.get(key)  # type: ignore[no-any-return]
+
+
+def _bounds(launch: Launch) -> tuple[Any, Any]:
+    """(begin, end) of a range launch, or a box's as the launchers take them."""
+    policy = launch.policy
+    if type(policy) is RangePolicy:
+        return policy.begin, policy.end
+    return box_bounds(policy.begins), box_bounds(policy.ends)
+
+
+def _proof_bounds(launch: Launch) -> tuple[Any, Any]:
+    """(begin, end) of a range, or a box's begins and ends, as bounds proofs take them."""
+    policy = launch.policy
+    if type(policy) is RangePolicy:
+        return policy.begin, policy.end
+    return policy.begins, policy.ends
+
+
+def _guarded_build(launch: Launch) -> BuildMode:
+    """What a BuildMode.GUARDED launch runs: RELEASE when a range or box launch is proven
+    unable to fail a check, else CHECKED."""
+    if launch.rank == TEAM:
+        return BuildMode.CHECKED
+    workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs
+    rank, reducer = launch.rank, launch.reducer
+    begin, end = _proof_bounds(launch)
+    # The proof is the translation's: whichever build of these arguments is loaded has
+    # it (the release build first: one look-up where the proof holds, the common case);
+    # else the release build is compiled first (what a proven launch runs).
+    kernel = None
+    for mode in (BuildMode.RELEASE, BuildMode.CHECKED):
+        key = specialization_key(workunit, operation, kwargs, rank, mode, reducer)[0]
+        kernel = launch.marker.specializations.get(key)
+        if kernel is not None:
+            break
+    if kernel is None:
+        kernel = compiled_kernel(
+            workunit, launch.marker, operation, kwargs, BuildMode.RELEASE, rank, reducer
+        )
+    proof = kernel.entry.proof
+    if proof is not None and proof.holds(begin, end, kwargs):
+        return BuildMode.RELEASE
+    return BuildMode.CHECKED
+
+
+def _hybrid_kernels(launch: Launch) -> CompiledKernel:
+    """The debug build of a HYBRID launch (what observers see), with its release half in
+    ``launch.companion`` where the launch is proven unable to fail a check (else None:
+    the debug build runs it all)."""
+    begin, end = _proof_bounds(launch)
+    # Both builds at once at the first launch: it most likely holds its proof.
+    modes = (BuildMode.DEBUG, BuildMode.HYBRID)
+    debug, fast = compiled_kernels(
+        launch.workunit,
+        launch.marker,
+        launch.operation,
+        launch.kwargs,
+        modes,
+        launch.rank,
+        launch.reducer,
+    )
+    assert debug is not None
+    if fast is not None and not debug.entry.proof.holds(begin, end, launch.kwargs):
+        fast = None
+    dispatch = launch.dispatch
+    mask = dispatch.debug_indices if dispatch is not None else None
+    if mask is not None and launch.rank != 1:
+        fast = None  # per-index debug code is for ranges: the debug build runs it all
+    if dispatch is not None:
+        dispatch.fast_build = fast
+    launch.companion = fast
+    return debug
+
+
+def compiled_kernel(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    kwargs: dict[str, Any],
+    build_mode: BuildMode,
+    rank: int = 1,
+    reducer: Reducer = Sum,
+) -> CompiledKernel:
+    """The loaded build of ``workunit`` for these arguments (translated on first use);
+    ``rank`` > 1: for an MDRangePolicy of that rank."""
+    modes = (build_mode,)
+    kernel = compiled_kernels(workunit, marker, operation, kwargs, modes, rank, reducer)[0]
+    assert kernel is not None
+    return kernel
+
+
+def compiled_kernels(
+    workunit: Callable[..., Any],
+    marker: KernelMarker,
+    operation: str,
+    kwargs: dict[str, Any],
+    modes: tuple[BuildMode, ...],
+    rank: int = 1,
+    reducer: Reducer = Sum,
+) -> list[CompiledKernel | None]:
+    """:func:`compiled_kernel` for several build modes of one specialisation: the missing
+    ones are translated once and compiled side by side (each g++ on a core of its own).
+    A HYBRID build is None where no launch could use it (no bounds proof is possible)."""
+    found: dict[BuildMode, CompiledKernel | None] = {}
+    missing = []
+    names: tuple[str, ...] = ()
+    for mode in modes:
+        key, names = specialization_key(workunit, operation, kwargs, rank, mode, reducer)
+        if key in marker.specializations:
+            found[mode] = marker.specializations[key]
+        else:
+            missing.append((mode, key))
+    known = next((k for k in found.values() if k is not None), None)
+    if known is not None and known.entry.proof is None:
+        _drop_hybrid(missing, found)  # seen at an earlier launch: no launch could use it
+    if missing:
+        arg_types = {n: argument_type(n, kwargs[n]) for n in names}
+        entry = translate_workunit(workunit, operation, arg_types, rank, reducer)
+        if entry.proof is None:
+            _drop_hybrid(missing, found)
+        label = f"workunit {workunit.__qualname__}"
+
+        def compile_one(mode: BuildMode) -> Any:
+            defines = _BUILD_DEFINES.get(mode, ())
+            with compile_notice(f"the {mode.value} build of {workunit.__qualname__}"):
+                return build(entry.source, mode is BuildMode.DEBUG, label, defines)
+
+        if len(missing) > 1:
+            with ThreadPoolExecutor(len(missing)) as pool:
+                modules = list(pool.map(compile_one, [mode for mode, _ in missing]))
+        else:
+            modules = [compile_one(mode) for mode, _ in missing]
+        for (mode, key), module in zip(missing, modules, strict=True):
+            kernel = CompiledKernel(
+                workunit.__name__,
+                operation,
+                workunit.__code__.co_filename,
+                line_span(workunit),
+                module,
+                entry,
+            )
+            kernel.load()
+            marker.specializations[key] = found[mode] = kernel
+    return [found[mode] for mode in modes]
+
+
+#: What a build mode adds to the compiler's command line (besides debug's flags).
+_BUILD_DEFINES = {BuildMode.HYBRID: ("PK_HYBRID=1",), BuildMode.CHECKED: (CHECKS_DEFINE,)}
+
+
+def _drop_hybrid(missing: list[tuple[BuildMode, Any]], found: dict[BuildMode, Any]) -> None:
+    """No bounds proof is possible for this kernel: its HYBRID build would never run."""
+    for mode, key in [m for m in missing if m[0] is BuildMode.HYBRID]:
+        missing.remove((mode, key))
+        found[mode] = None

@@ -1,0 +1,81 @@
+"""The protocol every execution space's backend implements, and the launch it is given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..api.decorators import KernelMarker
+from ..api.reducers import Reducer
+from ..api.spaces import ExecutionSpace
+from ..errors import KernelError
+from ..runtime.hooks import BuildMode, Dispatch
+
+
+@dataclass(slots=True)  # one per dispatch on the full path: cheap to make
+class Launch:
+    """One dispatch, checked against its policy and workunit, as a backend runs it.
+
+    ``rank``: 1 for a RangePolicy, an MDRangePolicy's rank, or ``translate.kernel.TEAM``
+    for a TeamPolicy (then ``team_size`` is the team size it runs with). ``build`` is the
+    dispatch's build mode until :meth:`Backend.build_mode` resolves it. ``dispatch`` is
+    the observers' record of the dispatch (None when nobody observes)."""
+
+    workunit: Callable[..., Any]
+    marker: KernelMarker
+    operation: str
+    policy: Any  # RangePolicy, MDRangePolicy or TeamPolicy
+    kwargs: dict[str, Any]
+    build: BuildMode
+    dispatch: Dispatch | None
+    reducer: Reducer
+    rank: int
+    team_size: int = 1
+    #: What a backend keeps between :meth:`Backend.kernel` and :meth:`Backend.launch`
+    #: (the host's release half of a HYBRID launch).
+    companion: Any = None
+
+    @property
+    def space(self) -> ExecutionSpace:
+        return self.policy.space  # type: ignore[no-any-return]
+
+
+class Backend(Protocol):
+    """How one family of execution spaces runs a dispatch. ``dispatch.py`` calls, in
+    order: :meth:`build_mode`, :meth:`kernel` (then the ``before_launch`` hook with the
+    kernel, when there is one), :meth:`launch`. The range fast path of ``dispatch.py``
+    calls :meth:`cached_range_kernel` first."""
+
+    #: The execution spaces this backend runs.
+    spaces: tuple[ExecutionSpace, ...]
+    #: The fault codes its builds record (``pk_rt::fault_kind``) and the errors raised for
+    #: them after a launch; empty where the body runs as Python (its errors are raised
+    #: where they happen).
+    faults: Mapping[int, type[KernelError]]
+
+    def build_mode(self, launch: Launch) -> BuildMode:
+        """The build mode this space runs ``launch`` in: ``launch.build`` with GUARDED and
+        HYBRID resolved to the builds the backend has."""
+        ...
+
+    def kernel(self, launch: Launch) -> Any:
+        """Specialise and build: the loaded kernel of ``launch.workunit`` for these
+        argument types, rank and ``launch.build`` (translated and compiled on first use,
+        then kept in ``launch.marker.specializations``); None where the space runs the
+        body itself (no ``before_launch`` then)."""
+        ...
+
+    def launch(self, kernel: Any, launch: Launch) -> Any:
+        """Run ``kernel`` (from :meth:`kernel`) over ``launch.policy``; raise the error of
+        a recorded fault; return a reduce's or scan's total, else None."""
+        ...
+
+    def cached_range_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any]
+    ) -> Any | None:
+        """For the commonest dispatch (a plain @pk.workunit over a range, the default
+        build, no reducer, nobody observing): the kernel this process has already built
+        for these arguments, with a ``launch(space, begin, end, kwargs)`` method; None
+        when there is none (or the backend has no such shortcut): the full path runs."""
+        ...

@@ -1,0 +1,434 @@
+// The CUDA C++ runtime every GPU kernel pkernels generates starts with
+// (`#include "pkernels/cuda.hpp"`; NVRTC and nvcc find it through -I<pkernels>/include).
+//
+// Compiled by NVRTC, which has no standard headers: the integer types are declared here
+// (`long` for 64 bits, as glibc declares them, so the same text also compiles under nvcc,
+// whose host headers declare them too), math goes through the overloads of pk_math
+// (sqrt(float) calls sqrtf), and nothing uses std::. The Python arithmetic helpers are
+// shared with cpu.hpp (shared/), so a kernel computes the same values on the GPU as on
+// the CPU (release builds: an integer division by zero gives NumPy's 0 instead of
+// faulting, as there). cuda_print.hpp (kernels that print) and cuda_team.hpp (TeamPolicy
+// kernels) follow it where a module needs them.
+#ifndef PKERNELS_CUDA_HPP
+#define PKERNELS_CUDA_HPP
+// ---- pkernels CUDA runtime (NVRTC: no standard headers)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+#ifndef INT64_C
+#define INT64_C(c) c##L
+#endif
+#ifndef UINT64_C
+#define UINT64_C(c) c##UL
+#endif
+#ifndef INT64_MIN
+#define INT64_MIN (-INT64_C(9223372036854775807) - 1)
+#endif
+#ifndef PK_DEBUG
+#define PK_DEBUG 0
+#endif
+// The debug build's checks (view indices, integer divisors, float to int, integer **
+// negative): on in debug builds (NVRTC -G) and in checked release builds.
+#ifndef PK_CHECKS
+#define PK_CHECKS PK_DEBUG
+#endif
+// The workunit body and its views, by value. Release builds inline the body; debug
+// builds keep it a function of its own, the frame cuda-gdb shows at the Python lines.
+#define PK_KERNEL_TEMPLATE
+#if PK_DEBUG
+#define PK_KERNEL __device__ __noinline__
+#else
+#define PK_KERNEL __device__ __forceinline__
+#endif
+#define PK_VIEW_ARG(T, R, C) const pk_rt::View<T, R, C>
+
+namespace pk_math {
+// sqrt(float) calls sqrtf ...: a double and a float overload of each C math function.
+#define PK_UNARY(name)                                                           \
+    __device__ __forceinline__ double name(double x) { return ::name(x); }       \
+    __device__ __forceinline__ float name(float x) { return ::name##f(x); }
+#define PK_BINARY(name)                                                          \
+    __device__ __forceinline__ double name(double a, double b) { return ::name(a, b); } \
+    __device__ __forceinline__ float name(float a, float b) { return ::name##f(a, b); }
+PK_UNARY(sqrt)
+PK_UNARY(exp)
+PK_UNARY(exp2)
+PK_UNARY(expm1)
+PK_UNARY(log)
+PK_UNARY(log2)
+PK_UNARY(log10)
+PK_UNARY(log1p)
+PK_UNARY(sin)
+PK_UNARY(cos)
+PK_UNARY(tan)
+PK_UNARY(asin)
+PK_UNARY(acos)
+PK_UNARY(atan)
+PK_UNARY(sinh)
+PK_UNARY(cosh)
+PK_UNARY(tanh)
+PK_UNARY(asinh)
+PK_UNARY(acosh)
+PK_UNARY(atanh)
+PK_UNARY(fabs)
+PK_UNARY(cbrt)
+PK_UNARY(erf)
+PK_UNARY(erfc)
+PK_UNARY(tgamma)
+PK_UNARY(lgamma)
+PK_UNARY(floor)
+PK_UNARY(ceil)
+PK_UNARY(trunc)
+PK_UNARY(nearbyint)
+PK_BINARY(pow)
+PK_BINARY(atan2)
+PK_BINARY(fmod)
+PK_BINARY(fmin)
+PK_BINARY(fmax)
+PK_BINARY(hypot)
+PK_BINARY(copysign)
+PK_BINARY(remainder)
+#undef PK_UNARY
+#undef PK_BINARY
+__device__ __forceinline__ bool isnan(double x) { return x != x; }
+__device__ __forceinline__ bool isinf(double x) { return x - x != x - x && x == x; }
+__device__ __forceinline__ bool isfinite(double x) { return x - x == x - x; }
+__device__ __forceinline__ double modf(double x, double* whole) { return ::modf(x, whole); }
+__device__ __forceinline__ float modf(float x, float* whole) { return ::modff(x, whole); }
+__device__ __forceinline__ double frexp(double x, int* e) { return ::frexp(x, e); }
+__device__ __forceinline__ double ldexp(double x, int e) { return ::ldexp(x, e); }
+__device__ __forceinline__ float ldexp(float x, int e) { return ::ldexpf(x, e); }
+__device__ __forceinline__ float frexp(float x, int* e) { return ::frexpf(x, e); }
+}  // namespace pk_math
+
+namespace pk_rt {
+
+// A strided view of device memory (a CuPy array). C: the last axis is contiguous.
+template <typename T, int R, bool C>
+struct View {
+    T* data;
+    int64_t extent[R];
+    int64_t stride[R];
+};
+
+// ---- faults: the first failed check (or team fault) of a launch, in the module's
+// pk_fault_record, which the host clears before a launch that can fail and reads after.
+struct Fault {
+    int flag;
+    int kind;  // 1: index, 2: zero division, 3: barrier mismatch, 4: scratch, 5/6: float to int
+    double value;  // kind 6: the float no integer holds (the host formats it as Python does)
+    char text[1008];
+};
+
+struct Text {
+    char* buf;
+    int len, cap;
+    __device__ void put(const char* s) {
+        while (*s && len < cap - 1) buf[len++] = *s++;
+        buf[len] = 0;
+    }
+    __device__ void put_int(long long v) {
+        char d[24];
+        int n = 0;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        if (v < 0) put("-");
+        do { d[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+        char out[24];
+        for (int k = 0; k < n; ++k) out[k] = d[n - 1 - k];
+        out[n] = 0;
+        put(out);
+    }
+};
+
+}  // namespace pk_rt
+
+// Global names (not mangled): the host finds them with cuModuleGetGlobal.
+__device__ pk_rt::Fault pk_fault_record;
+// Where a failed check's access goes instead of the view (the launch has failed).
+__device__ unsigned long long pk_fault_slot[2];
+
+// Debuggers break here to stop in the thread whose check failed (pkdb does).
+extern "C" __device__ __noinline__ void pk_fault_hook(const pk_rt::Fault* fault) {
+    asm volatile("" : : "l"(fault) : "memory");
+}
+
+namespace pk_rt {
+
+__device__ __noinline__ void fault(Fault* f, int kind, const char* file, int line,
+                                   const char* what, double value = 0.0) {
+    if (atomicCAS(&f->flag, 0, 1) != 0) return;
+    f->kind = kind;
+    f->value = value;
+    Text t{f->text, 0, (int)sizeof f->text};
+    t.put(file); t.put(":"); t.put_int(line); t.put(": "); t.put(what);
+    t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
+    t.put(")");
+    __threadfence();
+    pk_fault_hook(f);
+}
+
+template <typename T>
+__device__ __forceinline__ T& fault_slot() {
+    return *reinterpret_cast<T*>(pk_fault_slot);
+}
+
+__device__ __noinline__ void index_fault(int64_t i, int axis, const char* name, int64_t extent,
+                                         const char* file, int line) {
+    char what[256];
+    Text t{what, 0, (int)sizeof what};
+    t.put("index "); t.put_int(i); t.put(" is out of range for axis "); t.put_int(axis);
+    t.put(" of view '"); t.put(name); t.put("' with extent "); t.put_int(extent);
+    fault(&pk_fault_record, 1, file, line, what);
+}
+
+template <typename T, int R, bool C, typename... I>
+__device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const char* file,
+                                 int line, I... indices) {
+    const int64_t idx[R] = {(int64_t)indices...};
+#if PK_CHECKS
+    for (int k = 0; k < R; ++k) {
+        if (idx[k] < 0 || idx[k] >= v.extent[k]) {
+            index_fault(idx[k], k, name, v.extent[k], file, line);
+            return fault_slot<T>();
+        }
+    }
+#else
+    (void)name; (void)file; (void)line;
+#endif
+    int64_t offset = 0;
+#pragma unroll
+    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
+    return v.data[offset];
+}
+
+#define PK_FN __device__ __forceinline__
+#include "pkernels/shared/search.hpp"
+#undef PK_FN
+
+
+// An index into a subview: checked against the subview's own extent (checked builds).
+__device__ __forceinline__ int64_t subview_index(int64_t i, int64_t extent, const char* name,
+                                                 int axis, const char* file, int line) {
+#if PK_CHECKS
+    if (i < 0 || i >= extent) {
+        index_fault(i, axis, name, extent, file, line);
+        return 0;
+    }
+#else
+    (void)extent; (void)name; (void)axis; (void)file; (void)line;
+#endif
+    return i;
+}
+
+template <typename T>
+__device__ __forceinline__ T nan_value();
+template <>
+__device__ __forceinline__ double nan_value<double>() {
+    return __longlong_as_double(0x7ff8000000000000LL);
+}
+template <>
+__device__ __forceinline__ float nan_value<float>() { return __int_as_float(0x7fc00000); }
+template <typename T>
+__device__ __forceinline__ T inf_value();
+template <>
+__device__ __forceinline__ double inf_value<double>() {
+    return __longlong_as_double(0x7ff0000000000000LL);
+}
+template <>
+__device__ __forceinline__ float inf_value<float>() { return __int_as_float(0x7f800000); }
+
+// ---- Python arithmetic on integers: a zero divisor is an error in checked builds
+// (release builds go on with NumPy's 0, as on the CPU); false for a zero divisor
+template <typename T>
+__device__ __forceinline__ bool check_divisor(T b, const char* file, int line) {
+#if PK_CHECKS
+    if (b == 0) fault(&pk_fault_record, 2, file, line, "integer division or modulo by zero");
+#else
+    (void)file; (void)line;
+#endif
+    return b != 0;
+}
+
+// An integer ** a negative integer is a float in Python: an error in checked builds
+// (release builds: ipow gives 1)
+template <typename T>
+__device__ __forceinline__ T check_exponent(T e, const char* file, int line) {
+#if PK_CHECKS
+    if (e < 0) {
+        char what[200];
+        Text t{what, 0, (int)sizeof what};
+        t.put("an integer ** "); t.put_int((long long)e);
+        t.put(": Python gives a float, this kernel's integer result cannot hold it "
+              "(write float(base) ** exponent)");
+        fault(&pk_fault_record, 5, file, line, what);
+    }
+#else
+    (void)file; (void)line;
+#endif
+    return e;
+}
+
+// int() of a float: a NaN, an infinity or a value past the integer type is an error in
+// checked builds (release builds: the conversion itself, as on the CPU)
+template <typename T, typename F>
+__device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
+#if PK_CHECKS
+    const bool is_signed = (T)-1 < (T)0;
+    const int bits = 8 * (int)sizeof(T);
+    const F end = pk_math::ldexp((F)1, is_signed ? bits - 1 : bits);  // the first value past T
+    const F whole = pk_math::trunc(x);
+    if (x != x) {
+        fault(&pk_fault_record, 5, file, line, "cannot convert float NaN to integer");
+        return (T)0;
+    }
+    if (!(whole >= (is_signed ? -end : (F)0) && whole < end)) {
+        char what[160];
+        Text t{what, 0, (int)sizeof what};
+        // The host puts the value where @VALUE@ is, formatted as Python's %.17g.
+        t.put("cannot convert @VALUE@ to a "); t.put_int(bits);
+        t.put(is_signed ? "-bit signed integer" : "-bit unsigned integer");
+        fault(&pk_fault_record, 6, file, line, what, (double)x);
+        return (T)0;
+    }
+#else
+    (void)file; (void)line;
+#endif
+    return (T)x;
+}
+
+#define PK_FN __device__ __forceinline__
+#define PK_MATH pk_math
+#include "pkernels/shared/arithmetic.hpp"
+#undef PK_FN
+#undef PK_MATH
+
+// ---- atomics: atomicAdd where the hardware has it, else an atomicCAS loop on the bits
+// (1- and 2-byte elements through the aligned 4-byte word that holds them)
+template <typename To, typename From>
+__device__ __forceinline__ To bit_cast(From v) {
+    static_assert(sizeof(To) == sizeof(From), "bit_cast between types of different sizes");
+    union {
+        From from;
+        To to;
+    } u;
+    u.from = v;
+    return u.to;
+}
+
+template <int N> struct UInt;
+template <> struct UInt<1> { typedef unsigned char type; };
+template <> struct UInt<2> { typedef unsigned short type; };
+template <> struct UInt<4> { typedef unsigned int type; };
+template <> struct UInt<8> { typedef unsigned long long type; };
+
+template <typename T, typename F>
+__device__ T atomic_update(T* p, F f, T* new_value) {
+    T old, desired;
+    if constexpr (sizeof(T) == 8 || sizeof(T) == 4) {
+        typedef typename UInt<sizeof(T)>::type U;
+        U* word = (U*)p;
+        U seen = *(volatile U*)word, assumed;
+        do {
+            assumed = seen;
+            old = bit_cast<T>(assumed);
+            desired = f(old);
+            seen = atomicCAS(word, assumed, bit_cast<U>(desired));
+        } while (seen != assumed);
+    } else {
+        typedef typename UInt<sizeof(T)>::type U;
+        unsigned int* word = (unsigned int*)((unsigned long long)p & ~3ULL);
+        const unsigned int shift = (unsigned int)((unsigned long long)p & 3ULL) * 8u;
+        const unsigned int mask = ((1u << (8 * sizeof(T))) - 1u) << shift;
+        unsigned int seen = *(volatile unsigned int*)word, assumed;
+        do {
+            assumed = seen;
+            old = bit_cast<T>((U)((assumed & mask) >> shift));
+            desired = f(old);
+            const unsigned int bits = (unsigned int)bit_cast<U>(desired) << shift;
+            seen = atomicCAS(word, assumed, (assumed & ~mask) | bits);
+        } while (seen != assumed);
+    }
+    if (new_value) *new_value = desired;
+    return old;
+}
+
+// *p = f(*p, v) atomically; the old value, or the new one when want_new.
+template <typename T, typename F>
+__device__ __forceinline__ T atomic_apply(T* p, T v, F f, bool want_new) {
+    T desired;
+    const T old = atomic_update(p, [=](T a) { return f(a, v); }, &desired);
+    return want_new ? desired : old;
+}
+
+template <typename T>
+__device__ __forceinline__ T atomic_add(T* p, T v) {
+    return atomic_update(p, [=](T a) { return (T)(a + v); }, (T*)nullptr);
+}
+__device__ __forceinline__ float atomic_add(float* p, float v) { return atomicAdd(p, v); }
+__device__ __forceinline__ double atomic_add(double* p, double v) { return atomicAdd(p, v); }
+__device__ __forceinline__ int32_t atomic_add(int32_t* p, int32_t v) { return atomicAdd(p, v); }
+__device__ __forceinline__ uint32_t atomic_add(uint32_t* p, uint32_t v) {
+    return atomicAdd(p, v);
+}
+__device__ __forceinline__ int64_t atomic_add(int64_t* p, int64_t v) {
+    return (int64_t)atomicAdd((unsigned long long*)p, (unsigned long long)v);
+}
+__device__ __forceinline__ uint64_t atomic_add(uint64_t* p, uint64_t v) {
+    return (uint64_t)atomicAdd((unsigned long long*)p, (unsigned long long)v);
+}
+template <typename T>
+__device__ __forceinline__ T atomic_add_fetch(T* p, T v) {
+    return (T)(atomic_add(p, v) + v);
+}
+
+template <typename T>
+__device__ __forceinline__ T atomic_exchange(T* p, T v) {
+    return atomic_update(p, [=](T) { return v; }, (T*)nullptr);
+}
+
+// The old value, whether or not the exchange happened (compared bit for bit, as the CPU's
+// __atomic_compare_exchange does).
+template <typename T>
+__device__ T atomic_cas(T* p, T expected, T desired) {
+    typedef typename UInt<sizeof(T)>::type U;
+    if constexpr (sizeof(T) == 8 || sizeof(T) == 4) {
+        return bit_cast<T>(atomicCAS((U*)p, bit_cast<U>(expected), bit_cast<U>(desired)));
+    } else {
+        unsigned int* word = (unsigned int*)((unsigned long long)p & ~3ULL);
+        const unsigned int shift = (unsigned int)((unsigned long long)p & 3ULL) * 8u;
+        const unsigned int mask = ((1u << (8 * sizeof(T))) - 1u) << shift;
+        unsigned int seen = *(volatile unsigned int*)word, assumed;
+        do {
+            assumed = seen;
+            const U current = (U)((assumed & mask) >> shift);
+            if (current != bit_cast<U>(expected)) return bit_cast<T>(current);
+            const unsigned int bits = (unsigned int)bit_cast<U>(desired) << shift;
+            seen = atomicCAS(word, assumed, (assumed & ~mask) | bits);
+        } while (seen != assumed);
+        return expected;
+    }
+}
+
+// ---- one block's partial of a parallel_reduce: the threads' partials added in shared
+// memory (a tree of fixed shape: the same total every run), written to out[blockIdx.x]
+// The block's threads' partials combined (a tree: blockDim.x is a power of two), into
+// out[blockIdx.x]; `combine` is the reduction's operation (the module's pk_reduce).
+template <typename T, typename F>
+__device__ void block_reduce(T* shared, T partial, T* out, F combine) {
+    shared[threadIdx.x] = partial;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = shared[0];
+}
+
+}  // namespace pk_rt
+#endif  // PKERNELS_CUDA_HPP
