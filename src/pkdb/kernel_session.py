@@ -15,10 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pkernels.build.runtime import INCLUDE_DIR
+
 from .gdbexpr import ConditionError, python_to_c
 from .kernel_protocol import KernelLaunch
 from .targets.base import FrameInfo, StopEvent, TargetError, ThreadInfo
 from .teams import TeamPosition
+
+#: Where the runtime headers kernels include live: frames there are kernel code.
+_RUNTIME_DIR = str(INCLUDE_DIR) + "/"
 
 if TYPE_CHECKING:
     from .targets.base import Controller
@@ -506,7 +511,11 @@ class KernelSession:
             return False
         sources = {self.launch.source, self.launch.library, self.launch.fast_library} - {""}
         stack = self.require_controller().stack(thread, max_depth=1)
-        return bool(stack) and (stack[0].fullname in sources or stack[0].file in sources)
+        if not stack:
+            return False
+        place = stack[0].fullname or stack[0].file or ""
+        # The runtime the kernel includes (pkernels/include) is kernel code too.
+        return place in sources or stack[0].file in sources or place.startswith(_RUNTIME_DIR)
 
     def _debug_code_thread(self, threads: list[int | None]) -> int | None:
         """The first of ``threads`` (stopped ones) whose innermost Python frame is in a

@@ -15,7 +15,7 @@ from pkdb.kernel_protocol import KernelLaunch, KernelReply
 from pkdb.kernel_session import KernelSession
 from pkdb.modes import KernelMode
 from pkdb.settings import Settings
-from pkdb.targets.base import StopEvent
+from pkdb.targets.base import FrameInfo, StopEvent
 
 PROGRAM = """\
 import pkernels as pk
@@ -284,3 +284,18 @@ def test_next_goes_line_by_line_then_says_the_thread_is_done(fake, source):
     console.run("thread 1")
     fake.threads_by_id[2].route = [7]
     assert console.run("next") == "stopped at line 7"
+
+
+def test_a_thread_inside_the_runtime_headers_is_in_kernel_code(fake, source, monkeypatch):
+    # A thread interrupted in a runtime helper (an atomic's CAS loop, a team barrier) is
+    # in a header of pkernels/include, not in kernel.cpp: it is still in the kernel.
+    from pkernels.build.runtime import INCLUDE_DIR
+
+    console = held_at_line(fake, source, LOOP_LINE)
+    header = str(INCLUDE_DIR / "pkernels" / "cpu.hpp")
+    helper = FrameInfo(0, "pk_rt::atomic_apply", "cpu.hpp", header, 400, 0x1000)
+    elsewhere = FrameInfo(0, "gomp_team_barrier_wait", "bar.c", "/usr/lib/bar.c", 7, 0x9000)
+    monkeypatch.setattr(fake, "stack", lambda thread, max_depth=None: [helper])
+    assert console.kernel.in_kernel_code(2)
+    monkeypatch.setattr(fake, "stack", lambda thread, max_depth=None: [elsewhere])
+    assert not console.kernel.in_kernel_code(2)

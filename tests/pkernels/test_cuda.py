@@ -242,6 +242,12 @@ def small_atomics(i, bytes8, shorts, biggest, flags):
 
 
 @pk.workunit
+def loads_and_stores(i, ints, out):
+    out[i] = pk.atomic_load(ints, [i])
+    pk.atomic_store(ints, [i], i * 10)
+
+
+@pk.workunit
 def integer_updates(i, ints, shorts):
     pk.atomic_div(ints, [1], i)  # pk_rt::truncdiv
     pk.atomic_lshift(ints, [2], i)
@@ -369,6 +375,7 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
             biggest=ints,
             flags=np.zeros(4, np.uint8),
         ),
+        "atomic_load_store": _cuda_source(loads_and_stores, "for", ints=ints, out=v),
         "integer_updates": _cuda_source(
             integer_updates, "for", ints=ints, shorts=np.zeros(2, np.int16)
         ),

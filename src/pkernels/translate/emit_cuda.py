@@ -129,6 +129,8 @@ class CudaEmitter(CppEmitter):
             return f"pk_rt::atomic_exchange({ptr}, {values[0]})"
         if op == "cas":
             return f"pk_rt::atomic_cas({ptr}, {values[0]}, {values[1]})"
+        if op == "load":
+            return f"pk_rt::atomic_load({ptr})"
         base = op.removesuffix("_new")
         want_new = op.endswith("_new")
         if base in ("add", "sub") and e.type in _HARDWARE_ADD:

@@ -391,6 +391,15 @@ __device__ __forceinline__ T atomic_exchange(T* p, T v) {
     return atomic_update(p, [=](T) { return v; }, (T*)nullptr);
 }
 
+// An atomic read (pk.atomic_load): a volatile load, never torn for the naturally aligned
+// element types views hold, then a fence, for acquire order as the CPU's __ATOMIC_ACQUIRE.
+template <typename T>
+__device__ __forceinline__ T atomic_load(T* p) {
+    const T value = *(volatile T*)p;
+    __threadfence();
+    return value;
+}
+
 // The old value, whether or not the exchange happened (compared bit for bit, as the CPU's
 // __atomic_compare_exchange does).
 template <typename T>
