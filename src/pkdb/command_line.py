@@ -65,14 +65,10 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pkdb",
-        usage=USAGE,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a debugging session, whether of one program or of MPI ranks:
+    ``-x FILE``, ``-c CMD`` (kept in their order in ``commands``) and
+    ``--debug-all-kernels``."""
     parser.add_argument(
         "-x",
         "--command-file",
@@ -98,6 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="build and debug every kernel, not only kernels with a breakpoint "
         "(the same as 'set debug_all_kernels on')",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pkdb",
+        usage=USAGE,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_session_options(parser)
     parser.add_argument(
         "-m",
         metavar="MODULE",

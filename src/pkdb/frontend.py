@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .agent_requests import KERNEL_POLL_INTERVAL, AgentRequests
 from .channel import ChannelClosed
+from .command_input import read_command_line
 from .commands.registry import expand_alias, split_command, split_commands
 from .input_text import undecodable
 from .modes import HostMode, Mode
@@ -213,24 +214,7 @@ class Frontend(cmd.Cmd):
             return self.cmdqueue.pop(0)
         if prompt is None:
             prompt = self.current_prompt
-        if self._script:  # -c / -x: echoed, so the output reads like a session
-            line = self._script.popleft()
-            self._write(f"{prompt}{line}\n")
-            return line
-        if self._interactive:
-            try:
-                return input(prompt)
-            except EOFError:
-                self._write("\n")
-                return None
-        self._write(prompt)
-        line = self.stdin.readline()
-        if not line:
-            self._write("\n")
-            return None
-        line = line.rstrip("\r\n")
-        self._write(line + "\n")
-        return line
+        return read_command_line(prompt, self._script, self._interactive, self.stdin, self._write)
 
     @property
     def current_prompt(self) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
+from ..command_input import read_command_line
 from ..commands.registry import split_command
 from .aggregate import group_answers, render
 from .rank_conditions import ranks_where, split_rank_break
@@ -141,25 +142,9 @@ class MpiConsole:
                 self.error(f"pkdb failed on {line.strip()!r}: {type(exc).__name__}: {exc}")
 
     def _read_line(self) -> str | None:
-        prompt = self.prompt
-        if self._script:
-            line = self._script.popleft()
-            self.write(f"{prompt}{line}\n")
-            return line
-        if self._interactive:
-            try:
-                return input(prompt)
-            except EOFError:
-                self.write("\n")
-                return None
-        self.write(prompt)
-        line = self.stdin.readline()
-        if not line:
-            self.write("\n")
-            return None
-        line = line.rstrip("\r\n")
-        self.write(line + "\n")
-        return line
+        return read_command_line(
+            self.prompt, self._script, self._interactive, self.stdin, self.write
+        )
 
     def onecmd(self, line: str) -> None:
         """Run one command line."""

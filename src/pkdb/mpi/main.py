@@ -37,7 +37,7 @@ START_TIMEOUT = 120.0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..command_line import _OrderedCommands
+    from ..command_line import add_session_options
 
     parser = argparse.ArgumentParser(
         prog="pkdb",
@@ -69,29 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="after a command that resumes ranks, how long to wait for the others once "
         "one has stopped, before reporting them running (default 2)",
     )
-    parser.add_argument(
-        "-x",
-        "--command-file",
-        metavar="FILE",
-        dest="commands",
-        action=_OrderedCommands,
-        const="file",
-        help="run the commands in FILE first (see pkdb --help)",
-    )
-    parser.add_argument(
-        "-c",
-        "--command",
-        metavar="CMD",
-        dest="commands",
-        action=_OrderedCommands,
-        const="command",
-        help="run CMD first; may be repeated",
-    )
-    parser.add_argument(
-        "--debug-all-kernels",
-        action="store_true",
-        help="build and debug every kernel (set debug_all_kernels on)",
-    )
+    add_session_options(parser)
     parser.add_argument("program", help="the Python program to debug (a file)")
     return parser
 
