@@ -238,8 +238,14 @@ def compiled_kernels(
 
         def compile_one(mode: BuildMode) -> Any:
             defines = _BUILD_DEFINES.get(mode, ())
-            with compile_notice(f"the {mode.value} build of {workunit.__qualname__}"):
-                return build(entry.source, mode is BuildMode.DEBUG, label, defines)
+            what = f"the {mode.value} build of {workunit.__qualname__}"
+            return build(
+                entry.source,
+                mode is BuildMode.DEBUG,
+                label,
+                defines,
+                while_compiling=lambda: compile_notice(what),
+            )
 
         if len(missing) > 1:
             with ThreadPoolExecutor(len(missing)) as pool:

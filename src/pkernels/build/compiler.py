@@ -8,6 +8,8 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +40,13 @@ _ERROR_LINE = re.compile(
 )
 
 
-def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -> BuiltModule:
+def build(
+    source: str,
+    debug: bool,
+    label: str,
+    defines: tuple[str, ...] = (),
+    while_compiling: Callable[[], AbstractContextManager[object]] = nullcontext,
+) -> BuiltModule:
     """The shared library for ``source`` (compiled now, or found in the cache).
 
     ``source`` may contain :data:`GENERATED_PATH`, replaced by the path the C++ file is
@@ -46,6 +54,8 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
     ``defines``: extra preprocessor definitions (``"PK_HYBRID=1"``, :data:`CHECKS_DEFINE`),
     part of the key. The runtime headers the source includes are found through
     :func:`~.runtime.include_option`; their digest is part of the key, their path not.
+    ``while_compiling``: a context entered around the compiler's run only (not around
+    a cache hit), e.g. the notice that a compile takes a while.
     """
     tool = host_toolchain()
     flags = tool.flags(debug) + tuple(f"-D{d}" for d in defines)
@@ -59,12 +69,13 @@ def build(source: str, debug: bool, label: str, defines: tuple[str, ...] = ()) -
 
     def compile_into(output: Path) -> None:
         write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
-        proc = subprocess.run(
-            [tool.path, *flags, include_option(), str(cpp), "-o", str(output)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        with while_compiling():
+            proc = subprocess.run(
+                [tool.path, *flags, include_option(), str(cpp), "-o", str(output)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         if proc.returncode != 0:
             unwritten = _unwritten(proc.stderr, library)
             if unwritten is not None:
