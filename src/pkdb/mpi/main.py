@@ -38,6 +38,7 @@ START_TIMEOUT = 120.0
 
 def build_parser() -> argparse.ArgumentParser:
     from ..command_line import add_session_options
+    from .console import PATIENCE
 
     parser = argparse.ArgumentParser(
         prog="pkdb",
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SECONDS",
         help="after a command that resumes ranks, how long to wait for the others once "
-        "one has stopped, before reporting them running (default 2)",
+        f"one has stopped, before reporting them running (default {PATIENCE:g})",
     )
     add_session_options(parser)
     parser.add_argument("program", help="the Python program to debug (a file)")
