@@ -155,6 +155,8 @@ def test_parallel_print_over_the_focused_block(console):
     lines = console.run("parallel_print j * 2 threads 3:6").splitlines()
     assert lines == [f"thread {n:>6} (block 0, thread {n}): {2 * n}" for n in range(3, 7)]
     assert console.gpu.controller.focus_now.thread == (10, 0, 0)  # focus put back
+    said = console.run("parallel_print j threads 6:3")
+    assert said == "*** thread range 6:3 runs backwards: the first number comes first"
 
 
 def test_threads_table_and_held_commands(console):

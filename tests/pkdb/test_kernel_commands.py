@@ -218,7 +218,7 @@ def test_thread_n_selects_by_openmp_number(fake, source):
         ("all", "*** usage: continue [threads A:B]"),
         ("threads a:b", "*** thread range expected, like 2:5, got 'a:b'"),
         ("threads 1:x", "*** thread range expected, like 2:5, got '1:x'"),
-        ("threads 2:0", "*** no stopped kernel thread has a number from 2 to 0"),
+        ("threads 2:0", "*** thread range 2:0 runs backwards: the first number comes first"),
         ("threads 5:9", "*** no stopped kernel thread has a number from 5 to 9"),
     ],
 )

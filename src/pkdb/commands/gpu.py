@@ -185,8 +185,10 @@ def _set(console: GpuConsole, arg: str, temporary: bool) -> None:
     console.state["next_breakpoint"] = number + 1
     _pdb_breakpoints(console).append(bp)
     gpu.deferred.append(
-        Deferred("break", {"file": bp["file"], "line": line, "condition": condition,
-                           "temporary": temporary})  # fmt: skip
+        Deferred(
+            "break",
+            {"file": bp["file"], "line": line, "condition": condition, "temporary": temporary},
+        )  # fmt: skip
     )
     console.message(f"Breakpoint {number} at {bp['file']}:{line}")
     if problem:
@@ -709,7 +711,8 @@ def do_thread(console: GpuConsole, arg: str) -> None:
         if differ:
             console.message(
                 "(this thread runs that index in another iteration of its loop; it is at "
-                + ", ".join(f"{k}={v}" for k, v in now.items()) + " now)"
+                + ", ".join(f"{k}={v}" for k, v in now.items())
+                + " now)"
             )
 
 
@@ -763,6 +766,11 @@ def do_parallel_print(console: GpuConsole, arg: str) -> None:
     if match:
         first, last = int(match[1]), int(match[2])
         text = text[: match.start()].strip()
+        if last < first:
+            console.error(
+                f"thread range {first}:{last} runs backwards: the first number comes first"
+            )
+            return
     else:
         size = gpu.block_size()
         first = stop.focus.block[0] * size

@@ -54,6 +54,9 @@ def do_continue(console: KernelConsole, arg: str) -> None:
     except ValueError:
         console.error(f"thread range expected, like 2:5, got {words[1]!r}")
         return
+    if low > high:
+        console.error(f"thread range {words[1]} runs backwards: the first number comes first")
+        return
     kernel = console.kernel
     numbered = sorted(
         (kernel.thread_number(t.id), t.id) for t in kernel.kernel_threads() if t.stopped
