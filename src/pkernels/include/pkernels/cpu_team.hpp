@@ -82,51 +82,11 @@ static void team_barrier(TeamMember& tm, const char* file, int line) {
     }
 }
 
-// This thread's share of [begin, end) in a TeamThreadRange: contiguous chunks in rank order.
-static inline void team_chunk(const TeamMember& tm, int64_t begin, int64_t end, int64_t* lo,
-                              int64_t* hi) {
-    const int64_t n = end > begin ? end - begin : 0;
-    const int64_t chunk = (n + tm.team_size - 1) / tm.team_size;
-    *lo = begin + tm.team_rank * chunk;
-    if (*lo > end) *lo = end;
-    *hi = *lo + chunk < end ? *lo + chunk : end;
-}
-
-// Every thread's partial, added in team rank order: the same total, bit for bit, in all.
-template <typename T>
-static T team_reduce(TeamMember& tm, T partial, const char* file, int line) {
-    if (tm.team_size == 1) return T(0) + partial;
-    TeamShared* s = tm.shared;
-    *(T*)(s->slots + 16 * tm.team_rank) = partial;
-    team_barrier(tm, file, line);
-    T total = 0;
-    for (int r = 0; r < s->size; ++r) total += *(T*)(s->slots + 16 * r);
-    team_barrier(tm, file, line);  // the slots are reused by the next collective
-    return total;
-}
-
 #define PK_FN static
 #define PK_TEAM_SLOT 16
 #include "pkernels/shared/team_combine.hpp"
 #undef PK_FN
 #undef PK_TEAM_SLOT
-
-// The sum of the partials of the threads before this one (an exclusive scan in team rank
-// order); ``*total``: the sum of all.
-template <typename T>
-static T team_scan(TeamMember& tm, T partial, T* total, const char* file, int line) {
-    TeamShared* s = tm.shared;
-    *(T*)(s->slots + 16 * tm.team_rank) = partial;
-    team_barrier(tm, file, line);
-    T before = 0, all = 0;
-    for (int r = 0; r < s->size; ++r) {
-        if (r == tm.team_rank) before = all;
-        all += *(T*)(s->slots + 16 * r);
-    }
-    team_barrier(tm, file, line);
-    *total = all;
-    return before;
-}
 
 // The next piece of the team's (or this thread's) scratch memory at ``level``, as a view.
 // As in Kokkos, a level's PerTeam and PerThread bytes are one pool, handed out in the

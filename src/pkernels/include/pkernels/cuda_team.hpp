@@ -92,53 +92,11 @@ __device__ __forceinline__ void team_barrier(TeamMember& tm, const char* file, i
     }
 }
 
-// This thread's share of [begin, end) in a TeamThreadRange: contiguous chunks in rank
-// order, the CPU's split.
-__device__ __forceinline__ void team_chunk(const TeamMember& tm, int64_t begin, int64_t end,
-                                           int64_t* lo, int64_t* hi) {
-    const int64_t n = end > begin ? end - begin : 0;
-    const int64_t chunk = (n + tm.team_size - 1) / tm.team_size;
-    *lo = begin + tm.team_rank * chunk;
-    if (*lo > end) *lo = end;
-    *hi = *lo + chunk < end ? *lo + chunk : end;
-}
-
-// Every thread's partial, added in team rank order: the same total, bit for bit, in all
-// (and the CPU's, for the same team size).
-template <typename T>
-__device__ T team_reduce(TeamMember& tm, T partial, const char* file, int line) {
-    if (tm.team_size == 1) return T(0) + partial;
-    TeamShared* s = tm.shared;
-    *(T*)(s->slots + 8 * tm.team_rank) = partial;
-    team_barrier(tm, file, line);
-    T total = 0;
-    for (int r = 0; r < s->size; ++r) total += *(T*)(s->slots + 8 * r);
-    team_barrier(tm, file, line);  // the slots are reused by the next collective
-    return total;
-}
-
 #define PK_FN __device__
 #define PK_TEAM_SLOT 8
 #include "pkernels/shared/team_combine.hpp"
 #undef PK_FN
 #undef PK_TEAM_SLOT
-
-// The sum of the partials of the threads before this one (an exclusive scan in team rank
-// order); `*total`: the sum of all.
-template <typename T>
-__device__ T team_scan(TeamMember& tm, T partial, T* total, const char* file, int line) {
-    TeamShared* s = tm.shared;
-    *(T*)(s->slots + 8 * tm.team_rank) = partial;
-    team_barrier(tm, file, line);
-    T before = 0, all = 0;
-    for (int r = 0; r < s->size; ++r) {
-        if (r == tm.team_rank) before = all;
-        all += *(T*)(s->slots + 8 * r);
-    }
-    team_barrier(tm, file, line);
-    *total = all;
-    return before;
-}
 
 // The next piece of the team's (or this thread's) scratch memory at `level`, as a view
 // (one pool per level, handed out as on the CPU).
