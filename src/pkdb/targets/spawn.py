@@ -15,6 +15,7 @@ long as the session."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -39,13 +40,9 @@ def spawn_debugger(argv: Sequence[str], **options: Any) -> subprocess.Popen[byte
 
 
 def _resolve(program: str) -> str:
-    """``program``'s path as exec would find it, or FileNotFoundError as Popen raises."""
-    if os.sep in program:
-        found = program if os.access(program, os.X_OK) else None
-    else:
-        from shutil import which
-
-        found = which(program)
+    """``program``'s path as exec would find it (a path with a directory is taken as it
+    is), or FileNotFoundError as Popen raises."""
+    found = shutil.which(program)
     if found is None:
         raise FileNotFoundError(2, "No such file or directory", program)
     return found
