@@ -20,6 +20,7 @@ import numpy as np
 from ..translate.builtin_table import KERNEL_FUNCTIONS as _KERNEL_FUNCTIONS
 from .host_arrays import elementwise as _elementwise
 from .host_arrays import special
+from .random_pools import rand_bits
 
 pi = math.pi
 e = math.e
@@ -146,30 +147,26 @@ def fmax(a: float, b: float) -> float:
 fmax = _each(fmax, "fmax")
 
 
-_MASK64 = (1 << 64) - 1
-
-
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def _rand_bits(seed: int, counter: int) -> int:
-    return _splitmix64(_splitmix64(int(seed) & _MASK64) ^ (int(counter) & _MASK64))
-
-
-def rand(seed: int, counter: int) -> float:
+def rand(seed: Any, counter: int | None = None) -> float:
     """A uniform float in [0, 1) for (seed, counter): counter-based (splitmix64), so each
     index gets its own reproducible number in every space, whatever the thread count.
-    Use the index as the counter: ``x = pk.rand(seed, i)``."""
-    return (_rand_bits(seed, counter) >> 11) * 2.0**-53
+    Use the index as the counter: ``x = pk.rand(seed, i)``.
+
+    ``pk.rand(T)`` (one argument, a type such as ``pk.double``) draws from the random pool
+    of the workunit it is in (see :mod:`pkernels.api.random_pools`); the Debug space runs
+    those draws through the pool's stream, so it is no call of this function."""
+    if counter is None:
+        raise TypeError(
+            f"pk.rand({getattr(seed, '__name__', seed)}) draws from the random pool of a "
+            "workunit (a pk.Random_XorShift64_Pool field or argument), so it is for kernels; "
+            "elsewhere draw counter-based numbers with pk.rand(seed, counter)"
+        )
+    return (rand_bits(seed, counter) >> 11) * 2.0**-53
 
 
 def rand_int(seed: int, counter: int, n: int) -> int:
     """A uniform integer in [0, n) for (seed, counter) (0 when n <= 0); see :func:`rand`."""
-    return _rand_bits(seed, counter) % int(n) if n > 0 else 0
+    return rand_bits(seed, counter) % int(n) if n > 0 else 0
 
 
 def lower_bound(view: Any, count: int, value: Any) -> int:
@@ -432,5 +429,8 @@ __all__ = sorted(
     for name, value in list(globals().items())
     if not name.startswith("_")
     and name
-    not in ("annotations", "bisect", "builtins", "ctypes", "math", "np", "sys", "Any", "special")
+    not in (
+        "annotations", "bisect", "builtins", "ctypes", "math", "np", "sys", "Any", "special",
+        "rand_bits",
+    )
 )

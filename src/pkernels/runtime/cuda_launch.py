@@ -64,7 +64,7 @@ from ..errors import CompileError, DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry
 from ..translate.ir import StructType
-from .marshal import INT_RANGES, struct_dtype
+from .marshal import INT_RANGES, pool_key, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -559,7 +559,7 @@ def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
         elif p.type.kind == "bool":
             out.append(np.bool_(bool(value)))
         else:
-            number = int(value)
+            number = pool_key(value)  # a random pool's launch key, or the number
             low, high = INT_RANGES[p.type.name]
             if not low <= number <= high:
                 raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")

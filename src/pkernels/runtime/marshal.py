@@ -10,7 +10,8 @@ import numpy as np
 from ..api import types as t
 from ..api.views import View, is_tensor, unwrap
 from ..errors import DispatchError
-from ..translate.ir import Param, StructType, Type, ViewType
+from ..api.random_pools import RandomPool
+from ..translate.ir import Param, RandomPoolType, StructType, Type, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
 
 _CTYPES = {
@@ -71,6 +72,8 @@ def argument_type(name: str, value: Any, device: bool = False) -> Type:
         return t.int64
     if isinstance(value, float):
         return t.float64
+    if isinstance(value, RandomPool):  # the kernel takes its launch key (lower_random)
+        return RandomPoolType()
     raise DispatchError(
         f"{name}: kernels take NumPy arrays and numbers, not {type(value).__name__}"
     )
@@ -175,8 +178,9 @@ class ArgumentPlan:
             elif kind == _BOOL:
                 out.append(bool(value))
             else:
-                number = int(value)
                 low, high, type_name = extra
+                # a uint64 may be a random pool's launch key (off the C marshaller's path)
+                number = pool_key(value) if high > _INT64_MAX else int(value)
                 if not low <= number <= high:
                     # ctypes would silently keep the low bits: 2**64 would arrive as 0.
                     raise DispatchError(f"{name}: {number} does not fit in {type_name}")
@@ -185,6 +189,12 @@ class ArgumentPlan:
 
 
 _INT64_MAX = 2**63 - 1
+
+
+def pool_key(value: Any) -> int:
+    """A uint64 argument's value: a random pool's, the key of a new launch drawing from
+    it (the kernel's parameter for a pool is a uint64, see translate.lower_random)."""
+    return value.launch_key() if isinstance(value, RandomPool) else int(value)
 # The values of each integer type by name, as Python ints (low, high).
 INT_RANGES = {dt.name: values for dt, values in TYPE_INT_RANGES.items() if dt.is_integer}
 

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ..api.random_pools import RandomPool
 from ..api.reducers import Reducer, Sum
 from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..errors import KernelIndexError
@@ -179,6 +180,8 @@ def as_python_argument(value: Any) -> Any:
     np.int32 computes in int64, as compiled; a Python int would take int32)."""
     if type(value) is np.ndarray:  # a subclass keeps its own behaviour
         return value.view(_PythonView)
+    if isinstance(value, RandomPool):  # the launch key the body's draws come from
+        return value.launch_key()
     return value.item() if type(value) is np.bool_ else value
 
 

@@ -146,6 +146,15 @@ _FUNCTIONS: list[KernelFunction] = [
         args=(INT64, INT64, INT64),
         cpp="pk_rt::rand_int((uint64_t){0}, (uint64_t){1}, {2})",
     ),  # fmt: skip
+    # A workunit call's stream of its random pool's draws: of the launch key and an index
+    # (translate.lower_random; the key is a uint64, passed through int64 unchanged).
+    KernelFunction(
+        "rand_stream",
+        2,
+        "special",
+        args=(INT64, INT64),
+        cpp="pk_rt::rand_stream((uint64_t){0}, (uint64_t){1})",
+    ),  # fmt: skip
     # One part of math.modf / math.frexp (see TUPLE_MATH), in double.
     *[
         KernelFunction(name, 1, "special", cpp="pk_rt::{name}({0})", args=(DOUBLE,))

@@ -650,6 +650,10 @@ class CppEmitter:
                 return self.call(e)
             case ir.AtomicOp():
                 return self.atomic(e)
+            case ir.RandomDraw(stream=stream, site=site, count=count):
+                # pool_<type> counts the draw in the site's counter (a reference)
+                args = f"{self.expr(stream)}, {site}u, {self.expr(count)}"
+                return f"pk_rt::pool_{e.type.name}({args})"
         raise AssertionError(f"unhandled IR expression {e!r}")
 
     def view_access(self, view: ir.ViewRef, indices: list[ir.Expr]) -> str:

@@ -36,6 +36,16 @@ class TeamType:
 
 
 @dataclass(frozen=True)
+class RandomPoolType:
+    """A random pool dispatch argument (``pk.Random_XorShift64_Pool``): the kernel takes
+    its launch key, a uint64 parameter, and draws with ``pk.rand(T)`` (see
+    ``api.random_pools``)."""
+
+    def __str__(self) -> str:
+        return "RandomPool"
+
+
+@dataclass(frozen=True)
 class StructType:
     """A ``@pk.classtype`` value: a C++ struct of scalar and struct fields (in the order of
     their annotated assignments in ``__init__``). ``name`` is the Python class name."""
@@ -59,7 +69,7 @@ class StructType:
         return self.name
 
 
-Type = DataType | ViewType | TeamType | StructType
+Type = DataType | ViewType | TeamType | StructType | RandomPoolType
 
 
 def accumulator_struct(reducer: Any, dtype: DataType) -> StructType:
@@ -208,6 +218,16 @@ class Call(Expr):
     func: str
     args: list[Expr]
     user: bool = False  # an @pk.function helper, not a builtin
+
+
+@dataclass
+class RandomDraw(Expr):
+    """``pk.rand(T)``: the next number of call site ``site`` from the call's pool stream
+    ``stream``, ``count`` the site's counter (a local the draw increments)."""
+
+    stream: Var
+    site: int
+    count: Var
 
 
 @dataclass
@@ -470,3 +490,17 @@ class Function:
     view_passes: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     # Subviews (`row = A[j, :]`) by name, as SubviewLowering describes them to debuggers.
     subviews: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A workunit drawing from a random pool (pk.rand(T)): how, for the Debug space.
+    random_draws: RandomDraws | None = None
+
+
+@dataclass(frozen=True)
+class RandomDraws:
+    """How a workunit draws from its random pool (see ``translate.lower_random``): the
+    pool parameter (its launch key), the Python expressions of the call's stream indices
+    (``i``, or ``m.league_rank()`` and ``m.team_rank()``), and each ``pk.rand(T)`` call by
+    its position in the source (line, column): its site number and the type drawn."""
+
+    pool: str
+    indices: tuple[str, ...]
+    sites: dict[tuple[int, int], tuple[int, str]] = field(hash=False)

@@ -24,6 +24,7 @@ from .lower_exprs import ExpressionLowerer
 from .lower_lists import ListLowerer
 from .lower_params import SignatureLowerer
 from .lower_print import PrintLowerer
+from .lower_random import RandomLowerer
 from .lower_stmts import StatementLowerer
 from .lower_subviews import SubviewLowerer
 from .lower_teams import TeamLowerer
@@ -114,6 +115,7 @@ class FunctionLowerer:
         cx.slices = SubviewLowerer(cx)
         cx.unpacking = UnpackLowerer(cx)
         cx.lists = ListLowerer(cx)
+        cx.random = RandomLowerer(cx)
 
     def declare_constructor(self, struct: StructType, arg_types: tuple[Any, ...]) -> ir.Function:
         """Declare the constructor (``__init__``) of the classtype ``struct``."""
@@ -153,6 +155,9 @@ class FunctionLowerer:
         for arg in args[len(roles) :]:
             if arg.arg not in arg_types:
                 self.src.error(arg, f"no value for parameter {arg.arg!r}")
+            if isinstance(arg_types[arg.arg], ir.RandomPoolType):
+                params.append(self.cx.random.pool_param(arg))
+                continue
             params.append(
                 ir.Param(arg.arg, self.cx.signature.check_annotation(arg, arg_types[arg.arg]))
             )
@@ -170,6 +175,7 @@ class FunctionLowerer:
         )
         check_assigned_before_read(self.src, tree)
         self.cx.function.body = self.cx.stmts.block(tree.body)
+        self.cx.random.finish(self.cx.function)
         self.cx.helpers.propagate_writes(self.cx.function)
         return self.cx.function
 

@@ -196,14 +196,7 @@ class CallLowerer(Lowerer):
         if pk and name in ELEMENT_MATH:
             return self._element_math(node, name)
         if pk and name == "rand" and len(node.args) == 1:
-            self.src.error(
-                node,
-                "pk.rand(T) draws from a Kokkos random pool (pk.Random_XorShift64_Pool), "
-                "which kernels here do not have",
-                hint="Draw counter-based numbers instead: `pk.rand(seed, i)` (a float in "
-                "[0, 1)) or `pk.rand_int(seed, i, n)`, the same in every space; pass the "
-                "seed as an argument and vary it between launches.",
-            )
+            return self.cx.random.draw(node)  # from the workunit's random pool
         if not pk and name in TUPLE_MATH:
             self.src.error(
                 node,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .lower_lists import ListLowerer
     from .lower_params import SignatureLowerer
     from .lower_print import PrintLowerer
+    from .lower_random import RandomLowerer
     from .lower_stmts import StatementLowerer
     from .lower_subviews import Subview, SubviewLowerer
     from .lower_teams import TeamLowerer
@@ -50,6 +51,7 @@ class LoweringContext:
     slices: SubviewLowerer
     unpacking: UnpackLowerer
     lists: ListLowerer
+    random: RandomLowerer
 
     def __init__(
         self,
@@ -98,6 +100,11 @@ class LoweringContext:
         # Conditions of the branches and loops around the statement being lowered.
         self.conditions: list[Expr] = []
         self.rank_dependent: set[str] = set()  # locals computed from team_rank()
+
+        # Random pools (see lower_random): the parameters receiving one, and each
+        # pk.rand(T) call by its (line, column): its site number and the type drawn.
+        self.pools: list[str] = []
+        self.draw_sites: dict[tuple[int, int], tuple[int, str]] = {}
 
         # Classtypes (see lower_classtypes).
         # `self` of the classtype __init__ or method being lowered: never rebound.

@@ -7,6 +7,7 @@ from typing import Any, NoReturn, cast
 
 from ..api import types as t
 from ..api.classtypes import is_classtype
+from ..api.random_pools import RandomPool
 from ..api.teams import ScratchAnnotation
 from ..api.types import AccAnnotation, DataType, ViewAnnotation, to_datatype
 from ..errors import ArgumentTypeError
@@ -116,6 +117,8 @@ class SignatureLowerer(Lowerer):
 
     def register_params(self, params: list[ir.Param]) -> None:
         for p in params:
+            if p.name in self.cx.pools:
+                continue  # a random pool's key: for pk.rand(T) only, no value to read
             self.cx.params[p.name] = p
             if isinstance(p.type, ViewType):
                 self.cx.views[p.name] = p.type
@@ -135,6 +138,8 @@ class SignatureLowerer(Lowerer):
             return value
         if is_team_annotation(value):
             return value
+        if isinstance(value, type) and issubclass(value, RandomPool):
+            return ir.RandomPoolType()
         if is_classtype(value):
             return self.cx.classtypes.struct_of(value, node)
         listed = list_annotation(value)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.decorators import marker_of
+from ..api.random_pools import RandomPool
 from .bare_fields import with_self_fields
 from .source import KernelSource
 
@@ -194,7 +195,23 @@ def _scan(func: Callable[..., Any], cls: type, obj: Any) -> _Method:
     scanner = _Scan(method, cls)
     for stmt in tree.body:
         scanner.visit(stmt)
+    draw = next((node for node in ast.walk(tree) if _draws_from_pool(node)), None)
+    if draw is not None:  # pk.rand(T) draws from the object's pool, named or not (PyKokkos)
+        for name, value in getattr(obj, "__dict__", {}).items():
+            if isinstance(value, RandomPool) and name not in method.fields:
+                method.fields.append(name)
+                method.reads[name] = (source, draw)
     return method
+
+
+def _draws_from_pool(node: ast.AST) -> bool:
+    """A ``pk.rand(T)`` call (one argument: a type; ``pk.rand(seed, i)`` takes two)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "rand"
+        and len(node.args) == 1
+    )
 
 
 def _build(func: Callable[..., Any], cls: type, obj: Any) -> Callable[..., Any]:

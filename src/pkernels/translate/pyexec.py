@@ -27,6 +27,7 @@ from .builtin_table import (
     BARE_MATH,
 )
 from .lower_lists import ListAnnotation, is_list_display, list_annotation
+from .lower_random import debug_draws
 from .pycode import bind_like, compile_like, module_attribute, nested_code
 from .pytyped import LocalTypes, typed_stores
 from .source import KernelSource, closure_of, resolve
@@ -265,6 +266,9 @@ def debug_rewrite(
     if local_types is not None:
         body, converters = typed_stores(body, local_types)
         cells |= {name: types.CellType(value) for name, value in converters.items()}
+        if local_types.random_draws is not None:  # pk.rand(T): the pool's draws
+            body, made = debug_draws(body, local_types.random_draws)
+            cells |= {name: types.CellType(value) for name, value in made.items()}
     return body, cells
 
 

@@ -36,6 +36,8 @@ class LocalTypes:
 
     names: dict[str, DataType] = field(default_factory=dict)
     nested: dict[int, dict[str, DataType]] = field(default_factory=dict)
+    # How the workunit draws from a random pool, if it does (translate.lower_random).
+    random_draws: ir.RandomDraws | None = None
 
     @classmethod
     def of(cls, kernel: ir.Function) -> LocalTypes:
@@ -51,7 +53,7 @@ class LocalTypes:
         for stmt in ir.statements(kernel.body):
             if isinstance(stmt, ir.NestedParallel | ir.Single):
                 nested[stmt.end_lineno] = _scalars(stmt.locals)
-        return cls(names, nested)
+        return cls(names, nested, kernel.random_draws)
 
 
 def _scalars(found: dict[str, Any]) -> dict[str, DataType]:

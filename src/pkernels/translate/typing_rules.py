@@ -9,7 +9,7 @@ import numpy as np
 
 from ..api import types as t
 from ..api.types import DataType, ViewAnnotation
-from .ir import Const, Expr, ViewType
+from .ir import Const, Expr, RandomPoolType, ViewType
 
 _INT_RANK = {t.bool_: 0, t.int8: 1, t.uint8: 1, t.int16: 2, t.uint16: 2, t.int32: 3}
 _INT_RANK |= {t.uint32: 3, t.int64: 4, t.uint64: 4}
@@ -19,6 +19,11 @@ def annotation_mismatch(name: str, ann: Any, actual: Any) -> str | None:
     """Why a dispatch argument of kernel type ``actual`` (a ViewType or a DataType) does
     not fit parameter ``name`` annotated ``ann`` (a ViewAnnotation or a DataType); None
     when it does. The compiled spaces and the Debug space refuse the same arguments."""
+    if isinstance(actual, RandomPoolType) or isinstance(ann, RandomPoolType):
+        if isinstance(actual, RandomPoolType) and isinstance(ann, RandomPoolType):
+            return None
+        given = "a random pool" if isinstance(actual, RandomPoolType) else str(actual)
+        return f"{name!r} is annotated {getattr(ann, 'name', ann)} but receives {given}"
     if isinstance(actual, ViewType):
         if not isinstance(ann, ViewAnnotation):
             return f"{name!r} is annotated {ann!r} but receives an array"

@@ -157,3 +157,43 @@ PK_FN double rand_uniform(uint64_t seed, uint64_t counter) {
 PK_FN int64_t rand_int(uint64_t seed, uint64_t counter, int64_t n) {
     return n > 0 ? (int64_t)(rand_bits(seed, counter) % (uint64_t)n) : 0;
 }
+
+// ---- draws from a random pool: pk.rand(T) in a workunit with a pk.Random_*_Pool in reach.
+// Each workunit call has its own stream, rand_stream(launch key, index ...), the launch
+// key the pool's (seed, launch number) (api/random_pools.py computes it); a call site
+// `site` draws its n-th number (its counter, counted here) from the stream. Whatever
+// thread runs a call, it draws the same numbers: the same in every space.
+PK_FN uint64_t rand_stream(uint64_t key, uint64_t index) { return rand_bits(key, index); }
+PK_FN uint64_t pool_bits(uint64_t stream, uint64_t site, uint64_t& n) {
+    return rand_bits(stream + site, n++);
+}
+// Floats in [0, 1) (53 and 24 bits); signed integers in [0, max of the type], unsigned
+// ones any value of the type (Kokkos' rand<Generator, T>::draw ranges).
+PK_FN double pool_float64(uint64_t s, uint64_t site, uint64_t& n) {
+    return (double)(pool_bits(s, site, n) >> 11) * 0x1.0p-53;
+}
+PK_FN float pool_float32(uint64_t s, uint64_t site, uint64_t& n) {
+    return (float)(pool_bits(s, site, n) >> 40) * 0x1.0p-24f;
+}
+PK_FN int64_t pool_int64(uint64_t s, uint64_t site, uint64_t& n) {
+    return (int64_t)(pool_bits(s, site, n) >> 1);
+}
+PK_FN int32_t pool_int32(uint64_t s, uint64_t site, uint64_t& n) {
+    return (int32_t)(pool_bits(s, site, n) >> 33);
+}
+PK_FN int16_t pool_int16(uint64_t s, uint64_t site, uint64_t& n) {
+    return (int16_t)(pool_bits(s, site, n) >> 49);
+}
+PK_FN int8_t pool_int8(uint64_t s, uint64_t site, uint64_t& n) {
+    return (int8_t)(pool_bits(s, site, n) >> 57);
+}
+PK_FN uint64_t pool_uint64(uint64_t s, uint64_t site, uint64_t& n) { return pool_bits(s, site, n); }
+PK_FN uint32_t pool_uint32(uint64_t s, uint64_t site, uint64_t& n) {
+    return (uint32_t)(pool_bits(s, site, n) >> 32);
+}
+PK_FN uint16_t pool_uint16(uint64_t s, uint64_t site, uint64_t& n) {
+    return (uint16_t)(pool_bits(s, site, n) >> 48);
+}
+PK_FN uint8_t pool_uint8(uint64_t s, uint64_t site, uint64_t& n) {
+    return (uint8_t)(pool_bits(s, site, n) >> 56);
+}
