@@ -310,6 +310,18 @@ def show_printf(i, vals):
     pk.printf("row %d: %.3f\n", i, vals[i])
 
 
+@pk.workunit
+def pool_draws(i, out, small, pool):
+    for _ in range(2):
+        out[i] = out[i] + pk.rand(pk.double) * pk.rand(pk.float)
+    small[i] = pk.rand(pk.int8) + pk.rand(pk.uint16) + pk.rand(pk.int64) + pk.rand(pk.uint64)
+
+
+@pk.workunit
+def team_pool_draws(m: pk.TeamMember, out, pool):
+    out[m.league_rank(), m.team_rank()] = pk.rand(pk.uint32) + pk.rand(pk.int32)
+
+
 @pk.workload
 class Saxpy:
     def __init__(self, cp, n: int):
@@ -394,6 +406,16 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         "team_scan": _cuda_source(row_prefix, "for", TEAM, out=m, totals=v, inp=m),
         "team_md": _cuda_source(box_fill_and_sum, "reduce", TEAM, out=np.zeros((2, 3, 4))),
         "subview": _cuda_source(row_tail_sums, "for", A=m, out=v[:4]),
+        "random_pool": _cuda_source(
+            pool_draws,
+            "for",
+            out=v,
+            small=np.zeros(8, np.uint64),
+            pool=pk.Random_XorShift64_Pool(1, 1),
+        ),
+        "team_random_pool": _cuda_source(
+            team_pool_draws, "for", TEAM, out=m, pool=pk.Random_XorShift1024_Pool(1, 1)
+        ),
         "search": _cuda_source(bounds_of, "for", table=v, queries=v, lower=ints, upper=ints),
         "team_nonlocal": _cuda_source(
             row_totals_through_nonlocal, "reduce", TEAM, A=m, out=np.zeros(4, np.int64)

@@ -412,7 +412,7 @@ def test_cpu_torch_tensors_are_views(space):
     assert out.tolist() == [1.0] * 5
 
 
-def test_random_pools_are_made_and_kernels_drawing_from_them_say_what_to_write(make_module):
+def test_random_pools_are_made_and_a_draw_without_one_says_what_to_write(make_module):
     pool = pk.Random_XorShift64_Pool(12345, 8)
     assert isinstance(pool, pk.RandomPool) and pool.seed == 12345
     assert pk.Random_XorShift1024_Pool(1, 2).num_states == 2

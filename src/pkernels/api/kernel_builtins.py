@@ -20,7 +20,7 @@ import numpy as np
 from ..translate.builtin_table import KERNEL_FUNCTIONS as _KERNEL_FUNCTIONS
 from .host_arrays import elementwise as _elementwise
 from .host_arrays import special
-from .random_pools import rand_bits
+from .random_pools import rand_bits as _rand_bits
 
 pi = math.pi
 e = math.e
@@ -161,12 +161,12 @@ def rand(seed: Any, counter: int | None = None) -> float:
             "workunit (a pk.Random_XorShift64_Pool field or argument), so it is for kernels; "
             "elsewhere draw counter-based numbers with pk.rand(seed, counter)"
         )
-    return (rand_bits(seed, counter) >> 11) * 2.0**-53
+    return (_rand_bits(seed, counter) >> 11) * 2.0**-53
 
 
 def rand_int(seed: int, counter: int, n: int) -> int:
     """A uniform integer in [0, n) for (seed, counter) (0 when n <= 0); see :func:`rand`."""
-    return rand_bits(seed, counter) % int(n) if n > 0 else 0
+    return _rand_bits(seed, counter) % int(n) if n > 0 else 0
 
 
 def lower_bound(view: Any, count: int, value: Any) -> int:
@@ -429,8 +429,5 @@ __all__ = sorted(
     for name, value in list(globals().items())
     if not name.startswith("_")
     and name
-    not in (
-        "annotations", "bisect", "builtins", "ctypes", "math", "np", "sys", "Any", "special",
-        "rand_bits",
-    )
+    not in ("annotations", "bisect", "builtins", "ctypes", "math", "np", "sys", "Any", "special")
 )

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from ..api import types as t
+from ..api.random_pools import RandomPool
 from ..api.views import View, is_tensor, unwrap
 from ..errors import DispatchError
-from ..api.random_pools import RandomPool
 from ..translate.ir import Param, RandomPoolType, StructType, Type, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
 
@@ -195,6 +195,8 @@ def pool_key(value: Any) -> int:
     """A uint64 argument's value: a random pool's, the key of a new launch drawing from
     it (the kernel's parameter for a pool is a uint64, see translate.lower_random)."""
     return value.launch_key() if isinstance(value, RandomPool) else int(value)
+
+
 # The values of each integer type by name, as Python ints (low, high).
 INT_RANGES = {dt.name: values for dt, values in TYPE_INT_RANGES.items() if dt.is_integer}
 

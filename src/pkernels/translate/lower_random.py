@@ -13,7 +13,7 @@ operands of one expression in.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeVar
 
 from ..api import types as t
 from ..api.random_pools import DRAWN_TYPES, PoolDraws
@@ -22,6 +22,7 @@ from . import ir
 from .lower_context import Lowerer
 
 STREAM = "pk_rand_stream"
+_Node = TypeVar("_Node", bound=ast.AST)
 _POOL_FIX = (
     "Give the workunit a pool: a workload field `self.pool: pk.Random_XorShift64_Pool = "
     "pk.Random_XorShift64_Pool(seed, num_states)`, or a keyword argument "
@@ -68,7 +69,9 @@ class RandomLowerer(Lowerer):
                 "with the nested index in the counter.",
             )
         if not cx.pools:
-            self.src.error(node, "pk.rand(T) needs a random pool, and none is in reach", hint=_POOL_FIX)
+            self.src.error(
+                node, "pk.rand(T) needs a random pool, and none is in reach", hint=_POOL_FIX
+            )
         if len(cx.pools) > 1:
             self.src.error(
                 node,
@@ -97,6 +100,7 @@ class RandomLowerer(Lowerer):
         pool = cx.pools[0]
         stream: ir.Expr = ir.Var(t.uint64, pool)
         indices: list[ir.Expr]
+        python: tuple[str, ...]
         if cx.team_name is not None:
             team = cx.team_name
             indices = [ir.TeamQuery(t.int64, team, q) for q in ("league_rank", "team_rank")]
@@ -132,7 +136,9 @@ def debug_draws(
             if found is None or not isinstance(node.func, ast.Attribute):
                 return node
             site, dtype = found
-            draw = ast.Attribute(value=ast.Name(id=_DRAWS, ctx=ast.Load()), attr="draw", ctx=ast.Load())
+            draw = ast.Attribute(
+                value=ast.Name(id=_DRAWS, ctx=ast.Load()), attr="draw", ctx=ast.Load()
+            )
             call = ast.Call(func=draw, args=[ast.Constant(site), ast.Constant(dtype)], keywords=[])
             return _located(call, node)
 
@@ -147,7 +153,7 @@ def debug_draws(
     return [_located(start, body[0]), *body], {_MAKER: PoolDraws}
 
 
-def _located(tree: Any, like: ast.AST) -> Any:
+def _located(tree: _Node, like: ast.AST) -> _Node:
     for part in ast.walk(tree):
         ast.copy_location(part, like)
     return tree
