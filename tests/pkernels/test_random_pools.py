@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import ctypes.util
 
@@ -136,6 +137,8 @@ def test_a_launch_advances_the_pool_and_a_program_repeats_exactly(space) -> None
     np.testing.assert_array_equal(_few(space, fresh), first)
     np.testing.assert_array_equal(_few(space, fresh), second)
     assert pool.launches == 2
+    copied = copy.deepcopy(pool)  # a copy goes on from the same launch
+    np.testing.assert_array_equal(_few(space, copied), _few(space, fresh))
     other_seed = _few(space, pk.Random_XorShift64_Pool(8, 4))
     assert not np.isin(other_seed[:, 4], first[:, 4]).any()
     # each call site and each draw of one has its own number

@@ -16,6 +16,7 @@ in ``include/pkernels/shared/arithmetic.hpp`` (``rand_stream``, ``pool_<type>``)
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -43,13 +44,22 @@ class RandomPool:
         self.seed = int(seed)
         self.num_states = int(num_states)
         self.launches = 0  # how many launches have drawn from it
+        self._lock = threading.Lock()  # launches from several threads (pkdb's parallel_launch)
 
     def launch_key(self) -> int:
         """The key of a new launch drawing from this pool (a uint64): each launch gets
         its own, in the order the launches come."""
-        key = rand_bits(self.seed, self.launches)
-        self.launches += 1
-        return key
+        with self._lock:
+            number = self.launches
+            self.launches = number + 1
+        return rand_bits(self.seed, number)
+
+    def __getstate__(self) -> dict[str, Any]:  # copies and pickles: no lock in them
+        return {name: value for name, value in vars(self).items() if name != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed}, num_states={self.num_states})"
