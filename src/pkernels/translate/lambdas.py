@@ -32,6 +32,7 @@ from .main_fields import fields_read_bare
 from .source import KernelSource
 
 VIEW = "pk_lambda_view"  # the parameter of a parallel_for lambda's target view
+FORM_NAME = "pk_lambda"  # the def of a lambda's workunit form
 
 _forms: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...]]] = {}
 
@@ -114,7 +115,7 @@ def _build(
             ast.copy_location(part, node.body)
     arguments = [*params, *([view] if with_view else []), *captures.parameters]
     tree = ast.FunctionDef(
-        name="pk_lambda",
+        name=FORM_NAME,
         args=ast.arguments(
             posonlyargs=[],
             args=[ast.copy_location(ast.arg(arg=name), node) for name in arguments],

@@ -19,6 +19,7 @@ from ..api import types as t
 from ..api.random_pools import DRAWN_TYPES, PoolDraws
 from ..api.types import DataType
 from . import ir
+from .lambdas import FORM_NAME as LAMBDA_FORM_NAME
 from .lower_context import Lowerer
 
 STREAM = "pk_rand_stream"
@@ -69,9 +70,9 @@ class RandomLowerer(Lowerer):
                 "with the nested index in the counter.",
             )
         if not cx.pools:
-            self.src.error(
-                node, "pk.rand(T) needs a random pool, and none is in reach", hint=_POOL_FIX
-            )
+            lam = "A lambda reaches no workload's pool: draw in a @pk.workunit method. "
+            hint = (lam if self.src.tree.name == LAMBDA_FORM_NAME else "") + _POOL_FIX
+            self.src.error(node, "pk.rand(T) needs a random pool, and none is in reach", hint=hint)
         if len(cx.pools) > 1:
             self.src.error(
                 node,
