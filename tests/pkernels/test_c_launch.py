@@ -34,6 +34,11 @@ def big_unsigned(i, n: pk.uint64, out):
     out[i] = n % 1000
 
 
+@pk.workunit
+def draw_after_pool(i, pool: pk.Random_XorShift64_Pool, out):
+    out[i] = pk.rand(pk.double)
+
+
 def _release_kernel(workunit):
     return next(k for k in workunit.__pkernels__.specializations.values() if not k.debug)
 
@@ -108,11 +113,36 @@ def test_what_the_c_marshaller_refuses_fails_as_before():
     assert not packed_records["x"].any()
 
 
-def test_uint64_arguments_launch_through_ctypes():
+@needs_c_launch
+def test_uint64_arguments_and_random_pools_marshal_in_c():
     out = np.zeros(2)
-    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 2), big_unsigned, n=2**64 - 1, out=out)
+    policy = pk.RangePolicy(pk.OpenMP, 0, 2)
+    pk.parallel_for(policy, big_unsigned, n=2**64 - 1, out=out)
     np.testing.assert_array_equal(out, [float((2**64 - 1) % 1000)] * 2)
-    assert _release_kernel(big_unsigned)._packed == {}
+    assert pk.OpenMP in _release_kernel(big_unsigned)._packed
+    pk.parallel_for(policy, big_unsigned, n=np.uint64(2**63 + 5), out=out)
+    np.testing.assert_array_equal(out, [float((2**63 + 5) % 1000)] * 2)
+    with pytest.raises(pk.DispatchError, match=r"n: -1 does not fit in uint64"):
+        pk.parallel_for(policy, big_unsigned, n=-1, out=out)
+
+    pool = pk.Random_XorShift64_Pool(5, 8)
+    first = np.zeros(4)
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), draw_after_pool, pool=pool, out=first)
+    assert pk.OpenMP in _release_kernel(draw_after_pool)._packed
+    # A launch refused for its array (after the pool's parameter) takes no launch of the
+    # pool: the next one draws what a pool's second launch draws.
+    frozen = np.frombuffer(bytes(32), dtype=np.float64)
+    with pytest.raises(pk.DispatchError, match=r"out.*read-only"):
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), draw_after_pool, pool=pool, out=frozen)
+    assert pool.launches == 1
+    second, twin = np.zeros(4), pk.Random_XorShift64_Pool(5, 8)
+    pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 4), draw_after_pool, pool=pool, out=second)
+    expected = [np.zeros(4), np.zeros(4)]
+    for drawn in expected:  # the same launches through the Python marshaller
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 4), draw_after_pool, pool=twin, out=drawn)
+    np.testing.assert_array_equal(first, expected[0])
+    np.testing.assert_array_equal(second, expected[1])
+    assert not np.array_equal(first, second)
 
 
 def test_packed_entries_are_release_only():

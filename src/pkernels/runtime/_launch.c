@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Step kinds: the order of marshal.py's _VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT. */
-enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4 };
+/* Step kinds: the order of marshal.py's _VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64. */
+enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4, UINT64 = 5 };
 
 /* begin, end, result, then at most this many argument slots (a rank-4 view takes 9). */
 #define MAX_SLOTS 512
@@ -22,6 +22,7 @@ enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4 };
 typedef void (*packed_launch)(const int64_t *);
 
 static PyObject *data_name; /* "data": a pk.View's array (set at import) */
+static PyObject *launch_key_name; /* "launch_key": a random pool's key for a new launch */
 
 static int marshal_view(PyObject *value, int written, long rank, int64_t *slots, Py_ssize_t *n)
 {
@@ -74,6 +75,18 @@ static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *s
         *slot = truth;
         return 0;
     }
+    if (kind == UINT64) {
+        /* An int (or an object with __index__); a random pool is left to take_pool_keys. */
+        PyObject *number = PyNumber_Index(value);
+        if (number == NULL)
+            return -1;
+        unsigned long long bits = PyLong_AsUnsignedLongLong(number);
+        Py_DECREF(number);
+        if (bits == (unsigned long long)-1 && PyErr_Occurred())
+            return -1;
+        memcpy(slot, &bits, sizeof bits);
+        return 0;
+    }
     /* INT: the step's third and fourth items bound it (the C type's range). */
     long long number = PyLong_AsLongLong(value);
     if (number == -1 && PyErr_Occurred())
@@ -89,9 +102,27 @@ static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *s
 PyDoc_STRVAR(launch_doc,
 "launch(entry, steps, kwargs, begin, end, result) -> int\n\n"
 "Marshal ``kwargs`` as ``steps`` say (a tuple of (name, kind, a, b): a view's rank,\n"
-"an int's bounds) and call the packed launch entry at address ``entry`` with the\n"
+"an int's bounds, a uint64's random pool class) and call the packed launch entry at address ``entry`` with the\n"
 "GIL released. Returns 0 once the kernel ran, or 1 + the index of the first step\n"
 "it could not marshal, having run nothing.");
+
+/* A random pool's launch key into each of `count` slots: taken only once every other
+ * argument was marshalled, since taking one advances the pool (a launch that goes the
+ * Python way instead must not have advanced it). */
+static int take_pool_keys(PyObject *const *pools, int64_t *const *slots, Py_ssize_t count)
+{
+    for (Py_ssize_t k = 0; k < count; ++k) {
+        PyObject *key = PyObject_CallMethodNoArgs(pools[k], launch_key_name);
+        if (key == NULL)
+            return -1;
+        unsigned long long bits = PyLong_AsUnsignedLongLong(key);
+        Py_DECREF(key);
+        if (bits == (unsigned long long)-1 && PyErr_Occurred())
+            return -1;
+        memcpy(slots[k], &bits, sizeof bits);
+    }
+    return 0;
+}
 
 static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -108,7 +139,9 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
     if (PyErr_Occurred())
         return NULL;
     PyObject *steps = args[1];
-    Py_ssize_t count = PyTuple_GET_SIZE(steps), n = 0;
+    Py_ssize_t count = PyTuple_GET_SIZE(steps), n = 0, n_pools = 0;
+    PyObject *pools[MAX_SLOTS];
+    int64_t *pool_slots[MAX_SLOTS];
     for (Py_ssize_t k = 0; k < count; ++k) {
         PyObject *step = PyTuple_GET_ITEM(steps, k);
         PyObject *value = PyDict_GetItemWithError(args[2], PyTuple_GET_ITEM(step, 0));
@@ -117,6 +150,16 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
         if (!failed && kind <= WRITTEN_VIEW) {
             long rank = PyLong_AsLong(PyTuple_GET_ITEM(step, 2));
             failed = marshal_view(value, kind == WRITTEN_VIEW, rank, slots + 3, &n);
+        } else if (!failed && kind == UINT64 && n < MAX_SLOTS) {
+            /* The step's third item is the random pool class (see marshal.ArgumentPlan). */
+            int is_pool = PyObject_IsInstance(value, PyTuple_GET_ITEM(step, 2));
+            failed = is_pool < 0;
+            if (is_pool > 0) {
+                pools[n_pools] = value;
+                pool_slots[n_pools++] = slots + 3 + n++;
+            } else if (!failed) {
+                failed = marshal_scalar(value, kind, step, slots + 3 + n++);
+            }
         } else if (!failed) {
             failed = n >= MAX_SLOTS || marshal_scalar(value, kind, step, slots + 3 + n++);
         }
@@ -125,6 +168,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
             return PyLong_FromSsize_t(k + 1);
         }
     }
+    if (take_pool_keys(pools, pool_slots, n_pools) != 0)
+        return NULL; /* a pool that cannot give a key: its error, not a second attempt */
     Py_BEGIN_ALLOW_THREADS
     ((packed_launch)entry)(slots);
     Py_END_ALLOW_THREADS
@@ -143,12 +188,13 @@ static struct PyModuleDef module_def = {
 
 /* What launch() expects of `steps` and of the packed entries; launch.py ignores a module
  * built from another version of this file (an editable install not rebuilt since). */
-#define INTERFACE 1
+#define INTERFACE 2
 
 PyMODINIT_FUNC PyInit__launch(void)
 {
     data_name = PyUnicode_InternFromString("data");
-    if (data_name == NULL)
+    launch_key_name = PyUnicode_InternFromString("launch_key");
+    if (data_name == NULL || launch_key_name == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module != NULL && PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) != 0)

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..api.policies import RangePolicy
+from ..api.random_pools import RandomPool
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..api.types import DataType
@@ -64,7 +65,7 @@ from ..errors import CompileError, DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry
 from ..translate.ir import StructType
-from .marshal import INT_RANGES, pool_key, struct_dtype
+from .marshal import INT_RANGES, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -539,6 +540,7 @@ def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
     """The kernel arguments for ``kwargs``: a view as its data pointer, extents and strides
     (in elements), scalars as NumPy scalars of the parameter's type (passed by value)."""
     out: list[Any] = []
+    pools: list[tuple[int, RandomPool]] = []  # (slot, pool): a uint64 parameter's pool
     for p in params:
         value = kwargs[p.name]
         if isinstance(p.type, ir.ViewType):
@@ -558,10 +560,16 @@ def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
             out.append(scalar(float(value)))
         elif p.type.kind == "bool":
             out.append(np.bool_(bool(value)))
+        elif p.type.name == "uint64" and isinstance(value, RandomPool):
+            pools.append((len(out), value))
+            out.append(scalar(0))
         else:
-            number = pool_key(value)  # a random pool's launch key, or the number
+            number = int(value)
             low, high = INT_RANGES[p.type.name]
             if not low <= number <= high:
                 raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")
             out.append(scalar(number))
+    # A pool's key last, once nothing can be refused: taking one advances the pool.
+    for slot, pool in pools:
+        out[slot] = np.uint64(pool.launch_key())
     return out

@@ -24,7 +24,7 @@ from .marshal import ArgumentPlan, c_argtypes, result_buffer
 # The C marshaller, built at install when a C compiler and Python's headers are there;
 # without it (or with one built from another version of _launch.c: an editable install
 # not rebuilt since), every launch goes through ctypes.
-_C_LAUNCH_INTERFACE = 1
+_C_LAUNCH_INTERFACE = 2
 try:
     from . import _launch
 except ImportError:  # pragma: no cover - not built
@@ -112,7 +112,7 @@ class CompiledKernel:
             self._hybrid = hybrid
         self._plan = ArgumentPlan(self.entry.params, self.entry.written_views)
         self._reports_faults = self.module.debug or self.module.checked or self.entry.rank == _TEAM
-        if _c_launch is not None and self._plan.c_steps is not None and not self.module.debug:
+        if _c_launch is not None and not self.module.debug:
             for space, symbol in self._symbols():
                 packed = getattr(self._lib, f"{symbol}_packed", None)  # range launches
                 if packed is not None:

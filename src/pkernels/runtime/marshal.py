@@ -110,8 +110,9 @@ def c_arguments(params: list[Param], kwargs: dict[str, Any]) -> list[Any]:
     return ArgumentPlan(params).marshal(kwargs)
 
 
-# What an ArgumentPlan step does with its argument.
-_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT = range(5)
+# What an ArgumentPlan step does with its argument (_UINT64: in C steps only, where a
+# uint64 may also be a random pool, whose launch key the kernel takes).
+_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64 = range(6)
 
 
 class ArgumentPlan:
@@ -123,10 +124,8 @@ class ArgumentPlan:
     def __init__(self, params: list[Param], written: frozenset[str] = frozenset()) -> None:
         steps: list[tuple[str, int, Any]] = []
         # The same plan for pkernels.runtime._launch, which marshals in C: (name, kind,
-        # a view's rank or an int's low bound, an int's high bound). None when an
-        # argument is beyond it (a uint64, whose high bound is no int64).
-        c_steps: list[tuple[str, int, int, int]] = []
-        beyond_c = False
+        # a view's rank, an int's low bound or a uint64's pool class, an int's high bound).
+        c_steps: list[tuple[str, int, Any, int]] = []
         for p in params:
             if isinstance(p.type, ViewType):
                 kind = _WRITTEN_VIEW if p.name in written else _VIEW
@@ -141,15 +140,18 @@ class ArgumentPlan:
             else:
                 low, high = INT_RANGES[p.type.name]
                 steps.append((p.name, _INT, (low, high, p.type.name)))
-                beyond_c = beyond_c or high > _INT64_MAX
-                c_steps.append((p.name, _INT, low, min(high, _INT64_MAX)))
+                if high > _INT64_MAX:
+                    c_steps.append((p.name, _UINT64, RandomPool, 0))
+                else:
+                    c_steps.append((p.name, _INT, low, high))
         self.steps = tuple(steps)
-        self.c_steps = None if beyond_c else tuple(c_steps)
+        self.c_steps = tuple(c_steps)
 
     def marshal(self, kwargs: dict[str, Any]) -> list[Any]:
         """The flat C argument list for ``kwargs``; DispatchError for a read-only array
         the kernel writes, strides that are not whole elements, or an int out of range."""
         out: list[Any] = []
+        pools: list[tuple[int, RandomPool]] = []  # (slot, pool): a uint64 parameter's pool
         for name, kind, extra in self.steps:
             value = kwargs[name]
             if kind <= _WRITTEN_VIEW:
@@ -177,25 +179,23 @@ class ArgumentPlan:
                 out.append(float(value))
             elif kind == _BOOL:
                 out.append(bool(value))
+            elif extra[1] > _INT64_MAX and isinstance(value, RandomPool):
+                pools.append((len(out), value))
+                out.append(0)
             else:
                 low, high, type_name = extra
-                # a uint64 may be a random pool's launch key (off the C marshaller's path)
-                number = pool_key(value) if high > _INT64_MAX else int(value)
+                number = int(value)
                 if not low <= number <= high:
                     # ctypes would silently keep the low bits: 2**64 would arrive as 0.
                     raise DispatchError(f"{name}: {number} does not fit in {type_name}")
                 out.append(number)
+        # A pool's key last, once nothing can be refused: taking one advances the pool.
+        for slot, pool in pools:
+            out[slot] = pool.launch_key()
         return out
 
 
 _INT64_MAX = 2**63 - 1
-
-
-def pool_key(value: Any) -> int:
-    """A uint64 argument's value: a random pool's, the key of a new launch drawing from
-    it (the kernel's parameter for a pool is a uint64, see translate.lower_random)."""
-    return value.launch_key() if isinstance(value, RandomPool) else int(value)
-
 
 # The values of each integer type by name, as Python ints (low, high).
 INT_RANGES = {dt.name: values for dt, values in TYPE_INT_RANGES.items() if dt.is_integer}
