@@ -60,7 +60,7 @@ def do_longlist(console: GpuConsole, arg: str) -> None:
     """ll | longlist
     List the whole kernel function around the current line.
     """
-    from .kernel_support import enclosing_function
+    from ..kernel_support import enclosing_function
 
     gpu = console.gpu
     frame = gpu.location(gpu.require_stop().frame)
