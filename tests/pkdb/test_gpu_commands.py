@@ -226,3 +226,5 @@ def test_list_and_longlist_show_the_kernel_source_at_the_stop(console):
     )
     assert [line.split()[:2] for line in listed if "->" in line] == [["8", "->"]]
     assert "acc += y_view[j] * temp2" in console.run("list")
+    assert [line.split()[0] for line in console.run("list 4, 2").splitlines()] == ["4", "5", "6"]
+    assert console.run("list x") == "*** usage: list [FIRST[, LAST]] or list . (got 'x')"

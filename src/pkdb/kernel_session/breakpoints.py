@@ -20,13 +20,7 @@ class SessionBreakpoints(SessionState):
     _ignore_left: dict[int, tuple[int, int]]
 
     def sync_breakpoints(self, breakpoints: list[dict[str, Any]]) -> list[str]:
-        controller = self.require_controller()
-        for gdb_number in self.gdb_numbers.values():
-            try:
-                controller.delete_breakpoint(gdb_number)
-            except TargetError:
-                pass  # a temporary one gdb already removed
-        self.gdb_numbers.clear()
+        self._delete_debugger_breakpoints()
         problems = []
         for bp in breakpoints:
             problem = self.insert(bp)
@@ -104,23 +98,11 @@ class SessionBreakpoints(SessionState):
         self._ignore_set.clear()
         return moved
 
-    def pdb_number(self, gdb_number: int | None) -> int | None:
-        """The pdb breakpoint that gdb breakpoint ``gdb_number`` stands for, if any."""
-        return next((n for n, g in self.gdb_numbers.items() if g == gdb_number), None)
-
     def ignore_counts(self) -> dict[int, int]:
         """What is left of each pdb breakpoint's ignore count in gdb, which uses it up
         as threads pass (pdb's own count does not move in a kernel)."""
         left = {b.number: b.ignore for b in self.require_controller().breakpoints()}
         return {n: left.get(g, 0) for n, g in self.gdb_numbers.items()}
-
-    def remove(self, number: int) -> None:
-        gdb_number = self.gdb_numbers.pop(number, None)
-        if gdb_number is not None:
-            try:
-                self.require_controller().delete_breakpoint(gdb_number)
-            except TargetError:
-                pass
 
     def remove_all(self) -> None:
         for number in list(self.gdb_numbers):

@@ -221,15 +221,8 @@ class KernelSession(SessionBreakpoints, KernelThreads, KernelFrames):
         """The debuggee is gone or the session ends: detach and stop gdb. Returns gdb's
         internal errors during the session, for the user (gdb aborts after one)."""
         self.end()
-        failures = []
-        if self.controller is not None:
-            self.controller.close()
-            failures = self.controller.internal_errors
-        self.controller = None
-        self._attached_pid = None
-        self.fault_breakpoint = None
+        failures = self._close_debugger()
         self.next_index_breakpoint = None
-        self.gdb_numbers.clear()
         return failures
 
     # -- stops -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..debugger_session import DebuggerSession
 from ..kernel_protocol import KernelLaunch
 from ..targets.base import TargetError
 from .stop import KernelStop
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from ..targets.base import Controller
 
 
-class SessionState:
+class SessionState(DebuggerSession):
     """The state :class:`pkdb.kernel_session.KernelSession` keeps (its ``__init__`` sets
     it), which its parts -- breakpoints, threads, frames -- read and change."""
 

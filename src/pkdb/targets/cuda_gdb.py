@@ -22,7 +22,7 @@ from typing import Any
 from .base import FrameInfo, StopEvent, TargetError
 from .device import CudaFocus, CudaThreadRange, Dim3, GpuController, dim3, dim3_text
 from .gdb import GdbController
-from .gdb_settings import SIGINT_PASS
+from .gdb_settings import OUTPUT_SETTINGS, SIGINT_PASS
 from .mi import mi_quote
 from .mi_records import as_list, frame_of, int_field
 
@@ -30,14 +30,7 @@ from .mi_records import as_list, frame_of, int_field
 CUDA_SETTINGS: tuple[str, ...] = (
     "-gdb-set mi-async on",
     "-gdb-set non-stop off",
-    "-gdb-set pagination off",
-    "-gdb-set height 0",
-    "-gdb-set width 0",
-    "-gdb-set confirm off",
-    "-gdb-set print pretty off",
-    "-gdb-set print elements 10000",
-    "-gdb-set print repeats unlimited",
-    "-gdb-set print frame-arguments scalars",
+    *OUTPUT_SETTINGS,
     "-gdb-set print null-stop on",  # a char array (a fault's text) up to its end
     # Kernel launches are not stops; breakpoints are.
     '-interpreter-exec console "set cuda break_on_launch none"',

@@ -7,11 +7,9 @@ import os
 SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
 SIGINT_STOP = '-interpreter-exec console "handle SIGINT stop print nopass"'
 
-#: Settings applied to every session before anything else (order matters: non-stop must
-#: be set before attaching).
-BASE_SETTINGS: tuple[str, ...] = (
-    "-gdb-set mi-async on",
-    "-gdb-set non-stop on",
+#: How gdb and cuda-gdb print, for pkdb to read: no pager, no line wrapping, no
+#: questions, values whole on one line.
+OUTPUT_SETTINGS: tuple[str, ...] = (
     "-gdb-set pagination off",
     "-gdb-set height 0",
     "-gdb-set width 0",
@@ -20,6 +18,14 @@ BASE_SETTINGS: tuple[str, ...] = (
     "-gdb-set print elements 10000",
     "-gdb-set print repeats unlimited",
     "-gdb-set print frame-arguments scalars",
+)
+
+#: Settings applied to every session before anything else (order matters: non-stop must
+#: be set before attaching).
+BASE_SETTINGS: tuple[str, ...] = (
+    "-gdb-set mi-async on",
+    "-gdb-set non-stop on",
+    *OUTPUT_SETTINGS,
     # gdb stays attached after a kernel: its default (stop, nopass) would swallow every
     # later Ctrl-C meant for the host code. set_sigint_stops() turns it on per kernel run.
     SIGINT_PASS,

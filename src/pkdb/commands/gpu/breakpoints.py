@@ -7,14 +7,12 @@ Set in cuda-gdb at once; told to pdb once the kernel has ended (see
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from ...gdbexpr import ConditionError
 from ...gpu_session import Deferred
+from ..kernel_support import BREAKPOINT_LOCATION
 from .console import GpuConsole, guarded
-
-_LOCATION = re.compile(r"^(?:(?P<file>[^:\s]+):)?(?P<line>\d+)\s*(?:(?:,|\bif\b)\s*(?P<cond>.+))?$")
 
 
 def pdb_breakpoints(console: GpuConsole) -> list[dict[str, Any]]:
@@ -29,7 +27,7 @@ def _set(console: GpuConsole, arg: str, temporary: bool) -> None:
     if not arg.strip():
         list_breakpoints(console)
         return
-    match = _LOCATION.match(arg.strip())
+    match = BREAKPOINT_LOCATION.match(arg.strip())
     if match is None:
         console.error("usage: break [FILE:]LINE [if CONDITION]  (or: LINE, CONDITION)")
         return

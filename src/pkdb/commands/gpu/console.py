@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ...gpu_session import GpuKernelSession
-from ...targets.base import TargetError
+from ..kernel_support import guarded
 from ..registry import Console
+
+__all__ = ["GpuConsole", "guarded"]  # guarded: the CPU commands' own
 
 
 class GpuConsole(Console, Protocol):
@@ -22,17 +24,3 @@ class GpuConsole(Console, Protocol):
 
     def gpu_stop_text(self, event: Any) -> str:
         """``CUDA kernel breakpoint 1 hit at yax.py:18 (block 0, thread 10, j=10)``..."""
-
-
-def guarded(handler):
-    """Report a cuda-gdb or helper error as a command error; the session goes on."""
-
-    def run(console: GpuConsole, arg: str) -> None:
-        try:
-            handler(console, arg)
-        except TargetError as exc:
-            console.error(str(exc))
-
-    run.__doc__ = handler.__doc__
-    run.__name__ = handler.__name__
-    return run

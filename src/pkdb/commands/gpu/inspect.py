@@ -3,7 +3,7 @@ locals, args, and the frames (where, up, down)."""
 
 from __future__ import annotations
 
-from ..kernel_support import format_value, python_name
+from ..kernel_support import format_value, python_name, show_frames
 from .console import GpuConsole, guarded
 
 
@@ -124,17 +124,7 @@ def do_where(console: GpuConsole, arg: str) -> None:
     """
     gpu = console.gpu
     stop = gpu.require_stop()
-    number = 0
-    for frame in gpu.python_frames():
-        marker = ">" if number == stop.frame else " "
-        console.message(
-            f"{marker} #{number} {frame.file}:{frame.line} ({python_name(frame.function)})"
-        )
-        number += 1
-    for frame in gpu.host_frames():
-        marker = ">" if number == stop.frame else " "
-        console.message(f"{marker} #{number} {frame.file}:{frame.line} ({frame.function})")
-        number += 1
+    show_frames(console, gpu.python_frames(), gpu.host_frames(), stop.frame)
 
 
 def _move(console: GpuConsole, arg: str, step: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..kernel_support import listed_range
 from .breakpoints import pdb_breakpoints
 from .console import GpuConsole, guarded
 
@@ -21,20 +22,7 @@ def do_list(console: GpuConsole, arg: str) -> None:
     text = arg.strip()
     here = (frame.file, frame.line)
     try:
-        if not text and stop.listed is not None and stop.listed[:2] == here:
-            first = stop.listed[2] + 1
-            last = first + 10
-        elif not text or text == ".":
-            first = max(1, frame.line - 5)
-            last = first + 10
-        else:
-            start, _, end = text.partition(",")
-            first = int(start)
-            if end.strip():
-                last = int(end)
-                last = first + last if last < first else last
-            else:
-                first, last = max(1, first - 5), max(1, first - 5) + 10
+        first, last = listed_range(text, here, stop.listed)
     except ValueError:
         console.error(f"usage: list [FIRST[, LAST]] or list . (got {text!r})")
         return
