@@ -32,6 +32,8 @@ NEXT_INDEX_PATIENCE = 0.5
 class CpuFrontend:
     """Routes the CPU kernels' messages and stops to the session and the user."""
 
+    debugger = "gdb"  # see pkdb.space_frontend.SpaceFrontend
+
     def __init__(self, frontend: Frontend) -> None:
         self.frontend = frontend
         self.session = KernelSession()

@@ -24,6 +24,8 @@ STEP_ON_LIMIT = 20
 class GpuFrontend:
     """Routes the GPU's messages and stops to the session and the user."""
 
+    debugger = "cuda-gdb"  # see pkdb.space_frontend.SpaceFrontend
+
     def __init__(self, frontend: Frontend) -> None:
         self.frontend = frontend
         self.session = GpuKernelSession()

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .debugger_session import DebuggerSession
 from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
 from .kernel_protocol import KernelLaunch
 from .targets.base import Controller, FrameInfo, StopEvent, TargetError
@@ -53,7 +54,7 @@ class Deferred:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-class GpuKernelSession:
+class GpuKernelSession(DebuggerSession):
     """cuda-gdb and the state of the GPU kernel being debugged, for one front end."""
 
     def __init__(self, make_controller: Callable[[str], Controller] | None = None) -> None:
@@ -137,14 +138,7 @@ class GpuKernelSession:
         """Detach and end cuda-gdb and the helper (the program goes on, or is gone).
         cuda-gdb's internal errors during the session, for the user."""
         self.end()
-        failures: list[str] = []
-        if self.controller is not None:
-            self.controller.close()
-            failures = self.controller.internal_errors
-        self.controller = None
-        self._attached_pid = None
-        self.fault_breakpoint = None
-        self.gdb_numbers.clear()
+        failures = self._close_debugger()
         if self._evaluator is not None:
             self._evaluator.stop()
         return failures
@@ -163,13 +157,7 @@ class GpuKernelSession:
 
     def sync_breakpoints(self, breakpoints: list[dict[str, Any]]) -> list[str]:
         """Set pdb's breakpoints of this kernel in cuda-gdb (replacing what was there)."""
-        controller = self.require_controller()
-        for number in self.gdb_numbers.values():
-            try:
-                controller.delete_breakpoint(number)
-            except TargetError:
-                pass  # a temporary one cuda-gdb removed already
-        self.gdb_numbers.clear()
+        self._delete_debugger_breakpoints()
         return [p for p in (self.insert(bp) for bp in breakpoints if bp.get("enabled", True)) if p]
 
     def insert(self, bp: dict[str, Any]) -> str | None:
@@ -217,17 +205,6 @@ class GpuKernelSession:
             if league is not None and blocks is not None and league <= blocks:
                 text = text.replace(f"{member}.league_rank", "blockIdx.x")  # one rank a block
         return text
-
-    def remove(self, number: int) -> None:
-        gdb_number = self.gdb_numbers.pop(number, None)
-        if gdb_number is not None:
-            try:
-                self.require_controller().delete_breakpoint(gdb_number)
-            except TargetError:
-                pass
-
-    def pdb_number(self, gdb_number: int | None) -> int | None:
-        return next((n for n, g in self.gdb_numbers.items() if g == gdb_number), None)
 
     # -- stops -------------------------------------------------------------------------
 

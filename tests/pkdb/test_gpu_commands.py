@@ -217,3 +217,14 @@ def test_a_release_team_fault_between_launches_goes_on_unseen(console):
     frontend.stepping = 0
     assert frontend.check_stop() is False
     assert fake.commands[-1] == "continue" and session.stop is None
+
+
+def test_list_and_longlist_show_the_kernel_source_at_the_stop(console):
+    listed = console.run("ll").splitlines()
+    assert listed[0].endswith("@pk.workunit") and listed[1].endswith(
+        "def yAx(j, acc, cols, y_view, x_view, A_view):"
+    )
+    assert [line.split()[:2] for line in listed if "->" in line] == [["8", "->"]]
+    assert "acc += y_view[j] * temp2" in console.run("list")
+    assert [line.split()[0] for line in console.run("list 4, 2").splitlines()] == ["4", "5", "6"]
+    assert console.run("list x") == "*** usage: list [FIRST[, LAST]] or list . (got 'x')"

@@ -24,7 +24,7 @@ _MISSING = object()
 def _selected_frame(dispatch: Any, kernel_locals: dict[str, Any]) -> types.FrameType | None:
     if HOST_FRAME not in kernel_locals:
         return dispatch.frame
-    from .kernel_observer import host_frames
+    from .launch_message import host_frames
 
     frames = host_frames(dispatch.frame)
     index = kernel_locals[HOST_FRAME]

@@ -7,14 +7,11 @@ breakpoints) mirrored into gdb for the running kernel.
 from __future__ import annotations
 
 import os
-import re
 
 from ..gdbexpr import ConditionError
 from ..targets.base import TargetError
-from .kernel_support import KernelConsole, guarded
+from .kernel_support import BREAKPOINT_LOCATION, KernelConsole, guarded
 from .registry import Command
-
-_LOCATION = re.compile(r"^(?:(?P<file>[^:\s]+):)?(?P<line>\d+)\s*(?:(?:,|\bif\b)\s*(?P<cond>.+))?$")
 
 
 def _set(console: KernelConsole, arg: str, temporary: bool) -> None:
@@ -22,7 +19,7 @@ def _set(console: KernelConsole, arg: str, temporary: bool) -> None:
     if not arg.strip():
         _list(console)
         return
-    match = _LOCATION.match(arg.strip())
+    match = BREAKPOINT_LOCATION.match(arg.strip())
     if match is None:
         console.error("usage: break [FILE:]LINE [if CONDITION]  (or: LINE, CONDITION)")
         return
@@ -95,7 +92,7 @@ def do_tbreak(console: KernelConsole, arg: str) -> None:
 
 def _numbers(console: KernelConsole, arg: str) -> list[int] | None:
     """Breakpoint numbers, or those of the breakpoints at a ``[FILE:]LINE``."""
-    location = _LOCATION.match(arg.strip())
+    location = BREAKPOINT_LOCATION.match(arg.strip())
     if location is not None and location["file"] and location["cond"] is None:
         line = _line_number(location["line"])
         if line is None:

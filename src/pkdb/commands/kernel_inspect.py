@@ -16,7 +16,8 @@ from .kernel_support import (
     format_value,
     guarded,
     kernel_values,
-    python_name,
+    listed_range,
+    show_frames,
 )
 from .registry import Command
 
@@ -158,18 +159,7 @@ def do_where(console: KernelConsole, arg: str) -> None:
     """
     kernel = console.kernel
     stop = kernel.require_stop()
-    frames = kernel.python_frames(stop.thread)
-    number = 0
-    for i, frame in enumerate(frames):
-        marker = ">" if i == stop.frame else " "
-        console.message(
-            f"{marker} #{number} {frame.file}:{frame.line} ({python_name(frame.function)})"
-        )
-        number += 1
-    for frame in kernel.host_frames():
-        marker = ">" if number == stop.frame else " "
-        console.message(f"{marker} #{number} {frame.file}:{frame.line} ({frame.function})")
-        number += 1
+    show_frames(console, kernel.python_frames(stop.thread), kernel.host_frames(), stop.frame)
 
 
 @guarded
@@ -187,21 +177,7 @@ def do_list(console: KernelConsole, arg: str) -> None:
     here = (frame.file or "", frame.line)
     text = arg.strip()
     try:
-        if not text and stop.listed is not None and stop.listed[:2] == here:
-            first = stop.listed[2] + 1
-            last = first + 10
-        elif not text or text == ".":
-            first = max(1, frame.line - 5)
-            last = first + 10
-        else:
-            start, _, end = text.partition(",")
-            first = int(start)
-            if end.strip():
-                last = int(end)
-                last = first + last if last < first else last
-            else:
-                first = max(1, first - 5)
-                last = first + 10
+        first, last = listed_range(text, here, stop.listed)
     except ValueError:
         console.error(f"usage: list [FIRST[, LAST]] or list . (got {text!r})")
         return

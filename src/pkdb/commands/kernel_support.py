@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import re
 from typing import Any, Protocol
 
 from .. import assigned, float32, memviews, subviews
@@ -149,6 +150,48 @@ def guarded(handler):
     run.__doc__ = handler.__doc__
     run.__name__ = handler.__name__
     return run
+
+
+#: A breakpoint's place as ``break`` takes it: ``[FILE:]LINE [if CONDITION]`` (or
+#: ``LINE, CONDITION``).
+BREAKPOINT_LOCATION = re.compile(
+    r"^(?:(?P<file>[^:\s]+):)?(?P<line>\d+)\s*(?:(?:,|\bif\b)\s*(?P<cond>.+))?$"
+)
+
+
+def listed_range(
+    text: str, here: tuple[str, int], listed: tuple[str, int, int] | None
+) -> tuple[int, int]:
+    """The first and last line ``list TEXT`` shows at line ``here`` (file, line), as
+    pdb's ``list`` does: with no text, the 11 lines after what was ``listed`` last from
+    here, else 11 around the line; ``.``, 11 around it; ``FIRST``, 11 around that;
+    ``FIRST, LAST``, that range (a LAST below FIRST is a count). ValueError for text
+    that names no lines."""
+    if not text and listed is not None and listed[:2] == here:
+        first = listed[2] + 1
+        return first, first + 10
+    if not text or text == ".":
+        first = max(1, here[1] - 5)
+        return first, first + 10
+    start, _, end = text.partition(",")
+    first = int(start)
+    if end.strip():
+        last = int(end)
+        return first, first + last if last < first else last
+    first = max(1, first - 5)
+    return first, first + 10
+
+
+def show_frames(
+    console: Console, kernel_frames: list[Any], host_frames: list[Any], current: int
+) -> None:
+    """``where``'s lines: the kernel frames (innermost first, by their Python names),
+    then the host frames that dispatched the kernel; ``>`` marks frame ``current``."""
+    frames = [(f, python_name(f.function)) for f in kernel_frames]
+    frames += [(f, f.function) for f in host_frames]
+    for number, (frame, name) in enumerate(frames):
+        marker = ">" if number == current else " "
+        console.message(f"{marker} #{number} {frame.file}:{frame.line} ({name})")
 
 
 def enclosing_function(file: str, line: int) -> tuple[int, int] | None:

@@ -21,28 +21,21 @@ from typing import Any
 
 from .base import FrameInfo, StopEvent, TargetError
 from .device import CudaFocus, CudaThreadRange, Dim3, GpuController, dim3, dim3_text
-from .gdb import GdbController, _as_list, _frame, _int
+from .gdb import GdbController
+from .gdb_settings import OUTPUT_SETTINGS, SIGINT_PASS
 from .mi import mi_quote
-
-_SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
+from .mi_records import as_list, frame_of, int_field
 
 #: Settings of every cuda-gdb session (all-stop: see the module docstring).
 CUDA_SETTINGS: tuple[str, ...] = (
     "-gdb-set mi-async on",
     "-gdb-set non-stop off",
-    "-gdb-set pagination off",
-    "-gdb-set height 0",
-    "-gdb-set width 0",
-    "-gdb-set confirm off",
-    "-gdb-set print pretty off",
-    "-gdb-set print elements 10000",
-    "-gdb-set print repeats unlimited",
-    "-gdb-set print frame-arguments scalars",
+    *OUTPUT_SETTINGS,
     "-gdb-set print null-stop on",  # a char array (a fault's text) up to its end
     # Kernel launches are not stops; breakpoints are.
     '-interpreter-exec console "set cuda break_on_launch none"',
     # As gdb: Ctrl-C in host code is Python's, until a kernel runs (set_sigint_stops).
-    _SIGINT_PASS,
+    SIGINT_PASS,
 )
 
 _FOCUS_TEXT = re.compile(r"kernel (\d+), block (\(\S+\)), thread (\(\S+\))")
@@ -150,7 +143,7 @@ class CudaGdbController(GdbController, GpuController):
         """The device threads of the kernels running now, coalesced by place."""
         table = self._cmd("-cuda-info-threads").payload.get("CoalescedInfoCudaThreadsTable", {})
         rows = []
-        for row in _as_list(table.get("body")):
+        for row in as_list(table.get("body")):
             row = row.get("row", row) if isinstance(row, dict) else row
             if not isinstance(row, dict):
                 continue
@@ -160,14 +153,14 @@ class CudaGdbController(GdbController, GpuController):
                 continue
             rows.append(
                 CudaThreadRange(
-                    kernel=_int(row.get("kernel"), 0) or 0,
+                    kernel=int_field(row.get("kernel"), 0) or 0,
                     first_block=blocks[0],  # type: ignore[arg-type]
                     first_thread=threads[0],  # type: ignore[arg-type]
                     last_block=blocks[1],  # type: ignore[arg-type]
                     last_thread=threads[1],  # type: ignore[arg-type]
-                    count=_int(row.get("count"), 0) or 0,
+                    count=int_field(row.get("count"), 0) or 0,
                     file=row.get("filename"),
-                    line=_int(row.get("line")),
+                    line=int_field(row.get("line")),
                     current=row.get("current", "").strip() == "*",
                 )
             )
@@ -179,7 +172,7 @@ class CudaGdbController(GdbController, GpuController):
     def kernels(self) -> list[dict[str, Any]]:
         """cuda-gdb's table of running kernels (gridDim, blockDim, ... per kernel)."""
         table = self._cmd("-cuda-info-kernels").payload.get("InfoCudaKernelsTable", {})
-        return [r for r in _as_list(table.get("body")) if isinstance(r, dict)]
+        return [r for r in as_list(table.get("body")) if isinstance(r, dict)]
 
     # -- inspection of the focused thread ----------------------------------------------
 
@@ -198,8 +191,8 @@ class CudaGdbController(GdbController, GpuController):
         limits = f" 0 {int(max_depth) - 1}" if max_depth else ""
         payload = self._cmd(f"-stack-list-frames{limits}").payload
         frames = []
-        for f in _as_list(payload.get("stack")):
-            frame = _frame(f.get("frame", f))
+        for f in as_list(payload.get("stack")):
+            frame = frame_of(f.get("frame", f))
             if frame is not None:
                 frames.append(frame)
         return frames
@@ -207,23 +200,23 @@ class CudaGdbController(GdbController, GpuController):
     def locals(self, thread_id: int | None = None, frame: int = 0) -> dict[str, str]:
         payload = self._in_frame(frame, "-stack-list-locals --all-values")
         result: dict[str, str] = {}
-        for v in _as_list(payload.get("locals")):
+        for v in as_list(payload.get("locals")):
             result.setdefault(v["name"], v.get("value", ""))
         return result
 
     def args(self, thread_id: int | None = None, frame: int = 0) -> dict[str, str]:
         payload = self._cmd(f"-stack-list-arguments --all-values {int(frame)} {int(frame)}").payload
         result: dict[str, str] = {}
-        for level in _as_list(payload.get("stack-args")):
+        for level in as_list(payload.get("stack-args")):
             level = level.get("frame", level)
-            for v in _as_list(level.get("args")):
+            for v in as_list(level.get("args")):
                 result[v["name"]] = v.get("value", "")
         return result
 
     def variable_types(self, thread_id: int | None = None, frame: int = 0) -> dict[str, str]:
         payload = self._in_frame(frame, "-stack-list-variables --simple-values")
         result: dict[str, str] = {}
-        for v in _as_list(payload.get("variables")):
+        for v in as_list(payload.get("variables")):
             result.setdefault(v["name"], v.get("type", ""))
         return result
 

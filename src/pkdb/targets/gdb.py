@@ -13,161 +13,40 @@ process with its breakpoints armed.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from ..procstate import state as os_thread_state
 from .base import Breakpoint, Controller, FrameInfo, StopEvent, TargetError, ThreadInfo
 from .cli_attach import attach_through_cli, cli_command
+from .gdb_settings import (
+    BASE_SETTINGS,
+    CLI_OPTIONAL_SETTINGS,
+    OPTIONAL_SETTINGS,
+    PTRACE_HINT,
+    SIGINT_PASS,
+    SIGINT_STOP,
+    is_cuda_gdb,
+)
 from .mi import DEFAULT_GDB_ARGS, MiResult, MiSession, mi_quote
-
-_SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
-_SIGINT_STOP = '-interpreter-exec console "handle SIGINT stop print nopass"'
-
-#: Settings applied to every session before anything else (order matters: non-stop must
-#: be set before attaching).
-BASE_SETTINGS: tuple[str, ...] = (
-    "-gdb-set mi-async on",
-    "-gdb-set non-stop on",
-    "-gdb-set pagination off",
-    "-gdb-set height 0",
-    "-gdb-set width 0",
-    "-gdb-set confirm off",
-    "-gdb-set print pretty off",
-    "-gdb-set print elements 10000",
-    "-gdb-set print repeats unlimited",
-    "-gdb-set print frame-arguments scalars",
-    # gdb stays attached after a kernel: its default (stop, nopass) would swallow every
-    # later Ctrl-C meant for the host code. set_sigint_stops() turns it on per kernel run.
-    _SIGINT_PASS,
+from .mi_records import (
+    as_list,
+    breakpoint_of,
+    format_fields,
+    frame_of,
+    int_field,
+    parse_threads,
+    stop_event_of,
 )
 
-#: Settings that some gdb builds lack; failures are ignored.
-OPTIONAL_SETTINGS: tuple[str, ...] = (
-    # Never reach out to the network for debug info.
-    "-gdb-set debuginfod enabled off",
-    # libpython's gdb helpers are not needed and cost time on attach.
-    "-gdb-set auto-load python-scripts off",
-)
-
-#: Command-line settings some gdb builds lack (errors are printed, not fatal there).
-_CLI_OPTIONAL = ("set debuginfod enabled off",)
-
-
-def is_cuda_gdb(path: str) -> bool:
-    """Whether the debugger at ``path`` is NVIDIA's cuda-gdb (by its name)."""
-    return os.path.basename(path).startswith("cuda-gdb")
-
-
-PTRACE_HINT = (
-    " (the kernel refused ptrace: attaching needs the same user and, under Yama, "
-    "/proc/sys/kernel/yama/ptrace_scope = 0 or CAP_SYS_PTRACE; in a container, "
-    "run it with --cap-add=SYS_PTRACE)"
-)
-
-_LWP_RE = re.compile(r"\bLWP (\d+)\b")
 #: gdb's answer to ``info line *ADDR``: ``Line 8 of "/path/prog.py" starts at ...``.
 _INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
 
-
-def _int(value: Any, default: int | None = None) -> int | None:
-    if value is None:
-        return default
-    try:
-        return int(value, 0) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def _frame(d: dict | None, level: int = 0) -> FrameInfo | None:
-    if not d:
-        return None
-    return FrameInfo(
-        level=_int(d.get("level"), level) or 0,
-        function=d.get("func"),
-        file=d.get("file"),
-        fullname=d.get("fullname"),
-        line=_int(d.get("line")),
-        address=_int(d.get("addr")),
-    )
-
-
-def _as_list(value: Any) -> list:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
-
-
-def _display_location(location: str) -> str:
-    """Turn MI's ``-source X -line N`` / ``-function F`` into ``X:N`` / ``F``."""
-    m = re.fullmatch(r"-source (.+) -line (\d+)", location)
-    if m:
-        return f"{m.group(1)}:{m.group(2)}"
-    m = re.fullmatch(r"-function (.+)", location)
-    return m.group(1) if m else location
-
-
-def _breakpoint(b: dict) -> Breakpoint:
-    """Build a :class:`Breakpoint` from an MI3 ``bkpt`` tuple (with or without locations)."""
-    locations = _as_list(b.get("locations"))
-    pending = b.get("addr") == "<PENDING>"
-    first = locations[0] if locations else ({} if pending else b)
-    cond = b.get("cond")
-    return Breakpoint(
-        number=_int(b.get("number"), 0) or 0,
-        location=_display_location(b.get("original-location") or b.get("pending") or ""),
-        file=first.get("fullname") or first.get("file"),
-        line=_int(first.get("line")),
-        function=first.get("func"),
-        condition=cond if cond else None,
-        enabled=b.get("enabled", "y") == "y",
-        hit_count=_int(b.get("times"), 0) or 0,
-        ignore=_int(b.get("ignore"), 0) or 0,
-        temporary=b.get("disp") == "del",
-        pending=pending,
-        locations=len(locations) if locations else (0 if pending else 1),
-        addresses=tuple(
-            (str(loc.get("number", b.get("number"))), int(loc["addr"], 16))
-            for loc in (locations or ([] if pending else [b]))
-            if str(loc.get("addr", "")).startswith("0x")
-        ),
-    )
-
-
-def _stop_event(payload: dict) -> StopEvent:
-    reason = payload.get("reason", "")
-    exit_code = None
-    if reason == "exited-normally":
-        reason, exit_code = "exited", 0
-    elif reason == "exited":
-        try:  # gdb prints it in octal with a leading zero: "011" is 9
-            exit_code = int(payload.get("exit-code", ""), 8)
-        except ValueError:
-            exit_code = None
-    stopped = payload.get("stopped-threads")
-    if isinstance(stopped, list):
-        stopped_threads: tuple[int, ...] | None = tuple(int(t) for t in stopped)
-    elif stopped is None and payload.get("thread-id"):
-        stopped_threads = (int(payload["thread-id"]),)
-    else:
-        stopped_threads = None
-    return StopEvent(
-        reason=reason,
-        thread_id=_int(payload.get("thread-id")),
-        breakpoint=_int(payload.get("bkptno")),
-        frame=_frame(payload.get("frame")),
-        signal_name=payload.get("signal-name"),
-        signal_meaning=payload.get("signal-meaning"),
-        exit_code=exit_code,
-        return_value=payload.get("return-value"),
-        stopped_threads=stopped_threads,
-        raw=payload,
-    )
+# Re-exported: pkdb.targets.factory asks which debugger a path is.
+__all__ = ["BASE_SETTINGS", "OPTIONAL_SETTINGS", "PTRACE_HINT", "GdbController", "is_cuda_gdb"]
 
 
 class GdbController(Controller):
@@ -260,7 +139,7 @@ class GdbController(Controller):
                 elif tid is not None:
                     self._thread_state[int(tid)] = "running"
             elif message == "stopped":
-                event = _stop_event(payload)
+                event = stop_event_of(payload)
                 if event.exited:
                     self._thread_state.clear()
                     self._pid = None
@@ -339,7 +218,7 @@ class GdbController(Controller):
                         if left <= 0:
                             break
                         self._state_lock.wait(left)
-                infos = self._parse_threads(self._cmd("-thread-info", timeout).payload)
+                infos = parse_threads(self._cmd("-thread-info", timeout).payload)
                 if infos and all(t.stopped for t in infos):
                     break
                 if time.monotonic() >= deadline:
@@ -366,14 +245,14 @@ class GdbController(Controller):
         settings = [cli_command(c) for c in (*self.settings, *self._init_commands)]
         try:
             _, self._mi = attach_through_cli(
-                [self._path, "-q", "-nx"], pid, settings + list(_CLI_OPTIONAL), timeout
+                [self._path, "-q", "-nx"], pid, settings + list(CLI_OPTIONAL_SETTINGS), timeout
             )
         except TargetError as exc:
             if "ptrace" in exc.message and "not permitted" in exc.message:
                 raise TargetError(exc.message + PTRACE_HINT, exc.command) from exc
             raise
         self._mi.add_listener(self._on_async)
-        threads = self._parse_threads(self._cmd("-thread-info", timeout).payload)
+        threads = parse_threads(self._cmd("-thread-info", timeout).payload)
         with self._state_lock:
             self._thread_state = {t.id: t.state for t in threads}
             self._stops.clear()
@@ -427,7 +306,7 @@ class GdbController(Controller):
         if condition:
             opts += f"-c {mi_quote(condition)} "
         payload = self._cmd(f"-break-insert {opts}{spec}").payload
-        return _breakpoint(payload.get("bkpt", {}))
+        return breakpoint_of(payload.get("bkpt", {}))
 
     def insert_breakpoint(
         self, file: str, line: int, condition: str | None = None, temporary: bool = False
@@ -457,8 +336,8 @@ class GdbController(Controller):
         """The address ranges (from, to) of the loaded shared library ``path``'s code."""
         payload = self._cmd(f"-file-list-shared-libraries {mi_quote(re.escape(path))}").payload
         ranges = []
-        for library in _as_list(payload.get("shared-libraries")):
-            for r in _as_list(library.get("ranges")):
+        for library in as_list(payload.get("shared-libraries")):
+            for r in as_list(library.get("ranges")):
                 try:
                     ranges.append((int(r["from"], 16), int(r["to"], 16)))
                 except (KeyError, ValueError):
@@ -478,12 +357,12 @@ class GdbController(Controller):
     def breakpoints(self) -> list[Breakpoint]:
         table = self._cmd("-break-list").payload.get("BreakpointTable", {})
         result = []
-        for b in _as_list(table.get("body")):
+        for b in as_list(table.get("body")):
             bkpt = b.get("bkpt", b) if isinstance(b, dict) else b
             if isinstance(bkpt, list):  # pygdbmi merges repeated keys into a list
-                result.extend(_breakpoint(x) for x in bkpt)
+                result.extend(breakpoint_of(x) for x in bkpt)
             else:
-                result.append(_breakpoint(bkpt))
+                result.append(breakpoint_of(bkpt))
         return sorted(result, key=lambda b: b.number)
 
     # -- execution -------------------------------------------------------------------
@@ -503,7 +382,7 @@ class GdbController(Controller):
     def set_sigint_stops(self, stops: bool) -> None:
         """Whether Ctrl-C stops the program in gdb (while a debug kernel runs) or passes
         on to the program unseen (host code: Python's handler stops it)."""
-        self._cmd(_SIGINT_STOP if stops else _SIGINT_PASS)
+        self._cmd(SIGINT_STOP if stops else SIGINT_PASS)
 
     def interrupt(self, thread_ids: Iterable[int] | None = None) -> None:
         self._require_attached()
@@ -536,7 +415,7 @@ class GdbController(Controller):
         number. Other threads that pass there are resumed by gdb without a stop event."""
         opts = "-t " if temporary else ""
         payload = self._cmd(f"-break-insert {opts}-p {int(thread_id)} {location}").payload
-        number = _int(payload.get("bkpt", {}).get("number"))
+        number = int_field(payload.get("bkpt", {}).get("number"))
         if number is None:
             raise TargetError(f"no breakpoint at {location}")
         return number
@@ -582,29 +461,8 @@ class GdbController(Controller):
 
     # -- inspection ------------------------------------------------------------------
 
-    @staticmethod
-    def _parse_threads(payload: dict) -> list[ThreadInfo]:
-        current = _int(payload.get("current-thread-id"))
-        threads = []
-        for t in _as_list(payload.get("threads")):
-            tid = int(t["id"])
-            target_id = t.get("target-id", "")
-            m = _LWP_RE.search(target_id)
-            threads.append(
-                ThreadInfo(
-                    id=tid,
-                    target_id=target_id,
-                    os_tid=int(m.group(1)) if m else None,
-                    name=t.get("name"),
-                    state=t.get("state", "unknown"),
-                    frame=_frame(t.get("frame")),
-                    current=tid == current,
-                )
-            )
-        return sorted(threads, key=lambda t: t.id)
-
     def threads(self) -> list[ThreadInfo]:
-        threads = self._parse_threads(self._cmd("-thread-info").payload)
+        threads = parse_threads(self._cmd("-thread-info").payload)
         self._os_tids.update((t.id, t.os_tid) for t in threads if t.os_tid)
         return threads
 
@@ -631,9 +489,9 @@ class GdbController(Controller):
         limits = f" 0 {int(max_depth) - 1}" if max_depth else ""
         payload = self._cmd(f"-stack-list-frames --thread {int(thread_id)}{limits}").payload
         frames = []
-        for f in _as_list(payload.get("stack")):
+        for f in as_list(payload.get("stack")):
             f = f.get("frame", f)
-            frame = _frame(f)
+            frame = frame_of(f)
             if frame is not None:
                 frames.append(frame)
         return frames
@@ -643,7 +501,7 @@ class GdbController(Controller):
             f"-stack-list-locals --thread {int(thread_id)} --frame {int(frame)} --all-values"
         ).payload
         result: dict[str, str] = {}
-        for v in _as_list(payload.get("locals")):
+        for v in as_list(payload.get("locals")):
             # An inner block's variable comes first and shadows an outer one of that name.
             result.setdefault(v["name"], v.get("value", ""))
         return result
@@ -654,9 +512,9 @@ class GdbController(Controller):
             f"{int(frame)} {int(frame)}"
         ).payload
         result: dict[str, str] = {}
-        for level in _as_list(payload.get("stack-args")):
+        for level in as_list(payload.get("stack-args")):
             level = level.get("frame", level)
-            for v in _as_list(level.get("args")):
+            for v in as_list(level.get("args")):
                 result[v["name"]] = v.get("value", "")
         return result
 
@@ -665,7 +523,7 @@ class GdbController(Controller):
             f"-stack-list-variables --thread {int(thread_id)} --frame {int(frame)} --simple-values"
         ).payload
         result: dict[str, str] = {}
-        for v in _as_list(payload.get("variables")):
+        for v in as_list(payload.get("variables")):
             result.setdefault(v["name"], v.get("type", ""))  # an inner block's comes first
         return result
 
@@ -712,7 +570,7 @@ class GdbController(Controller):
         ).payload
         data = bytearray()
         for block in sorted(
-            _as_list(payload.get("memory")), key=lambda b: int(b.get("offset", "0"), 0)
+            as_list(payload.get("memory")), key=lambda b: int(b.get("offset", "0"), 0)
         ):
             if int(block.get("offset", "0"), 0) != len(data):
                 break
@@ -735,19 +593,6 @@ class GdbController(Controller):
             text = result.console + result.log
             record = f"^{result.message}"
             if result.payload:
-                record += "," + _mi_format_fields(result.payload)
+                record += "," + format_fields(result.payload)
             return text + record + "\n"
         return self._console(command, thread_id)
-
-
-def _mi_format_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + _mi_format_fields(value) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_mi_format_value(v) for v in value) + "]"
-    return mi_quote(str(value))
-
-
-def _mi_format_fields(fields: dict) -> str:
-    """Render parsed MI results back as MI text (``name="value",...``)."""
-    return ",".join(f"{k}={_mi_format_value(v)}" for k, v in fields.items())

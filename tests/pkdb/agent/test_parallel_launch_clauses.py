@@ -171,7 +171,7 @@ def test_clauses_run_at_the_same_time_and_failures_stay_in_their_column(scope: L
 
 
 def test_keepalive_while_clauses_run(scope: LiveScope, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pl, "KEEPALIVE_SECONDS", 0.0)
+    monkeypatch.setattr(pl.running, "KEEPALIVE_SECONDS", 0.0)  # where launch() reads it
     calls: list[int] = []
     flags = scope.globals["flags"]
     release = threading.Timer(0.6, flags.__setitem__, (1, 1))
