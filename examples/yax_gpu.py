@@ -1,7 +1,5 @@
-"""yAx on the GPU (pk.Cuda): the session of Figure 2 of the PKDB paper.
-
-Run it:   python examples/yax_gpu.py [N] [M] [repeats]
-Debug it: pkdb examples/yax_gpu.py, then for instance
+"""yAx on the GPU (pk.Cuda): the session of Figure 2 of the PKDB paper. Run it:
+python examples/yax_gpu.py [N] [M] [repeats]; debug it: pkdb examples/yax_gpu.py, then
     (pkdb) break 24 if j == 10
     (pkdb) continue
     > .../yax_gpu.py(24)yAx()

@@ -60,6 +60,7 @@ from ..api.types import DataType
 from ..backends.faults import fault_error
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
+from ..build.elf import elf_problem
 from ..build.runtime import include_option, runtime_digest
 from ..errors import CompileError, DispatchError
 from ..translate import ir
@@ -162,9 +163,19 @@ def _compile(
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(program)
             raise CompileError(_describe_failure(log, label, path)) from None
-        return bytes(nvrtc.getCUBIN(program))
+        return _whole_cubin(bytes(nvrtc.getCUBIN(program)))
     finally:
         nvrtc.destroyProgram(program)
+
+
+def _whole_cubin(cubin: bytes) -> bytes:
+    """The cubin NVRTC made, whole: CuPy's ``getCUBIN`` drops its last byte (it strips a
+    C string's terminator, as for PTX), which the cache's ELF check would rightly call a
+    cut-short file. That byte is the high byte of the last program header's alignment,
+    a zero; put it back only when that makes the ELF whole."""
+    if elf_problem(cubin) is not None and elf_problem(cubin + b"\0") is None:
+        return cubin + b"\0"
+    return cubin
 
 
 def _compile_with_nvcc(
