@@ -28,7 +28,7 @@ from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import fma_guard, ir
-from .builtin_table import DOUBLE, INT64, KERNEL_FUNCTIONS
+from .builtin_table import DOUBLE, INT64, KEEP, KERNEL_FUNCTIONS
 from .cpp_prelude import PRELUDE, TEAM_PRELUDE, atomic_operation_struct
 from .cpp_prelude import atomic_update as prelude_atomic_update
 from .ir import ViewType
@@ -541,7 +541,7 @@ class CppEmitter:
     def aug_type(self, target: ir.Expr, value: ir.Expr, op: str) -> DataType:
         from .typing_rules import promote
 
-        if op == "/":
+        if op == "/" and not (target.type.is_complex or value.type.is_complex):
             return t.float32 if target.type == t.float32 else t.float64
         return promote(target, value)
 
@@ -695,7 +695,11 @@ class CppEmitter:
         # A kernel function: its arguments converted and spelled as the builtin table says.
         function = KERNEL_FUNCTIONS[e.func]
         to = {DOUBLE: t.float64, INT64: t.int64}
-        args = [self.cast(a, to.get(function.conversion(k), e.type)) for k, a in enumerate(e.args)]
+        args = [
+            self.expr(a) if function.conversion(k) == KEEP
+            else self.cast(a, to.get(function.conversion(k), e.type))
+            for k, a in enumerate(e.args)
+        ]  # fmt: skip
         return function.spell(self.BACKEND, self.MATH, args, integer=not e.type.is_float)
 
     def user_arg(self, a: ir.Expr) -> str:
