@@ -568,6 +568,9 @@ class CppEmitter:
     def literal(self, value: int | float | bool, to: DataType) -> str:
         if to == t.bool_:
             return "true" if value else "false"
+        if to.is_complex:  # a real literal as NumPy converts it: imaginary part 0
+            part = t.real_part_type(to)
+            return f"{to.ctype}({self.literal(value, part)}, {self.literal(0.0, part)})"
         if to.is_float:
             v = float(value)
             if v != v:

@@ -105,15 +105,15 @@ class CallLowerer(Lowerer):
             if getattr(target, "__module__", "").startswith("pkernels") and callable(target):
                 pk_name = pk_builtin_name(target)
                 return self._module_call(node, pk_name, pk=True, stmt=statement)
-            if target is None:
-                self.src.error(func, f"function {name!r} is not defined", hint=CALL_HINT)
-            if target is complex:
+            if name == "complex" and target in (None, complex):
                 self.src.error(
                     func,
                     "Python's complex() in a kernel",
                     hint="Write pk.complex128(re, im) (or pk.complex64): a NumPy complex, as "
                     "the kernel's other complex values are.",
                 )
+            if target is None:
+                self.src.error(func, f"function {name!r} is not defined", hint=CALL_HINT)
             if isinstance(target, type):
                 self.src.error(
                     func,

@@ -218,7 +218,7 @@ class StatementLowerer(Lowerer):
                 f"a complex number ({value.type.name}) stored into {view!r}, a view of "
                 f"{access.type.name}",
                 hint="Store the part you mean, z.real or z.imag (or abs(z)), or make the view "
-                f"complex: pk.View(shape, pk.complex128) or a NumPy complex array.",
+                "complex: pk.View(shape, pk.complex128) or a NumPy complex array.",
             )
 
     def written(self, access: ir.ViewAccess) -> None:
