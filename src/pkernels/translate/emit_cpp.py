@@ -101,8 +101,9 @@ class KernelEntry:
     uses_print: bool
     symbols: dict[str, str]  # space name -> exported launch symbol
     kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
-    # Python name -> "float" | "float32" | "int" | "bool" for the body's scalars (gdb prints
-    # 0.0 as 0; a float32 is a NumPy float32 to a debugger's Python, as in the kernel)
+    # Python name -> "float" | "float32" | "int" | "bool" | "complex64" | "complex128" for
+    # the body's scalars (gdb prints 0.0 as 0; a float32 is a NumPy float32 to a
+    # debugger's Python, as in the kernel; a complex is the runtime's struct in gdb)
     variable_kinds: dict[str, str] = field(default_factory=dict)
     written_views: frozenset[str] = frozenset()  # view parameters the kernel stores into
     rank: int = 1  # index parameters: 1 for a range, 2 to 4 for an MDRangePolicy box
@@ -1138,8 +1139,9 @@ def debugger_names(
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """What a debugger needs to show a kernel's variables as Python values: each
     scalar's kind (``"float"``, ``"float32"``, ``"int"``, ``"bool"``: gdb prints 0.0 as
-    0) and the subviews by name (their ``describe()``), the kernel's own names winning
-    over its helpers' (every backend's entry carries them)."""
+    0; ``"complex64"``, ``"complex128"``: the runtime's struct) and the subviews by name
+    (their ``describe()``), the kernel's own names winning over its helpers' (every
+    backend's entry carries them)."""
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
         scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
@@ -1155,8 +1157,8 @@ def debugger_names(
 
 
 def _kind(dtype: DataType) -> str:
-    if dtype == t.float32:
-        return "float32"
+    if dtype == t.float32 or dtype.is_complex:
+        return dtype.name  # float32, complex64, complex128
     return "float" if dtype.is_float else "bool" if dtype == t.bool_ else "int"
 
 
