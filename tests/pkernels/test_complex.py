@@ -261,6 +261,8 @@ REFUSED = [
     ("r[i] = max(a[i], a[i])", "max() of a complex number", "abs(z)"),
     ("r[i] = r[i].imag", "of a real number (float64)", "imaginary part is 0"),
     ("out[i] = pk.complex128(a[i], 1.0)", "takes real numbers, this is complex128", "re, im"),
+    ("print(a[i])", "printing a complex number", "print(a[i].real, a[i].imag)"),
+    ("pk.printf('%f', a[i])", "printing a complex number", "z.imag:+"),
 ]
 
 
@@ -287,6 +289,18 @@ def kernel(i, out, a, r, n):
     text = str(caught.value)
     assert message in text and fix in text, text
     assert f"{module.__file__}" in text and "^" in text  # the line, with a caret
+
+
+@pk.workunit
+def _complex_sum(i, acc, a):
+    acc += a[i]
+
+
+def test_complex_accumulators_are_refused_with_the_fix():
+    with pytest.raises(pk.TranslationError, match="reduce the real and the imaginary parts"):
+        pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 2), _complex_sum, a=np.ones(2, complex))
+    with pytest.raises(pk.AnnotationError, match=r"two parallel_reduce calls with pk.Acc\[pk.f"):
+        pk.Acc[pk.complex64]
 
 
 def test_complex_scalar_arguments_are_refused_with_the_fix():

@@ -193,6 +193,13 @@ class Acc:
             dtype = to_datatype(item)
         except TypeError:
             dtype = None
+        if dtype is not None and dtype.is_complex:
+            raise AnnotationError(
+                f"pk.Acc[{dtype.name}]: a complex accumulator is not supported yet; reduce "
+                f"the real and the imaginary parts separately (two parallel_reduce calls "
+                f"with pk.Acc[pk.{real_part_type(dtype).name}], or per-index sums into a "
+                f"complex view)"
+            )
         if dtype is None or dtype.np_dtype.kind not in "biuf":
             name = getattr(item, "__name__", repr(item))
             raise AnnotationError(

@@ -279,6 +279,13 @@ class StatementLowerer(Lowerer):
         if declared:
             param = self.cx.params.get(name)
             accumulator = name in self.cx.accumulators or param is not None and param.role == "acc"
+            if accumulator and value.type.is_complex and not target.is_complex:
+                self.src.error(
+                    node,
+                    f"the accumulator {name!r} ({target.name}) is given a complex number",
+                    hint="A complex accumulator is not supported yet: reduce the real and "
+                    "the imaginary parts in two reductions (acc += z.real, then z.imag).",
+                )
             if not accumulator:  # an accumulator's stores convert (README)
                 self._check_declared_store(node, name, target, value)
             return
