@@ -80,7 +80,7 @@ def _expression_kinds(e: ir.Expr) -> set[str]:
 
 def _statement_kinds(s: ir.Stmt) -> set[str]:
     """"-" and/or "*": what a statement does itself to a float (``x -= y``, a print)."""
-    if isinstance(s, ir.AugAssign) and (_is_float(s.target) or _is_float(s.value)):
+    if isinstance(s, ir.AugAssign) and (_is_float(s.target) or _is_complex(s.value)):
         return _kinds(s.op, _is_complex(s.target) or _is_complex(s.value))
     if isinstance(s, ir.Print):
         return {"-", "*"}  # Python's float formatting, inlined
