@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ..api import types as t
@@ -396,9 +397,10 @@ class ExpressionLowerer(Lowerer):
         )
 
     def _names_module(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a name of a module (``math.real`` is no complex part)."""
         if not isinstance(node, ast.Name) or node.id in self.cx.locals:
             return False
-        return isinstance(self.src.lookup(node.id), type(ast))
+        return isinstance(self.src.lookup(node.id), ModuleType)
 
     def _complex_part(self, node: ast.Attribute) -> Expr:
         """``z.real``, ``z.imag`` of a complex number (a property, as on NumPy's complex
