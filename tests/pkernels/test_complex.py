@@ -200,6 +200,26 @@ def test_complex64_computes_in_single_precision_as_numpy(native_space):
         assert _same_bits(want["out"][:, 0], [p * q for p, q in zip(a, b, strict=True)]).all()
 
 
+@pk.workunit
+def _from_ints(i, out, n, x):
+    out[i, 0] = pk.complex64(n[i], x[i])
+    out[i, 1] = pk.complex64(n[i])
+    w: pk.complex64 = n[i]
+    out[i, 2] = w
+
+
+def test_an_int64_becomes_a_complex64_through_a_double_as_numpy_takes_it(native_space):
+    # 2**60 + 2**36 + 1: a double rounds it to 2**60 + 2**36, a float then to 2**60 (a
+    # tie, to even); rounded once it would be 2**60 + 2**37.
+    n = np.array([2**60 + 2**36 + 1, 2**53 + 1, 16777217, -(2**62) - 2**38 - 3], np.int64)
+    x = np.array([0.1, 1e-50, 3.4e38, 1e300])
+    got, want = (np.zeros((4, 3), np.complex64) for _ in range(2))
+    with np.errstate(over="ignore"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), _from_ints, out=got, n=n, x=x)
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 4), _from_ints, out=want, n=n, x=x)
+    assert _same_bits(got, want).all() and want[0, 1].real == 2.0**60
+
+
 def test_views_made_by_pk_view_and_strided_arrays(space):
     v = pk.View([6], pk.complex128)
     v[:] = np.arange(6) + 1j * np.arange(6, 0, -1)

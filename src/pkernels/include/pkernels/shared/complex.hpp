@@ -15,9 +15,11 @@ struct complex {
 
     PK_FN complex() : re(0), im(0) {}
     PK_FN complex(T r, T i) : re(r), im(i) {}
-    // A real number (an int or float converted as NumPy converts it: to T, imaginary 0).
+    // A real number, imaginary part 0. Through a double, as NumPy converts a Python int
+    // (what an int64 element is in a kernel run as Python): 2**60 + 2**36 + 1 becomes the
+    // float 2**60, not 2**60 + 2**37 (exact for every float and every int of 53 bits).
     template <typename U>
-    PK_FN complex(U r) : re((T)r), im(0) {}
+    PK_FN complex(U r) : re((T)(double)r), im(0) {}
     // complex64 <-> complex128: each part converted.
     template <typename U>
     PK_FN complex(const complex<U>& z) : re((T)z.re), im((T)z.im) {}
