@@ -25,9 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import complex_values
 from .debugger_session import DebuggerSession
 from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
 from .kernel_protocol import KernelLaunch
+from .structs import parse_struct
 from .targets.base import Controller, FrameInfo, StopEvent, TargetError
 from .targets.device import CudaFocus, Dim3, GpuController
 from .teams import TeamPosition
@@ -290,6 +292,11 @@ class GpuKernelSession(DebuggerSession):
                 array = self._scratch_values(name, text, level)
                 if array is not None:
                     values[py_name] = array
+                continue
+            fields = parse_struct(text)  # a complex number: the runtime's struct
+            number = complex_values.from_fields(fields or {}, kinds.get(py_name, ""))
+            if number is not None:
+                values[py_name] = number
                 continue
             value = parse_gdb_value(text)
             if isinstance(value, int | float | bool):

@@ -55,7 +55,9 @@ class KernelLaunch(Message):
     breakpoints: list[dict[str, Any]] = field(default_factory=list)
     call_stack: list[list[Any]] = field(default_factory=list)
     agent_tids: list[int] = field(default_factory=list)
-    variable_kinds: dict[str, str] = field(default_factory=dict)  # name -> float|float32|int|bool
+    variable_kinds: dict[str, str] = field(
+        default_factory=dict
+    )  # name -> float|float32|int|bool|complex64|complex128
     # Subviews of the kernel by name (pkernels' Subview.describe): shown as NumPy views.
     subviews: dict[str, Any] = field(default_factory=dict)
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx

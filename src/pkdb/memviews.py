@@ -36,6 +36,8 @@ _DTYPES = {
     "unsigned short": "uint16",
     "unsigned char": "uint8",
     "bool": "bool",
+    "pk_rt::complex<double>": "complex128",
+    "pk_rt::complex<float>": "complex64",
 }
 
 

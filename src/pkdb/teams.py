@@ -113,9 +113,12 @@ def decode(value: object) -> object:
 
 
 def decode_values(values: dict[str, Any]) -> dict[str, Any]:
-    """Kernel variables as sent by the front end, with team members, structs and
-    float32 values as objects."""
-    from . import float32
+    """Kernel variables as sent by the front end, with team members, structs, float32
+    and complex values as objects."""
+    from . import complex_values, float32
     from .structs import decode as decode_struct
 
-    return {name: float32.decode(decode_struct(decode(value))) for name, value in values.items()}
+    return {
+        name: complex_values.decode(float32.decode(decode_struct(decode(value))))
+        for name, value in values.items()
+    }

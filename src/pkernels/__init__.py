@@ -158,6 +158,8 @@ from .api.types import (  # noqa: E402
     View7D,
     View8D,
     bool_,
+    complex64,
+    complex128,
     float32,
     float64,
     int8,

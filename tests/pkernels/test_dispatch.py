@@ -349,8 +349,8 @@ def test_dispatch_error_is_a_type_error():
 
 @pytest.mark.parametrize(
     "bad",
-    [[1.0, 2.0, 3.0], "abc", np.zeros(3, dtype=np.complex128), np.zeros((1,) * 9), None],
-    ids=["list", "str", "complex", "rank9", "None"],
+    [[1.0, 2.0, 3.0], "abc", np.zeros(3, dtype=np.float16), np.zeros((1,) * 9), None],
+    ids=["list", "str", "float16", "rank9", "None"],
 )
 def test_unsupported_argument_types(native_space, bad):
     with pytest.raises(pk.DispatchError, match="x"):

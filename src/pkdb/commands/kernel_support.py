@@ -7,7 +7,7 @@ import linecache
 import re
 from typing import Any, Protocol
 
-from .. import assigned, float32, memviews, subviews
+from .. import assigned, complex_values, float32, memviews, subviews
 from ..assigned import unassigned_locals
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import HOST_FRAME, KernelReply
@@ -98,9 +98,10 @@ def kernel_values(
             if view is not None:
                 values[py_name] = view
                 continue
-        fields = parse_struct(text)  # a @pk.classtype local
+        fields = parse_struct(text)  # a @pk.classtype local, or a complex number
         if fields is not None:
-            values[py_name] = encode_struct(fields)
+            number = complex_values.from_fields(fields, kinds.get(py_name, ""))
+            values[py_name] = encode_struct(fields) if number is None else number
             continue
         value = parse_gdb_value(text)
         if isinstance(value, int | float | bool):
@@ -129,6 +130,8 @@ def format_value(value: Any) -> str:
         return repr(decode_struct(value))
     if float32.is_encoded(value):
         return repr(float32.decode(value))
+    if complex_values.is_encoded(value):
+        return repr(complex_values.decode(value))
     if subviews.is_encoded(value):
         return subviews.describe(value)
     if memviews.is_encoded(value):

@@ -25,7 +25,7 @@ class DataType(type):
     name: str
     ctype: str
     np_dtype: np.dtype
-    kind: str  # "int", "uint", "float" or "bool"
+    kind: str  # "int", "uint", "float", "complex" or "bool"
 
     @property
     def dtype(cls) -> np.dtype:
@@ -76,6 +76,19 @@ class DataType(type):
     def is_integer(cls) -> bool:
         return cls.kind in ("int", "uint")
 
+    @property
+    def is_complex(cls) -> bool:
+        return cls.kind == "complex"
+
+    def __call__(cls, *args: object) -> object:
+        # ``pk.complex128(re, im)`` (host code and the Debug space alike): NumPy's complex
+        # scalar, whose arithmetic compiled kernels reproduce. Real types are not made.
+        if cls.kind != "complex":
+            raise TypeError(f"pk.{cls.name} is an element type; it makes no values")
+        if len(args) == 2 and any(isinstance(a, complex | np.complexfloating) for a in args):
+            raise TypeError(f"pk.{cls.name}(re, im) takes two real numbers")
+        return cls.np_dtype.type(*args)
+
 
 def _dt(name: str, ctype: str, np_name: str, kind: str) -> DataType:
     namespace = {
@@ -101,9 +114,25 @@ uint64 = _dt("uint64", "uint64_t", "uint64", "uint")
 float32 = _dt("float32", "float", "float32", "float")
 float64 = _dt("float64", "double", "float64", "float")
 bool_ = _dt("bool", "bool", "bool", "bool")
+# Complex numbers (NumPy's layout: real part, then imaginary part), PyKokkos' complex64
+# (two float32) and complex128 (two float64); their C++ type is the runtimes' own
+# (include/pkernels/shared/complex.hpp: NumPy's formulas, not std::complex's).
+complex64 = _dt("complex64", "pk_rt::complex<float>", "complex64", "complex")
+complex128 = _dt("complex128", "pk_rt::complex<double>", "complex128", "complex")
+COMPLEX_TYPES = (complex64, complex128)
 
 ALL_TYPES = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
-_BY_NUMPY = {t.np_dtype: t for t in ALL_TYPES}
+_BY_NUMPY = {t.np_dtype: t for t in (*ALL_TYPES, *COMPLEX_TYPES)}
+
+
+def real_part_type(dtype: DataType) -> DataType:
+    """The type of a complex type's parts (float32, float64); a real type itself."""
+    return {complex64: float32, complex128: float64}.get(dtype, dtype)
+
+
+def complex_of(dtype: DataType) -> DataType:
+    """The complex type holding a float type's values (float32: complex64)."""
+    return complex64 if dtype in (float32, complex64) else complex128
 
 
 def from_numpy(dtype: np.dtype | type) -> DataType:
@@ -112,7 +141,7 @@ def from_numpy(dtype: np.dtype | type) -> DataType:
     try:
         return _BY_NUMPY[key]
     except KeyError:
-        supported = ", ".join(t.np_dtype.name for t in ALL_TYPES)
+        supported = ", ".join(t.np_dtype.name for t in (*ALL_TYPES, *COMPLEX_TYPES))
         raise TypeError(f"arrays of dtype {key} cannot be kernel views (use {supported})") from None
 
 
@@ -164,6 +193,13 @@ class Acc:
             dtype = to_datatype(item)
         except TypeError:
             dtype = None
+        if dtype is not None and dtype.is_complex:
+            raise AnnotationError(
+                f"pk.Acc[{dtype.name}]: a complex accumulator is not supported yet; reduce "
+                f"the real and the imaginary parts separately (two parallel_reduce calls "
+                f"with pk.Acc[pk.{real_part_type(dtype).name}], or per-index sums into a "
+                f"complex view)"
+            )
         if dtype is None or dtype.np_dtype.kind not in "biuf":
             name = getattr(item, "__name__", repr(item))
             raise AnnotationError(

@@ -63,6 +63,12 @@ def argument_type(name: str, value: Any, device: bool = False) -> Type:
         return _view_type(name, value)
     if isinstance(value, bool | np.bool_):
         return t.bool_
+    if isinstance(value, complex | np.complexfloating):
+        raise DispatchError(
+            f"{name}: a complex number cannot be a kernel argument yet: pass its parts, "
+            f"{name}_re={name}.real and {name}_im={name}.imag, and make it in the kernel "
+            f"with pk.complex128({name}_re, {name}_im); complex views are taken"
+        )
     if isinstance(value, np.generic):
         try:
             return t.from_numpy(value.dtype)

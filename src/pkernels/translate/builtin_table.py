@@ -26,6 +26,9 @@ from ..api.types import DataType
 RESULT, DOUBLE, INT64 = "result", "double", "int64"
 
 
+# An argument passed as it is (a complex number whose part or conjugate the call takes).
+KEEP = "keep"
+
 # Functions of one number that return two values: name -> the IR functions of each part
 # (the runtimes' pk_rt::modf_frac ...; frexp's exponent is an int, as in Python), which
 # lower_unpack assigns to two targets.
@@ -161,6 +164,31 @@ _FUNCTIONS: list[KernelFunction] = [
         for parts in TUPLE_MATH.values()
         for name in parts
     ],
+    # Complex numbers (shared/complex.hpp): z.real, z.imag, pk.conj(z), abs(z) (NumPy's:
+    # the C library's hypot of the parts, in their type), and pk.complex128(re, im) /
+    # pk.complex64(re, im) of real numbers (each part a double first, as NumPy takes it).
+    KernelFunction("creal", 1, "special", cpp="({0}).re", args=(KEEP,), ufunc="real"),
+    KernelFunction("cimag", 1, "special", cpp="({0}).im", args=(KEEP,), ufunc="imag"),
+    KernelFunction("cconj", 1, "special", cpp="pk_rt::conj({0})", args=(KEEP,), ufunc="conj"),
+    KernelFunction(
+        "cabs", 1, "special", cpp="pk_rt::cabs({0})", args=(KEEP,), ufunc="abs"
+    ),  # fmt: skip
+    KernelFunction(
+        "complex128",
+        2,
+        "special",
+        cpp="pk_rt::complex<double>({0}, {1})",
+        args=(DOUBLE, DOUBLE),
+        ufunc="complex128",
+    ),
+    KernelFunction(
+        "complex64",
+        2,
+        "special",
+        cpp="pk_rt::complex<float>((float){0}, (float){1})",
+        args=(DOUBLE, DOUBLE),
+        ufunc="complex64",
+    ),
 ]
 #: Every kernel function by its IR name.
 KERNEL_FUNCTIONS: dict[str, KernelFunction] = {f.name: f for f in _FUNCTIONS}

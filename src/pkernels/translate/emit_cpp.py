@@ -28,7 +28,7 @@ from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import fma_guard, ir
-from .builtin_table import DOUBLE, INT64, KERNEL_FUNCTIONS
+from .builtin_table import DOUBLE, INT64, KEEP, KERNEL_FUNCTIONS
 from .cpp_prelude import PRELUDE, TEAM_PRELUDE, atomic_operation_struct
 from .cpp_prelude import atomic_update as prelude_atomic_update
 from .ir import ViewType
@@ -101,8 +101,9 @@ class KernelEntry:
     uses_print: bool
     symbols: dict[str, str]  # space name -> exported launch symbol
     kernel_symbol: str  # qualified C++ name of the workunit body (for debuggers)
-    # Python name -> "float" | "float32" | "int" | "bool" for the body's scalars (gdb prints
-    # 0.0 as 0; a float32 is a NumPy float32 to a debugger's Python, as in the kernel)
+    # Python name -> "float" | "float32" | "int" | "bool" | "complex64" | "complex128" for
+    # the body's scalars (gdb prints 0.0 as 0; a float32 is a NumPy float32 to a
+    # debugger's Python, as in the kernel; a complex is the runtime's struct in gdb)
     variable_kinds: dict[str, str] = field(default_factory=dict)
     written_views: frozenset[str] = frozenset()  # view parameters the kernel stores into
     rank: int = 1  # index parameters: 1 for a range, 2 to 4 for an MDRangePolicy box
@@ -541,7 +542,7 @@ class CppEmitter:
     def aug_type(self, target: ir.Expr, value: ir.Expr, op: str) -> DataType:
         from .typing_rules import promote
 
-        if op == "/":
+        if op == "/" and not (target.type.is_complex or value.type.is_complex):
             return t.float32 if target.type == t.float32 else t.float64
         return promote(target, value)
 
@@ -568,6 +569,9 @@ class CppEmitter:
     def literal(self, value: int | float | bool, to: DataType) -> str:
         if to == t.bool_:
             return "true" if value else "false"
+        if to.is_complex:  # a real literal as NumPy converts it: imaginary part 0
+            part = t.real_part_type(to)
+            return f"{to.ctype}({self.literal(value, part)}, {self.literal(0.0, part)})"
         if to.is_float:
             v = float(value)
             if v != v:
@@ -699,7 +703,11 @@ class CppEmitter:
         # A kernel function: its arguments converted and spelled as the builtin table says.
         function = KERNEL_FUNCTIONS[e.func]
         to = {DOUBLE: t.float64, INT64: t.int64}
-        args = [self.cast(a, to.get(function.conversion(k), e.type)) for k, a in enumerate(e.args)]
+        args = [
+            self.expr(a) if function.conversion(k) == KEEP
+            else self.cast(a, to.get(function.conversion(k), e.type))
+            for k, a in enumerate(e.args)
+        ]  # fmt: skip
         return function.spell(self.BACKEND, self.MATH, args, integer=not e.type.is_float)
 
     def user_arg(self, a: ir.Expr) -> str:
@@ -1135,8 +1143,9 @@ def debugger_names(
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """What a debugger needs to show a kernel's variables as Python values: each
     scalar's kind (``"float"``, ``"float32"``, ``"int"``, ``"bool"``: gdb prints 0.0 as
-    0) and the subviews by name (their ``describe()``), the kernel's own names winning
-    over its helpers' (every backend's entry carries them)."""
+    0; ``"complex64"``, ``"complex128"``: the runtime's struct) and the subviews by name
+    (their ``describe()``), the kernel's own names winning over its helpers' (every
+    backend's entry carries them)."""
     scalars: dict[str, DataType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
         scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
@@ -1152,8 +1161,8 @@ def debugger_names(
 
 
 def _kind(dtype: DataType) -> str:
-    if dtype == t.float32:
-        return "float32"
+    if dtype == t.float32 or dtype.is_complex:
+        return dtype.name  # float32, complex64, complex128
     return "float" if dtype.is_float else "bool" if dtype == t.bool_ else "int"
 
 

@@ -50,18 +50,25 @@ def may_fuse(functions: list[ir.Function]) -> bool:
     return False
 
 
-def _kinds(op: str) -> set[str]:
+def _kinds(op: str, complex_: bool = False) -> set[str]:
+    if complex_ and op in ("*", "/"):  # a complex product or quotient: both, inlined
+        return {"-", "*"}
     return {kind for kind, ops in (("-", _SUBTRACTING), ("*", _MULTIPLYING)) if op in ops}
 
 
 def _is_float(e: ir.Expr) -> bool:
-    return getattr(e.type, "is_float", False)
+    """A float or complex value (a complex number's parts are floats)."""
+    return getattr(e.type, "is_float", False) or getattr(e.type, "is_complex", False)
+
+
+def _is_complex(e: ir.Expr) -> bool:
+    return getattr(e.type, "is_complex", False)
 
 
 def _expression_kinds(e: ir.Expr) -> set[str]:
     """"-" and/or "*": what a float expression ``e`` does itself."""
     if isinstance(e, ir.BinOp) and _is_float(e):
-        return _kinds(e.op)
+        return _kinds(e.op, _is_complex(e))
     if isinstance(e, ir.UnaryOp) and _is_float(e) and e.op == "-":
         return {"-"}
     if isinstance(e, ir.Call) and not e.user and (_is_float(e) or any(map(_is_float, e.args))):
@@ -73,8 +80,8 @@ def _expression_kinds(e: ir.Expr) -> set[str]:
 
 def _statement_kinds(s: ir.Stmt) -> set[str]:
     """"-" and/or "*": what a statement does itself to a float (``x -= y``, a print)."""
-    if isinstance(s, ir.AugAssign) and _is_float(s.target):
-        return _kinds(s.op)
+    if isinstance(s, ir.AugAssign) and (_is_float(s.target) or _is_complex(s.value)):
+        return _kinds(s.op, _is_complex(s.target) or _is_complex(s.value))
     if isinstance(s, ir.Print):
         return {"-", "*"}  # Python's float formatting, inlined
     return set()

@@ -105,6 +105,13 @@ class CallLowerer(Lowerer):
             if getattr(target, "__module__", "").startswith("pkernels") and callable(target):
                 pk_name = pk_builtin_name(target)
                 return self._module_call(node, pk_name, pk=True, stmt=statement)
+            if name == "complex" and target in (None, complex):
+                self.src.error(
+                    func,
+                    "Python's complex() in a kernel",
+                    hint="Write pk.complex128(re, im) (or pk.complex64): a NumPy complex, as "
+                    "the kernel's other complex values are.",
+                )
             if target is None:
                 self.src.error(func, f"function {name!r} is not defined", hint=CALL_HINT)
             if isinstance(target, type):
@@ -159,6 +166,16 @@ class CallLowerer(Lowerer):
                 hint="Keep the full value, and round where it is printed: f'{x:.2f}'.",
             )
         args = [self.cx.exprs.expr(a) for a in node.args]
+        if any(a.type.is_complex for a in args) and name not in ("abs", "bool", "pow"):
+            fix = {
+                "float": "Take its real part, z.real, or its magnitude, abs(z).",
+                "int": "Convert its real part: int(z.real).",
+            }
+            self.src.error(
+                node,
+                f"{name}() of a complex number is not supported in kernels",
+                hint=fix.get(name, "Compare magnitudes, abs(z), or parts, z.real."),
+            )
         if name == "round":  # to the nearest int, halves to even (the FPU's default)
             if not args[0].type.is_float:
                 return ir.Cast(t.int64, args[0])
@@ -175,6 +192,8 @@ class CallLowerer(Lowerer):
         if name == "abs":
             if len(args) != 1:
                 self.src.error(node, "abs() takes exactly one argument")
+            if args[0].type.is_complex:  # NumPy's: hypot of the parts
+                return ir.Call(t.real_part_type(args[0].type), "cabs", args)
             rtype = t.int64 if args[0].type == t.bool_ else args[0].type
             return ir.Call(rtype, "abs", args)
         if name in ("min", "max"):
@@ -195,6 +214,8 @@ class CallLowerer(Lowerer):
             return self._search_bound(node, name)
         if pk and name in ELEMENT_MATH:
             return self._element_math(node, name)
+        if pk and name in ("complex64", "complex128"):
+            return self._complex(node, getattr(t, name))
         if pk and name == "rand" and len(node.args) == 1:
             return self.cx.random.draw(node)  # from the workunit's random pool
         if not pk and name in TUPLE_MATH:
@@ -224,6 +245,16 @@ class CallLowerer(Lowerer):
                 hint=f"Use {alternative}(...)." if alternative else "",
             )
         args = [self.cx.exprs.expr(a) for a in node.args]
+        if any(a.type.is_complex for a in args):
+            prefix = "pk" if pk else "math"
+            self.src.error(
+                node,
+                f"{prefix}.{name} of a complex number is not supported in kernels",
+                hint="Kernels compute with complex numbers' + - * /, abs(z), pk.conj(z), "
+                "z.real and z.imag (NumPy's results, bit for bit); apply complex "
+                f"functions such as np.{name if name != 'fabs' else 'abs'} to the array on "
+                "the host, or write the formula with the parts.",
+            )
         if name in PY_INT_ROUNDING and not pk:
             if len(args) != 1:
                 self.src.error(node, f"math.{name}() takes exactly one argument")
@@ -271,6 +302,18 @@ class CallLowerer(Lowerer):
         xt = x.type
         if not isinstance(xt, DataType) or xt == t.bool_:
             self.src.error(node.args[0], f"pk.{name}() takes a number, this is {type_name(xt)}")
+        if xt.is_complex:
+            if name == "conj":
+                return ir.Call(xt, "cconj", [x])
+            if name == "square":
+                return ir.BinOp(xt, "*", x, x)  # NumPy's square of a complex: z * z
+            self.src.error(
+                node,
+                f"pk.{name} of a complex number is not supported in kernels",
+                hint="Kernels compute with complex numbers' + - * /, abs(z), pk.conj(z), "
+                "z.real and z.imag; write it with those (pk.reciprocal(z): 1 / z, which "
+                "NumPy rounds differently from its reciprocal).",
+            )
         if name == "conj":  # of a real number: itself
             return x
         if name == "square":
@@ -301,6 +344,23 @@ class CallLowerer(Lowerer):
         rest = ir.Select(xt, ir.Compare(t.bool_, "==", x, zero), zero, x)
         rest = ir.Select(xt, ir.Compare(t.bool_, "<", x, zero), minus_one, rest)
         return ir.Select(xt, ir.Compare(t.bool_, ">", x, zero), one, rest)
+
+    def _complex(self, node: ast.Call, dtype: DataType) -> Expr:
+        """``pk.complex128(re, im)`` / ``pk.complex64(re, im)`` of real numbers (NumPy's
+        complex scalar: each part converted to a double, then to the parts' type), or of
+        one number (a real one: imaginary part 0; a complex one converted)."""
+        usage = f"pk.{dtype.name}(re, im)"
+        if not 1 <= len(node.args) <= 2:
+            self.src.error(node, f"{usage} takes the real and the imaginary part")
+        args = [self.cx.exprs.expr(a) for a in node.args]
+        for arg, arg_node in zip(args, node.args, strict=True):
+            if not isinstance(arg.type, DataType) or len(args) == 2 and arg.type.is_complex:
+                self.src.error(
+                    arg_node, f"{usage} takes real numbers, this is {type_name(arg.type)}"
+                )
+        if len(args) == 1:
+            return args[0] if args[0].type == dtype else ir.Cast(dtype, args[0])
+        return ir.Call(dtype, dtype.name, args)
 
     def _math_formula(self, node: ast.Call, name: str) -> Expr:
         """``math.log(x, base)``, ``math.degrees(x)``, ``math.radians(x)``: the formulas
@@ -373,6 +433,13 @@ class CallLowerer(Lowerer):
         operands = [self.cx.exprs.expr(r) for r in rest]
         if op.removesuffix("_new") in INTEGER_ATOMICS and access.type.is_float:
             self.src.error(node, f"pk.{name} needs an integer view")
+        if access.type.is_complex:
+            self.src.error(
+                node,
+                f"pk.{name} on a complex view is not supported",
+                hint="Accumulate in a per-index element (out[i] += z) or in a reduction of "
+                "the real and imaginary parts as two views of float64.",
+            )
         self.cx.stmts.written(access)
         return ir.AtomicOp(access.type, op, access, operands, fetch)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ..api import types as t
@@ -83,6 +84,14 @@ class ExpressionLowerer(Lowerer):
             return ir.Const(t.int64, v)
         if isinstance(v, float):
             return ir.Const(t.float64, v)
+        if isinstance(v, complex):
+            re = "-0.0" if str(v.real) == "-0.0" else repr(v.real)
+            self.src.error(
+                node,
+                f"the complex literal {ast.unparse(node)} in a kernel",
+                hint=f"Write pk.complex128({re}, {v.imag!r}): a NumPy complex, as the "
+                "kernel's other complex values are (Python's complex divides otherwise).",
+            )
         self.src.error(node, *unsupported_construct(node))
 
     def _name(self, node: ast.Name, statement: bool) -> Expr:
@@ -205,6 +214,8 @@ class ExpressionLowerer(Lowerer):
         folded = fold_literals(op, left, right)
         if folded is not None:
             return folded
+        if left.type.is_complex or right.type.is_complex:
+            return self._complex_binop(node, op, left, right)
         if op == "/":
             # Ints divide in float64 (Python's true division); with a float operand, the
             # type `*` takes (NumPy's: float32 / int16 is float32, float32 / int32 float64).
@@ -229,6 +240,22 @@ class ExpressionLowerer(Lowerer):
         if op == "**" and rtype.is_integer and exponent is not None and exponent < 0:
             rtype = t.float64  # Python: 2 ** -1 == 0.5
         return ir.BinOp(rtype, op, left, right)
+
+    def _complex_binop(self, node: ast.AST, op: str, left: Expr, right: Expr) -> Expr:
+        """``+ - * /`` with a complex operand, in NumPy's complex type of both (a real
+        operand is the complex number with imaginary part 0, as NumPy converts it)."""
+        if op not in ("+", "-", "*", "/"):
+            hints = {
+                "**": "Multiply it out (z * z), or compute the power on the host (NumPy).",
+                "//": "Complex numbers have no floor division (NumPy refuses it too).",
+                "%": "Complex numbers have no remainder (NumPy refuses it too).",
+            }
+            self.src.error(
+                node,
+                f"`{op}` of a complex number is not supported in kernels",
+                hint=hints.get(op, "Bit operations need integers."),
+            )
+        return ir.BinOp(promote(left, right), op, left, right)
 
     def _check_literal_fits(self, node: ast.AST, left: Expr, right: Expr) -> None:
         """An int literal next to a narrower integer (``u8[i] + 300``) takes that type, as
@@ -288,6 +315,13 @@ class ExpressionLowerer(Lowerer):
                     hint="Kernels compare numbers with < <= > >= == !=.",
                 )
             right = self.expr(comparator)
+            if symbol not in ("==", "!=") and (left.type.is_complex or right.type.is_complex):
+                self.src.error(
+                    node,
+                    f"`{symbol}` of a complex number: complex numbers are not ordered",
+                    hint="Compare their magnitudes, abs(z) < abs(w), or their parts, "
+                    "z.real < w.real.",
+                )
             parts.append(ir.Compare(t.bool_, symbol, left, right))
             left = right
         return parts[0] if len(parts) == 1 else ir.BoolOp(t.bool_, "&&", parts)
@@ -354,10 +388,34 @@ class ExpressionLowerer(Lowerer):
             if node.value.id in self.cx.views and node.attr == "shape":
                 self.src.error(node, "use v.shape[k] with a literal axis, or len(v)")
             self.cx.classtypes.refuse_fields_of_a_number(node)
+        if node.attr in ("real", "imag") and not self._names_module(node.value):
+            return self._complex_part(node)
         self.src.error(
             node,
             f"unsupported attribute {ast.unparse(node)!r} in a kernel",
             hint="Kernels may use math.pi, math.e and pk.* / math.* functions.",
+        )
+
+    def _names_module(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a name of a module (``math.real`` is no complex part)."""
+        if not isinstance(node, ast.Name) or node.id in self.cx.locals:
+            return False
+        return isinstance(self.src.lookup(node.id), ModuleType)
+
+    def _complex_part(self, node: ast.Attribute) -> Expr:
+        """``z.real``, ``z.imag`` of a complex number (a property, as on NumPy's complex
+        and PyKokkos' pk.complex128); ``x.real`` of a real number is ``x``."""
+        value = self.expr(node.value)
+        if value.type.is_complex:
+            func = "creal" if node.attr == "real" else "cimag"
+            return ir.Call(t.real_part_type(value.type), func, [value])
+        if node.attr == "real" and not isinstance(value, ir.Const):
+            return ir.Cast(t.int64, value) if value.type == t.bool_ else value
+        self.src.error(
+            node,
+            f"{ast.unparse(node)} of a real number ({value.type.name}) in a kernel",
+            hint="A real number's imaginary part is 0; .real and .imag are for complex "
+            "values (complex64/complex128 views, pk.complex128(re, im)).",
         )
 
     def math_module_function(self, func: ast.expr) -> str | None:

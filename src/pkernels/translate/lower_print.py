@@ -39,9 +39,22 @@ class PrintLowerer(Lowerer):
                     else:
                         self._print_formatted(printed, cast(ast.FormattedValue, piece))
             else:
-                self._print_value(printed, self.cx.exprs.expr(arg), None)
+                self._print_value(printed, self._printable(arg), None)
         printed.texts[-1] += end
         return printed
+
+    def _printable(self, node: ast.expr) -> Expr:
+        """``node`` lowered, refused when it is a complex number (not printed yet)."""
+        value = self.cx.exprs.expr(node)
+        if value.type.is_complex:
+            self.src.error(
+                node,
+                "printing a complex number in a kernel is not supported yet",
+                hint=f"Print its parts: print({ast.unparse(node)}.real, "
+                f"{ast.unparse(node)}.imag), or an f-string of them, "
+                'f"({z.real}{z.imag:+}j)".',
+            )
+        return value
 
     @staticmethod
     def _print_value(printed: ir.Print, value: Expr, spec: PrintSpec | None) -> None:
@@ -52,7 +65,7 @@ class PrintLowerer(Lowerer):
 
     def _print_formatted(self, printed: ir.Print, piece: ast.FormattedValue) -> None:
         """One ``{value:spec}`` of an f-string, as print() writes it."""
-        value = self.cx.exprs.expr(piece.value)
+        value = self._printable(piece.value)
         if value.type == t.float32 and piece.conversion != ord("s"):
             # NumPy formats a float32 as the Python float it converts to (f"{v}" writes
             # 0.10000000149011612 where print(v) and f"{v!s}" write 0.1).
@@ -93,7 +106,7 @@ class PrintLowerer(Lowerer):
         ):
             self.src.error(call, "pk.printf needs a literal format string first")
         fmt = call.args[0].value
-        args = [self.cx.exprs.expr(a) for a in call.args[1:]]
+        args = [self._printable(a) for a in call.args[1:]]
         try:
             printf_format(fmt, len(args))
         except ValueError as exc:

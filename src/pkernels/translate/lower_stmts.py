@@ -24,6 +24,7 @@ from .lower_support import (
     unsupported_construct,
 )
 from .typing_rules import (
+    COMPLEX_TO_REAL_HINT,
     declared_conversion,
     promote,
     promote_types,
@@ -188,6 +189,7 @@ class StatementLowerer(Lowerer):
             self.src.error(node, "a view element cannot be annotated")
         access = self.cx.exprs.subscript(target)
         self.written(access)
+        self._check_complex_store(node, access, value)
         return ir.Assign(node.lineno, access, value)
 
     def _assigned_call(
@@ -205,6 +207,19 @@ class StatementLowerer(Lowerer):
                     )
                 return self.cx.teams.nested_parallel(call, op, (target, declared))
         return None
+
+    def _check_complex_store(self, node: ast.AST, access: ir.ViewAccess, value: Expr) -> None:
+        """A complex number stored into a view of real numbers: NumPy drops the
+        imaginary part with a ComplexWarning; refused, with the conversions to write."""
+        if value.type.is_complex and not access.type.is_complex:
+            view = access.view.name
+            self.src.error(
+                node,
+                f"a complex number ({value.type.name}) stored into {view!r}, a view of "
+                f"{access.type.name}",
+                hint="Store the part you mean, z.real or z.imag (or abs(z)), or make the view "
+                "complex: pk.View(shape, pk.complex128) or a NumPy complex array.",
+            )
 
     def written(self, access: ir.ViewAccess) -> None:
         """Record that the body stores into ``access``'s view (read-only arrays are refused)."""
@@ -264,6 +279,13 @@ class StatementLowerer(Lowerer):
         if declared:
             param = self.cx.params.get(name)
             accumulator = name in self.cx.accumulators or param is not None and param.role == "acc"
+            if accumulator and value.type.is_complex and not target.is_complex:
+                self.src.error(
+                    node,
+                    f"the accumulator {name!r} ({target.name}) is given a complex number",
+                    hint="A complex accumulator is not supported yet: reduce the real and "
+                    "the imaginary parts in two reductions (acc += z.real, then z.imag).",
+                )
             if not accumulator:  # an accumulator's stores convert (README)
                 self._check_declared_store(node, name, target, value)
             return
@@ -276,7 +298,15 @@ class StatementLowerer(Lowerer):
                 f"{name!r} is a bool (from its first assignment {where}) but is assigned {kind}",
                 hint=f"Declare its type where it starts, e.g. `{name}: int = 0`.",
             )
-        if not value.type.is_float or target.is_float:
+        if value.type.is_complex and not target.is_complex:
+            self.src.error(
+                node,
+                f"{name!r} is a real number ({target.name}, from its first assignment {where}) "
+                "but is assigned a complex number",
+                hint=f"Declare it complex where it starts, e.g. `{name}: pk.complex128 = 0`, "
+                "or assign the part you mean (z.real, z.imag, abs(z)).",
+            )
+        if not value.type.is_float or target.is_float or target.is_complex:
             return
         self.src.error(
             node,
@@ -301,12 +331,13 @@ class StatementLowerer(Lowerer):
             kind = f"the parameter {name!r} ({target.name})"
         else:
             kind = f"{name!r}, declared {target.name},"
-        self.src.error(
-            node,
-            f"{kind} is assigned {what}",
-            hint=f"Convert it with {convert}(...): C++ would do so without a word, where Python "
-            "keeps the value as it is (or use another variable for it).",
+        hint = (
+            f"Convert it with {convert}(...): C++ would do so without a word, where Python "
+            "keeps the value as it is (or use another variable for it)."
         )
+        if convert == "complex":
+            hint = COMPLEX_TO_REAL_HINT
+        self.src.error(node, f"{kind} is assigned {what}", hint=hint)
 
     def _aug_assign(
         self, node: ast.AugAssign, target: ast.expr, op: ast.operator, value_node: ast.expr
@@ -330,7 +361,8 @@ class StatementLowerer(Lowerer):
         if isinstance(target, ast.Subscript):
             access = self.cx.exprs.subscript(target)
             self.written(access)
-            self.cx.exprs.binop(node, symbol, access, value)  # type check only
+            combined = self.cx.exprs.binop(node, symbol, access, value)  # type check only
+            self._check_complex_store(node, access, combined)
             return ir.AugAssign(node.lineno, access, symbol, value)
         if isinstance(target, ast.Attribute):
             return self.cx.classtypes.field_aug_assign(node, target, symbol, value)
@@ -420,12 +452,15 @@ class StatementLowerer(Lowerer):
                 if problem is not None:  # as an annotated local is refused the same value
                     what, convert = problem
                     written = ast.unparse(cast(ast.expr, self.src.tree.returns))
+                    hint = (
+                        f"Convert it, `return {convert}(...)`: C++ would do so without a "
+                        "word, where Python returns the value as it is (or annotate the type "
+                        "it returns)."
+                    )
                     self.src.error(
                         node,
                         f"{self.src.name}() is annotated `-> {written}` but returns {what}",
-                        hint=f"Convert it, `return {convert}(...)`: C++ would do so without a "
-                        "word, where Python returns the value as it is (or annotate the type it "
-                        "returns).",
+                        hint=COMPLEX_TO_REAL_HINT if convert == "complex" else hint,
                     )
         elif self.cx.return_type is None:
             self.cx.return_type = value.type

@@ -139,7 +139,7 @@ def store_as(kind: DataType) -> Callable[[Any], Any]:
     if kind.kind == "bool":
         return bool
     np_type = kind.np_dtype.type
-    if kind.is_float:
+    if kind.is_float or kind.is_complex:
 
         def to_float(value: Any) -> Any:
             cls = value.__class__

@@ -37,10 +37,19 @@ def annotation_mismatch(name: str, ann: Any, actual: Any) -> str | None:
     return None
 
 
+COMPLEX_TO_REAL_HINT = (
+    "Take the part you mean, z.real or z.imag, or the magnitude, abs(z) (C++ would drop "
+    "the imaginary part without a word), or declare it complex: pk.complex128."
+)
+
+
 def declared_conversion(target: DataType, value: DataType) -> tuple[str, str] | None:
     """What C++ would convert silently where Python keeps the value, storing a ``value``
     into a variable (or a return) declared ``target``: (the value, as a message says it;
-    the conversion to write: "int" or "bool"); None when nothing is lost that way."""
+    the conversion to write: "int" or "bool", or "complex" for a complex value into a real
+    variable, see COMPLEX_TO_REAL_HINT); None when nothing is lost that way."""
+    if value.is_complex and not target.is_complex:
+        return f"a complex number ({value.name})", "complex"
     if target.is_integer and value.is_float:
         return f"a float ({value.name})", "int"
     if target == t.bool_ and value != t.bool_:
@@ -76,7 +85,7 @@ def literal_outside(expr: Expr, dtype: DataType) -> int | None:
 def int_value_range(expr: Expr) -> tuple[int, int] | None:
     """The values an integer (or bool) operand can hold: a literal its own value, a typed
     value its type's range; None for a float."""
-    if expr.type.is_float:
+    if expr.type.is_float or expr.type.is_complex:
         return None
     if is_weak(expr):
         value = int(expr.value)  # type: ignore[attr-defined]
@@ -97,7 +106,7 @@ def promote(a: Expr, b: Expr) -> DataType:
 
 
 def _absorb_literal(typed: DataType, literal: DataType) -> DataType:
-    if typed.is_float:
+    if typed.is_complex or typed.is_float:
         return typed
     if literal.is_float:
         return t.float64
@@ -106,6 +115,11 @@ def _absorb_literal(typed: DataType, literal: DataType) -> DataType:
 
 def promote_types(ta: DataType, tb: DataType) -> DataType:
     """Promotion of two typed (non-literal) operands, NumPy-like."""
+    if ta.is_complex or tb.is_complex:
+        # complex64 with float32 or an integer of 16 bits or fewer (NumPy: its values fit
+        # in a float32), else complex128
+        parts = promote_types(t.real_part_type(ta), t.real_part_type(tb))
+        return t.complex_of(parts)
     if ta.is_float or tb.is_float:
         if ta == t.float64 or tb == t.float64:
             return t.float64

@@ -402,6 +402,12 @@ static inline T float_to_int(F x, const char* file, int line) {
 #define PK_MATH std
 #include "pkernels/shared/arithmetic.hpp"
 #undef PK_FN
+#define PK_FN inline
+#include "pkernels/shared/complex.hpp"
+#undef PK_FN
+// abs(z): NumPy's, the C library's hypot of the parts (in their own type).
+template <typename T>
+static inline T cabs(complex<T> z) { return std::hypot(z.re, z.im); }
 #undef PK_MATH
 // ---- Python's float ** (and math.pow): CPython calls the C library's pow, so does this.
 // g++ folds pow(x, 2.0) into x * x, which differs from pow's result in the last bit for

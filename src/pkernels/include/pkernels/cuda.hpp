@@ -305,6 +305,12 @@ __device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
 #define PK_MATH pk_math
 #include "pkernels/shared/arithmetic.hpp"
 #undef PK_FN
+#define PK_FN __host__ __device__ __forceinline__
+#include "pkernels/shared/complex.hpp"
+#undef PK_FN
+// abs(z): NumPy's, the C library's hypot of the parts (in their own type).
+template <typename T>
+__device__ __forceinline__ T cabs(complex<T> z) { return pk_math::hypot(z.re, z.im); }
 #undef PK_MATH
 
 // ---- atomics: atomicAdd where the hardware has it, else an atomicCAS loop on the bits

@@ -1,0 +1,352 @@
+"""complex64 / complex128 views and arithmetic in kernels: the compiled spaces give what
+the kernel run as Python over the same NumPy arrays gives (the Debug space: NumPy's
+complex scalars), bit for bit, over random numbers of every magnitude and the edge
+values (inf, nan, signed zeros, subnormals, huge and tiny divisors); what kernels do not
+support is refused with the fix."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from pkt_support import ForceDebugBuild, observing
+
+import pkernels as pk
+from pkernels.build.compiler import GENERATED_PATH
+from pkernels.build.runtime import include_option
+from pkernels.runtime.marshal import argument_type
+from pkernels.translate.emit_cuda import emit_cuda_module
+from pkernels.translate.kernel import lower_workunit
+
+COLUMNS = 22
+
+
+@pk.workunit
+def complex_ops(i, out, mags, same, a, b, x, k):
+    z = a[i] * b[i]
+    w: pk.complex128 = a[i] / b[i]
+    out[i, 0] = z
+    out[i, 1] = w
+    out[i, 2] = a[i] + b[i]
+    out[i, 3] = a[i] - b[i]
+    out[i, 4] = -a[i]
+    out[i, 5] = a[i] + x[i]
+    out[i, 6] = x[i] - b[i]
+    out[i, 7] = a[i] * x[i]
+    out[i, 8] = x[i] / b[i]
+    out[i, 9] = a[i] / x[i]
+    out[i, 10] = a[i] * 2 + 1.5
+    out[i, 11] = 3 / b[i]
+    out[i, 12] = pk.complex128(x[i], a[i].imag) * pk.complex128(b[i].real, -x[i])
+    out[i, 13] = pk.conj(a[i]) - abs(b[i])
+    t = a[i]
+    t += b[i]
+    t *= x[i]
+    t -= k[i]
+    t /= b[i]
+    out[i, 14] = t
+    out[i, 15] = a[i]
+    out[i, 15] *= b[i]
+    out[i, 16] = x[i]
+    out[i, 16] /= a[i]
+    out[i, 17] = pk.square(a[i]) + k[i] * b[i]
+    u: pk.complex128 = 0
+    for j in range(3):
+        u = u * a[i] + b[i] / (j + 1)
+    out[i, 18] = u
+    out[i, 19] = pk.complex128(a[i])
+    out[i, 20] = pk.complex128(k[i], 0.5) / x[i]
+    out[i, 21] = +b[i] - (a[i] - x[i]) * (b[i] + 1)
+    mags[i, 0] = abs(a[i])
+    mags[i, 1] = a[i].real * b[i].imag
+    mags[i, 2] = (a[i] * b[i]).imag
+    mags[i, 3] = abs(z / w)
+    same[i, 0] = a[i] == b[i]
+    same[i, 1] = a[i] != b[i]
+    same[i, 2] = a[i] == x[i]
+    same[i, 3] = not a[i]
+
+
+@pk.workunit
+def single_ops(i, out, wide, a, b, f, d, h):
+    out[i, 0] = a[i] * b[i]
+    out[i, 1] = a[i] / b[i]
+    out[i, 2] = a[i] + f[i]
+    out[i, 3] = f[i] / a[i]
+    out[i, 4] = a[i] * h[i] - b[i]
+    out[i, 5] = a[i] * 0.1
+    out[i, 6] = pk.complex64(f[i], d[i])
+    z: pk.complex64 = a[i]
+    z /= b[i]
+    z *= f[i]
+    out[i, 7] = z
+    wide[i, 0] = a[i] * d[i]  # complex64 with float64: complex128
+    wide[i, 1] = a[i] / pk.complex128(d[i], f[i])
+    wide[i, 2] = abs(a[i])
+    wide[i, 3] = pk.conj(b[i])
+
+
+def _edge_numbers(rng, shape, dtype):
+    """Normal numbers of magnitudes 1e-20 to 1e20 (1e-12 to 1e12 for float32), one in
+    six an edge value."""
+    span = 12 if dtype == np.float32 else 20
+    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-span, span, shape)
+    finfo = np.finfo(dtype)
+    edges = np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, 0.5,
+         float(finfo.tiny) / 4, -float(finfo.tiny) / 8, float(finfo.max), -float(finfo.max),
+         float(finfo.max) / 3, float(finfo.tiny), 1e-300 if dtype == np.float64 else 1e-40]
+    )  # fmt: skip
+    mask = rng.random(shape) < 1 / 6
+    values[mask] = rng.choice(edges, int(mask.sum()))
+    with np.errstate(over="ignore"):
+        return values.astype(dtype)
+
+
+def _complex(rng, n, dtype):
+    part = np.float32 if dtype == np.complex64 else np.float64
+    z = np.empty(n, dtype)
+    z.real, z.imag = _edge_numbers(rng, n, part), _edge_numbers(rng, n, part)
+    return z
+
+
+def _same_bits(got, want):
+    """Equal bit for bit, NaN payloads aside (C and NumPy both give x86's default NaN,
+    but a NaN's sign is not a value)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype.kind == "c":
+        return _same_bits(got.real, want.real) & _same_bits(got.imag, want.imag)
+    if got.dtype.kind != "f":
+        return got == want
+    return (got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}")) | (
+        np.isnan(got) & np.isnan(want)
+    )
+
+
+def _run(space, kernel, outputs, **inputs):
+    results = {name: np.zeros(shape, dtype) for name, (shape, dtype) in outputs.items()}
+    n = len(next(iter(inputs.values())))
+    with np.errstate(all="ignore"):
+        pk.parallel_for(pk.RangePolicy(space, 0, n), kernel, **results, **inputs)
+    return results
+
+
+def _double_inputs(n=3000, seed=11):
+    rng = np.random.default_rng(seed)
+    a, b = _complex(rng, n, np.complex128), _complex(rng, n, np.complex128)
+    b[::50] = a[::50]  # equal numbers (== and !=), x / x
+    x = _edge_numbers(rng, n, np.float64)
+    a[1::50] = x[1::50]  # real numbers as complex ones (a == x)
+    return {"a": a, "b": b, "x": x, "k": rng.integers(-5, 5, n).astype(np.int32)}
+
+
+def _double_outputs(n):
+    return {
+        "out": ((n, COLUMNS), np.complex128),
+        "mags": ((n, 4), np.float64),
+        "same": ((n, 4), np.bool_),
+    }
+
+
+@pytest.fixture(scope="module")
+def double_reference():
+    inputs = _double_inputs()
+    return inputs, _run(pk.Debug, complex_ops, _double_outputs(len(inputs["a"])), **inputs)
+
+
+def test_complex128_arithmetic_is_numpys_bit_for_bit(native_space, double_reference):
+    inputs, want = double_reference
+    got = _run(native_space, complex_ops, _double_outputs(len(inputs["a"])), **inputs)
+    for name, expected in want.items():
+        same = _same_bits(got[name], expected)
+        bad = np.argwhere(~same)
+        assert not len(bad), (name, bad[:5].tolist(), got[name][tuple(bad[0])])
+    # The reference is NumPy's scalar arithmetic, and the inputs reach its edges.
+    a, b = inputs["a"], inputs["b"]
+    with np.errstate(all="ignore"):
+        assert _same_bits(want["out"][:, 1], [p / q for p, q in zip(a, b, strict=True)]).all()
+    assert np.isnan(want["out"][:, 1]).any() and np.isinf(want["out"][:, 1]).any()
+    assert (want["out"][:, 1] == 0).any() and (want["out"][:, 1] == 1).any()
+    assert want["same"][:, 0].any() and want["same"][:, 2].any()
+
+
+def test_the_debug_build_computes_the_same(double_reference):
+    inputs, want = double_reference
+    with observing(ForceDebugBuild()):
+        got = _run(pk.Serial, complex_ops, _double_outputs(len(inputs["a"])), **inputs)
+    assert all(_same_bits(got[name], want[name]).all() for name in want)
+
+
+def test_complex64_computes_in_single_precision_as_numpy(native_space):
+    rng = np.random.default_rng(5)
+    n = 3000
+    inputs = {
+        "a": _complex(rng, n, np.complex64),
+        "b": _complex(rng, n, np.complex64),
+        "f": _edge_numbers(rng, n, np.float32),
+        "d": _edge_numbers(rng, n, np.float64),
+        "h": rng.integers(-300, 300, n).astype(np.int16),
+    }
+    outputs = {"out": ((n, 8), np.complex64), "wide": ((n, 4), np.complex128)}
+    want = _run(pk.Debug, single_ops, outputs, **inputs)
+    got = _run(native_space, single_ops, outputs, **inputs)
+    for name in outputs:
+        assert _same_bits(got[name], want[name]).all(), name
+    # complex64 products round each part to float32 (not a float64 product rounded once)
+    a, b = inputs["a"], inputs["b"]
+    with np.errstate(all="ignore"):
+        assert _same_bits(want["out"][:, 0], [p * q for p, q in zip(a, b, strict=True)]).all()
+
+
+@pk.workunit
+def _from_ints(i, out, n, x):
+    out[i, 0] = pk.complex64(n[i], x[i])
+    out[i, 1] = pk.complex64(n[i])
+    w: pk.complex64 = n[i]
+    out[i, 2] = w
+
+
+def test_an_int64_becomes_a_complex64_through_a_double_as_numpy_takes_it(native_space):
+    # 2**60 + 2**36 + 1: a double rounds it to 2**60 + 2**36, a float then to 2**60 (a
+    # tie, to even); rounded once it would be 2**60 + 2**37.
+    n = np.array([2**60 + 2**36 + 1, 2**53 + 1, 16777217, -(2**62) - 2**38 - 3], np.int64)
+    x = np.array([0.1, 1e-50, 3.4e38, 1e300])
+    got, want = (np.zeros((4, 3), np.complex64) for _ in range(2))
+    with np.errstate(over="ignore"):
+        pk.parallel_for(pk.RangePolicy(native_space, 0, 4), _from_ints, out=got, n=n, x=x)
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 4), _from_ints, out=want, n=n, x=x)
+    assert _same_bits(got, want).all() and want[0, 1].real == 2.0**60
+
+
+def test_views_made_by_pk_view_and_strided_arrays(space):
+    v = pk.View([6], pk.complex128)
+    v[:] = np.arange(6) + 1j * np.arange(6, 0, -1)
+    grid = (np.arange(12) * (1 - 2j)).reshape(4, 3).astype(np.complex64)
+    out = np.zeros(6, np.complex128)
+    pk.parallel_for(pk.RangePolicy(space, 0, 4), _scaled_column, out=out, v=v, col=grid[:, 1])
+    expected = [v.data[i] / np.complex128(grid[i, 1]) for i in range(4)] + [0, 0]
+    assert _same_bits(out, np.array(expected, np.complex128)).all()
+    assert v.dtype == pk.complex128 and v.data.dtype == np.complex128
+
+
+@pk.workunit
+def _scaled_column(i, out, v, col):
+    out[i] = v[i] / col[i]
+
+
+@pk.function
+def _rotate(z: pk.complex128, turns: int) -> pk.complex128:
+    for _ in range(turns):
+        z = z * pk.complex128(0.0, 1.0)
+    return z
+
+
+@pk.workunit
+def _with_helper(i, out, a):
+    out[i] = _rotate(a[i], i)
+
+
+def test_helpers_take_and_return_complex_numbers(space):
+    a = np.array([1 + 2j, -3 + 0.5j, 2.5 - 1j, 0j])
+    out = np.zeros(4, np.complex128)
+    pk.parallel_for(pk.RangePolicy(space, 0, 4), _with_helper, out=out, a=a)
+    assert out.tolist() == [1 + 2j, -0.5 - 3j, -2.5 + 1j, 0j]
+
+
+def test_pk_complex_makes_numpys_complex_scalars():
+    z = pk.complex128(1.5, -0.0)
+    assert type(z) is np.complex128 and z.real == 1.5 and str(z.imag) == "-0.0"
+    assert type(pk.complex64(0.1, 2)) is np.complex64
+    assert pk.complex64.np_equiv is np.complex64 and np.dtype(pk.complex128) == np.complex128
+    with pytest.raises(TypeError):
+        pk.double(1.0)
+
+
+REFUSED = [
+    ("out[i] = a[i] < a[i]", "complex numbers are not ordered", "abs(z) < abs(w)"),
+    ("out[i] = a[i] // a[i]", "`//` of a complex number", "no floor division"),
+    ("out[i] = a[i] ** 2", "`**` of a complex number", "z * z"),
+    ("out[i] = pk.sqrt(a[i])", "pk.sqrt of a complex number", "np.sqrt"),
+    ("out[i] = math.exp(a[i])", "math.exp of a complex number", "np.exp"),
+    ("n[i] = a[i]", "a complex number (complex128) stored into 'n'", "z.real or z.imag"),
+    ("r[i] += a[i]", "stored into 'r', a view of float64", "pk.complex128"),
+    ("t: float = a[i]", "is assigned a complex number (complex128)", "z.real or z.imag"),
+    ("t = r[i]\n    t = a[i]", "'t' is a real number (float64", "t: pk.complex128 = 0"),
+    ("pk.atomic_add(out, [i], a[i])", "pk.atomic_add on a complex view", "two views"),
+    ("out[i] = a[i] * 1j", "the complex literal 1j", "pk.complex128(0.0, 1.0)"),
+    ("out[i] = complex(1.0, 2.0)", "Python's complex() in a kernel", "pk.complex128(re, im)"),
+    ("r[i] = float(a[i])", "float() of a complex number", "z.real"),
+    ("r[i] = max(a[i], a[i])", "max() of a complex number", "abs(z)"),
+    ("r[i] = r[i].imag", "of a real number (float64)", "imaginary part is 0"),
+    ("out[i] = pk.complex128(a[i], 1.0)", "takes real numbers, this is complex128", "re, im"),
+    ("print(a[i])", "printing a complex number", "print(a[i].real, a[i].imag)"),
+    ("pk.printf('%f', a[i])", "printing a complex number", "z.imag:+"),
+]
+
+
+@pytest.mark.parametrize("line,message,fix", REFUSED, ids=[r[1][:30] for r in REFUSED])
+def test_unsupported_complex_uses_are_refused_with_the_fix(make_module, line, message, fix):
+    module = make_module(
+        f"""
+import math
+import pkernels as pk
+
+@pk.workunit
+def kernel(i, out, a, r, n):
+    {line}
+"""
+    )
+    arrays = {
+        "out": np.zeros(2, np.complex128),
+        "a": np.ones(2, np.complex128),
+        "r": np.zeros(2),
+        "n": np.zeros(2, np.int64),
+    }
+    with pytest.raises(pk.TranslationError) as caught:
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 2), module.kernel, **arrays)
+    text = str(caught.value)
+    assert message in text and fix in text, text
+    assert f"{module.__file__}" in text and "^" in text  # the line, with a caret
+
+
+@pk.workunit
+def _complex_sum(i, acc, a):
+    acc += a[i]
+
+
+def test_complex_accumulators_are_refused_with_the_fix():
+    with pytest.raises(pk.TranslationError, match="reduce the real and the imaginary parts"):
+        pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 2), _complex_sum, a=np.ones(2, complex))
+    with pytest.raises(pk.AnnotationError, match=r"two parallel_reduce calls with pk.Acc\[pk.f"):
+        pk.Acc[pk.complex64]
+
+
+def test_complex_scalar_arguments_are_refused_with_the_fix():
+    with pytest.raises(pk.DispatchError, match=r"out_re=out.real and out_im=out.imag"):
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 1), _scaled_column, out=1j, v=1, col=1)
+    with pytest.raises(pk.DispatchError, match="pk.complex128"):
+        argument_type("c", np.complex64(1))
+
+
+def test_generated_cuda_compiles_with_nvcc(tmp_path):
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on the PATH")
+    inputs = _double_inputs(8)
+    arrays = {**{k: np.zeros(s, d) for k, (s, d) in _double_outputs(8).items()}, **inputs}
+    arg_types = {name: argument_type(name, value) for name, value in arrays.items()}
+    function, helpers = lower_workunit(complex_ops, "for", arg_types)
+    source = emit_cuda_module(function, helpers, "for", pk.int64).source
+    assert "pk_rt::complex<double>" in source
+    stand_in = tmp_path / "nvrtc_builtins.h"  # NVRTC declares printf itself
+    stand_in.write_text("#include <cstdio>\n")
+    cu = tmp_path / "complex.cu"
+    cu.write_text(source.replace(GENERATED_PATH, str(cu)))
+    done = subprocess.run(
+        [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
+         "--pre-include", str(stand_in), "-c", "-x", "cu", str(cu), "-o", str(tmp_path / "c.o")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
