@@ -25,7 +25,7 @@ from ..runtime.compile_notice import compile_notice
 from ..runtime.hooks import DEFAULT_BUILD, BuildMode
 from ..runtime.launch import CompiledKernel, box_bounds
 from ..runtime.marshal import argument_type
-from ..translate.emit_cpp import has_hybrid_launch
+from ..translate.emit_hybrid import has_hybrid_launch
 from ..translate.kernel import TEAM, translate_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch

@@ -140,7 +140,7 @@ static inline void static_chunk(int64_t begin, int64_t end, int64_t* lo, int64_t
     *hi = *lo + q;
 }
 
-// A double argument of a packed entry (see emit_cpp._packed_entry): its slot holds the
+// A double argument of a packed entry (see emit_launch._packed_entry): its slot holds the
 // double's bits.
 static inline double slot_double(int64_t bits) {
     double value;
