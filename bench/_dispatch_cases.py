@@ -16,6 +16,12 @@ def add_one(i: int, out: pk.View1D[pk.double]):
 
 
 @pk.workunit
+def axpby(i: int, n: int, a: float, x: pk.View1D[pk.double], y: pk.View1D[pk.double]):
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+@pk.workunit
 def total(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
     acc += x[i]
 
@@ -66,6 +72,7 @@ Case = tuple[object | None, Callable[[], object]]
 #: name -> (the observer registered while it runs, or None; one dispatch)
 CASES: dict[str, Case] = {
     "fast": (None, lambda: pk.parallel_for(rng, add_one, out=out)),
+    "fast, 2 views 2 numbers": (None, lambda: pk.parallel_for(rng, axpby, n=1, a=0.5, x=x, y=out)),
     "labelled": (None, lambda: pk.parallel_for("l", rng, add_one, out=out)),
     "observed": (NoOp(), lambda: pk.parallel_for(rng, add_one, out=out)),
     "observed, GUARDED": (Guarded(), lambda: pk.parallel_for(rng, add_one, out=out)),

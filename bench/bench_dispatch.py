@@ -20,8 +20,10 @@ itself is a plain function call), so what is timed is pkernels' Python and C dis
 
 * ``fast``: ``parallel_for(RangePolicy(pk.Serial, 0, 1), wu, out=out)``, the range fast
   path (a kernel this process built, no label, nobody observing);
-* ``labelled``: the same with a label: the full path (policy and workunit checks,
-  specialisation look-up, launch);
+* ``fast, 2 views 2 numbers``: the fast path of ``axpby(i, n, a, x, y)`` (what each
+  argument adds: its part of the specialisation key, its marshalling);
+* ``labelled``: ``fast`` with a label: the full path (policy and workunit checks, the
+  backend's build mode, specialisation look-up and launch);
 * ``observed``: the same with a no-op observer registered (``hooks``: the ``Dispatch``
   record and its three notifications on top of the full path);
 * ``observed, GUARDED``: the observer sets ``dispatch.build = GUARDED`` (what pkdb runs a
@@ -45,6 +47,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CASES = (
     "fast",
+    "fast, 2 views 2 numbers",
     "labelled",
     "observed",
     "observed, GUARDED",
