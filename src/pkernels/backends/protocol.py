@@ -62,7 +62,8 @@ class Backend(Protocol):
 
     def build_mode(self, launch: Launch) -> BuildMode:
         """The build mode this space runs ``launch`` in: ``launch.build`` with GUARDED and
-        HYBRID resolved to the builds the backend has."""
+        HYBRID resolved to the builds the backend has (a kernel it found for the chosen
+        build on the way may be left in ``launch.built``)."""
         ...
 
     def kernel(self, launch: Launch) -> Any:
