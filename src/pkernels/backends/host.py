@@ -65,12 +65,8 @@ class HostBackend:
                 f"the Serial space runs teams of one thread, but this TeamPolicy asks for "
                 f"{launch.team_size}: use pk.AUTO (or OpenMP, whose teams are real threads)"
             )
-        workunit, operation, kwargs, reducer = (
-            launch.workunit,
-            launch.operation,
-            launch.kwargs,
-            launch.reducer,
-        )
+        workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs
+        reducer = launch.reducer
         key = specialization_key(workunit, operation, kwargs, rank, build, reducer)[0]
         kernel = launch.marker.specializations.get(key)
         if kernel is None:  # translated and compiled (or loaded from the disk cache)
