@@ -123,6 +123,7 @@ def _stores_in_loops(fn: ir.Function) -> bool:
 
 
 def has_atomics(fn: ir.Function) -> bool:
+    """Whether the function updates a view element atomically (its indices share it)."""
     return any(
         isinstance(e, ir.AtomicOp)
         for s in ir.statements(fn.body)
@@ -258,6 +259,8 @@ def team_launch_body(
 def launch_body(
     operation: str, parallel: bool, kname: str, idx: str, args: str, acc: DataType | None
 ) -> list[str]:
+    """The launch loop of a range (for, reduce, scan): the body ``kname`` called with each
+    index ``idx`` and ``args``; over OpenMP's threads where ``parallel``."""
     omp = "    #pragma omp parallel for schedule(static)" if parallel else ""
     # The loop header and the call are on separate lines: a debugger stepping out of one
     # iteration stops on the header, and `step` from there enters the next iteration.
