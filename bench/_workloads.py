@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import pkernels as pk
-from pkernels.translate.emit_cpp import WIDE_SYMBOL
+from pkernels.translate.emit_launch import WIDE_SYMBOL
 
 Call = Callable[[], Any]
 

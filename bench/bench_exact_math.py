@@ -61,7 +61,7 @@ def main() -> None:
     from _exact_math_kernels import power, product
 
     import pkernels as pk
-    from pkernels.translate import emit_cpp
+    from pkernels.translate import fma_guard
 
     # The LJ kernel with and without the guard: a second workunit of the same code,
     # translated while the guard is switched off.
@@ -72,12 +72,12 @@ def main() -> None:
     kw_a, kw_b = lj.dispatch_kwargs(out_a), lj.dispatch_kwargs(out_b)
     policy = pk.RangePolicy(pk.OpenMP, 0, lj.n)
     pk.parallel_for(policy, guarded, **kw_a)
-    may_fuse = emit_cpp.fma_guard.may_fuse
-    emit_cpp.fma_guard.may_fuse = lambda functions: False
+    may_fuse = fma_guard.may_fuse
+    fma_guard.may_fuse = lambda functions: False
     try:
         pk.parallel_for(policy, plain, **kw_b)
     finally:
-        emit_cpp.fma_guard.may_fuse = may_fuse
+        fma_guard.may_fuse = may_fuse
     assert np.array_equal(out_a, out_b), "the guard changed the LJ forces"
     print("LJ with the FMA guard / without:", paired(
         lambda: pk.parallel_for(policy, guarded, **kw_a),

@@ -142,3 +142,20 @@ def test_guarded_launches_run_the_release_build_where_the_proof_holds(space):
     assert backends.backend_for(space).build_mode(launch) is BuildMode.RELEASE
     launch.policy = pk.RangePolicy(space, 0, 9)  # one past the end: the checked build
     assert backends.backend_for(space).build_mode(launch) is BuildMode.CHECKED
+
+
+def test_a_guarded_launch_runs_the_build_its_proof_chose():
+    # build_mode hands kernel() the build it found on its way (Launch.built): that must
+    # be the build it chose, the release one where the proof holds, else the checked one.
+    backend, x = backends.backend_for(pk.Serial), np.zeros(8)
+    for end, mode in ((8, BuildMode.RELEASE), (9, BuildMode.CHECKED), (8, BuildMode.RELEASE)):
+        launch = Launch(
+            add_one, add_one.__pkernels__, "for", pk.RangePolicy(pk.Serial, 0, end), {"x": x},
+            BuildMode.GUARDED, None, pk.Sum, 1,
+        )  # fmt: skip
+        launch.build = backend.build_mode(launch)
+        kernel = backend.kernel(launch)
+        assert (launch.build, kernel.checked) == (mode, mode is BuildMode.CHECKED)
+        if mode is BuildMode.CHECKED:
+            with pytest.raises(pk.KernelIndexError):  # index 8, caught by the check
+                backend.launch(kernel, launch)

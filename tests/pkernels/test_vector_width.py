@@ -1,4 +1,4 @@
-"""The wide-vector twin of a parallel_for's release loops (emit_cpp.has_wide_variant) and
+"""The wide-vector twin of a parallel_for's release loops (emit_launch.has_wide_variant) and
 the timing that picks one of the two (runtime.width_tuning): which kernels have it, that
 both give the same bits, and how the choice is made from the launches' times."""
 

@@ -25,13 +25,17 @@ from ..runtime.compile_notice import compile_notice
 from ..runtime.hooks import DEFAULT_BUILD, BuildMode
 from ..runtime.launch import CompiledKernel, box_bounds
 from ..runtime.marshal import argument_type
-from ..translate.emit_cpp import has_hybrid_launch
+from ..translate.emit_hybrid import has_hybrid_launch
 from ..translate.kernel import TEAM, translate_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch
 from .specialise import line_span, specialization_key
 
-_FAST_LOOKUP_BUILDS = (BuildMode.RELEASE, BuildMode.CHECKED)
+# Enum members held as module constants: on Python 3.11 reading ``BuildMode.HYBRID`` goes
+# through EnumType.__getattr__ (~80 ns), several times a launch on the full path.
+_RELEASE, _CHECKED, _DEBUG = BuildMode.RELEASE, BuildMode.CHECKED, BuildMode.DEBUG
+_GUARDED, _HYBRID = BuildMode.GUARDED, BuildMode.HYBRID
+_SERIAL = ExecutionSpace.Serial
 
 
 class HostBackend:
@@ -43,59 +47,53 @@ class HostBackend:
 
     def build_mode(self, launch: Launch) -> BuildMode:
         mode = launch.build
-        if mode is BuildMode.GUARDED:
+        if mode is _GUARDED:
             return _guarded_build(launch)
-        if mode is BuildMode.HYBRID and not has_hybrid_launch(launch.operation, launch.rank):
-            return BuildMode.DEBUG  # no fast path for this launch
+        if mode is _HYBRID and not has_hybrid_launch(launch.operation, launch.rank):
+            return _DEBUG  # no fast path for this launch
         return mode
 
     def kernel(self, launch: Launch) -> CompiledKernel:
-        if launch.build is BuildMode.HYBRID:
+        build = launch.build
+        if build is _HYBRID:
             return _hybrid_kernels(launch)
+        if launch.built is not None:
+            return launch.built  # type: ignore[no-any-return]
         rank = launch.rank
-        if rank == TEAM and launch.space is ExecutionSpace.Serial and launch.team_size != 1:
+        if rank == TEAM and launch.team_size != 1 and launch.policy.space is _SERIAL:
             raise DispatchError(
                 f"the Serial space runs teams of one thread, but this TeamPolicy asks for "
                 f"{launch.team_size}: use pk.AUTO (or OpenMP, whose teams are real threads)"
             )
-        kernel = None
-        if rank == 1 and launch.build in _FAST_LOOKUP_BUILDS and launch.reducer is Sum:
-            # The short look-up of the fast path, for what reaches here: a labelled or
-            # observed dispatch, an int policy of another type (or a kernel not built yet).
-            kernel = self.cached_range_kernel(
-                launch.operation, launch.workunit, launch.kwargs, launch.build
-            )
-        if kernel is None:
+        workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs
+        reducer = launch.reducer
+        key = specialization_key(workunit, operation, kwargs, rank, build, reducer)[0]
+        kernel = launch.marker.specializations.get(key)
+        if kernel is None:  # translated and compiled (or loaded from the disk cache)
             kernel = compiled_kernel(
-                launch.workunit,
-                launch.marker,
-                launch.operation,
-                launch.kwargs,
-                launch.build,
-                rank,
-                launch.reducer,
+                workunit, launch.marker, operation, kwargs, build, rank, reducer
             )
-        return kernel
+        return kernel  # type: ignore[no-any-return]
 
     def launch(self, kernel: CompiledKernel, launch: Launch) -> Any:
-        policy, space, kwargs = launch.policy, launch.space, launch.kwargs
-        if launch.rank == TEAM:
+        policy = launch.policy
+        if type(policy) is RangePolicy:
+            begin, end = policy.begin, policy.end
+        elif launch.rank == TEAM:
             spec = box_bounds(tuple(policy.launch_spec(launch.team_size)))
-            return kernel.launch(space, spec, None, kwargs)
-        bounds = _bounds(launch)
-        if launch.build is not BuildMode.HYBRID or launch.companion is None:
-            return kernel.launch(space, *bounds, kwargs)
+            return kernel.launch(policy.space, spec, None, launch.kwargs)
+        else:
+            begin, end = box_bounds(policy.begins), box_bounds(policy.ends)
+        fast = launch.companion  # the release half of a HYBRID launch, or None
+        if fast is None:
+            return kernel.launch(policy.space, begin, end, launch.kwargs)
         dispatch = launch.dispatch
         request = dispatch.debug_request if dispatch is not None else ctypes.c_int(0)
         mask = dispatch.debug_indices if dispatch is not None else None
-        return launch.companion.launch_hybrid(space, *bounds, kwargs, request, kernel, mask)
+        return fast.launch_hybrid(policy.space, begin, end, launch.kwargs, request, kernel, mask)
 
     def cached_range_kernel(
-        self,
-        operation: str,
-        workunit: Any,
-        kwargs: dict[str, Any],
-        build_mode: BuildMode = DEFAULT_BUILD,
+        self, operation: str, workunit: Any, kwargs: dict[str, Any]
     ) -> CompiledKernel | None:
         """The release (or checked) build of a range launch for the commonest dispatch,
         when this process has it already: a plain @pk.workunit function, arguments that
@@ -110,18 +108,10 @@ class HostBackend:
         if type(marker) is not KernelMarker or marker.kind != "workunit":
             return None
         try:
-            key, _ = specialization_key(workunit, operation, kwargs, 1, build_mode)
+            key, _ = specialization_key(workunit, operation, kwargs, 1, DEFAULT_BUILD)
         except (KeyError, DispatchError):
             return None  # the full path reports what does not fit
         return marker.specializations.get(key)  # type: ignore[no-any-return]
-
-
-def _bounds(launch: Launch) -> tuple[Any, Any]:
-    """(begin, end) of a range launch, or a box's as the launchers take them."""
-    policy = launch.policy
-    if type(policy) is RangePolicy:
-        return policy.begin, policy.end
-    return box_bounds(policy.begins), box_bounds(policy.ends)
 
 
 def _proof_bounds(launch: Launch) -> tuple[Any, Any]:
@@ -136,27 +126,27 @@ def _guarded_build(launch: Launch) -> BuildMode:
     """What a BuildMode.GUARDED launch runs: RELEASE when a range or box launch is proven
     unable to fail a check, else CHECKED."""
     if launch.rank == TEAM:
-        return BuildMode.CHECKED
+        return _CHECKED
     workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs
     rank, reducer = launch.rank, launch.reducer
     begin, end = _proof_bounds(launch)
     # The proof is the translation's: whichever build of these arguments is loaded has
     # it (the release build first: one look-up where the proof holds, the common case);
     # else the release build is compiled first (what a proven launch runs).
-    kernel = None
-    for mode in (BuildMode.RELEASE, BuildMode.CHECKED):
+    kernel, mode = None, _RELEASE
+    for mode in (_RELEASE, _CHECKED):
         key = specialization_key(workunit, operation, kwargs, rank, mode, reducer)[0]
         kernel = launch.marker.specializations.get(key)
         if kernel is not None:
             break
     if kernel is None:
-        kernel = compiled_kernel(
-            workunit, launch.marker, operation, kwargs, BuildMode.RELEASE, rank, reducer
-        )
+        mode = _RELEASE
+        kernel = compiled_kernel(workunit, launch.marker, operation, kwargs, mode, rank, reducer)
     proof = kernel.entry.proof
-    if proof is not None and proof.holds(begin, end, kwargs):
-        return BuildMode.RELEASE
-    return BuildMode.CHECKED
+    chosen = _RELEASE if proof is not None and proof.holds(begin, end, kwargs) else _CHECKED
+    if chosen is mode:
+        launch.built = kernel  # what kernel() returns: no second look-up
+    return chosen
 
 
 def _hybrid_kernels(launch: Launch) -> CompiledKernel:

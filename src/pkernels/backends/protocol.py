@@ -35,9 +35,15 @@ class Launch:
     #: What a backend keeps between :meth:`Backend.kernel` and :meth:`Backend.launch`
     #: (the host's release half of a HYBRID launch).
     companion: Any = None
+    #: The kernel :meth:`Backend.build_mode` already found for the build it chose (the
+    #: host looks a GUARDED launch's builds up for their bounds proof), for
+    #: :meth:`Backend.kernel` to return without looking it up again; None otherwise.
+    built: Any = None
 
     @property
     def space(self) -> ExecutionSpace:
+        """The policy's execution space (backends on the hot path read ``policy.space``:
+        a property costs a call)."""
         return self.policy.space  # type: ignore[no-any-return]
 
 
@@ -56,7 +62,8 @@ class Backend(Protocol):
 
     def build_mode(self, launch: Launch) -> BuildMode:
         """The build mode this space runs ``launch`` in: ``launch.build`` with GUARDED and
-        HYBRID resolved to the builds the backend has."""
+        HYBRID resolved to the builds the backend has (a kernel it found for the chosen
+        build on the way may be left in ``launch.built``)."""
         ...
 
     def kernel(self, launch: Launch) -> Any:

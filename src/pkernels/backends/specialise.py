@@ -90,7 +90,12 @@ def specialization_key(
     Arguments that do not fit the workunit raise DispatchError."""
     names = keyword_names(workunit.__code__, operation, rank)
     try:
-        signature = tuple([signature_key(kwargs[name]) for name in names])
+        # A loop, not a list comprehension: on Python 3.11 a comprehension makes and calls
+        # a function object, ~0.2 us of the ~2.8 us fast path (every dispatch runs this).
+        keys = []
+        for name in names:
+            keys.append(signature_key(kwargs[name]))
+        signature = tuple(keys)
         if len(kwargs) != len(names):
             raise KeyError
     except KeyError:

@@ -17,7 +17,9 @@ from ..build.compiler import BuiltModule
 from ..errors import (
     DispatchError,
 )
-from ..translate.emit_cpp import WIDE_SYMBOL, KernelEntry, has_hybrid_launch
+from ..translate.emit_cpp import KernelEntry
+from ..translate.emit_hybrid import has_hybrid_launch
+from ..translate.emit_launch import WIDE_SYMBOL
 from . import crash_report, width_tuning
 from .marshal import ArgumentPlan, c_argtypes, result_buffer
 
@@ -62,7 +64,7 @@ class CompiledKernel:
     _plan: ArgumentPlan | None = field(repr=False, default=None)
     _reports_faults: bool = field(repr=False, default=False)
     _hybrid: Any = field(repr=False, default=None)  # pk_launch_hybrid, or pk_iteration
-    # Addresses of the release build's packed launch entries (see emit_cpp._packed_entry),
+    # Addresses of the release build's packed launch entries (see emit_launch._packed_entry),
     # for pkernels.runtime._launch; empty where launches go through ctypes.
     _packed: dict[ExecutionSpace, int] = field(repr=False, default_factory=dict)
     # The OpenMP launcher's two variants where the build has wide-vector loops, as
@@ -101,7 +103,7 @@ class CompiledKernel:
             fn.restype = None
             self._launchers[space] = fn
         if has_hybrid_launch(self.operation, self.entry.rank):
-            # The two halves of a HYBRID launch (see emit_cpp._hybrid_entries).
+            # The two halves of a HYBRID launch (see emit_hybrid.hybrid_entries).
             symbol = "pk_iteration" if self.module.debug else "pk_launch_hybrid"
             hybrid = getattr(self._lib, symbol, None)
             if hybrid is not None and not self.module.debug:

@@ -29,6 +29,8 @@ def signature_key(value: Any) -> Any:
         strides = value.strides
         contiguous = value.ndim > 0 and strides[-1] == value.itemsize
         return (value.dtype, value.ndim, contiguous)
+    if type(value) in _NUMBERS:  # a plain number: not a view (saves ~300 ns an argument)
+        return type(value)
     if isinstance(value, View):
         return signature_key(value.data)
     if is_device_array(value):
@@ -40,6 +42,7 @@ def signature_key(value: Any) -> Any:
     return type(value)
 
 
+_NUMBERS = frozenset({int, float, bool})
 _TENSOR = ("torch tensor",)  # no compiled kernel has it: the full path unwraps tensors
 
 

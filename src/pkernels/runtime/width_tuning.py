@@ -2,7 +2,7 @@
 
 A release build of a parallel_for that stores into views inside its loops holds its
 launch loops twice on AVX-512 machines: as g++ tunes them (256-bit vectors) and compiled
-to prefer 512-bit vectors (``emit_cpp.has_wide_variant``). Which is faster depends on the
+to prefer 512-bit vectors (``emit_launch.has_wide_variant``). Which is faster depends on the
 arrays' sizes against the caches, so the first launches on the OpenMP space alternate
 between the two and time them, and the kernel keeps the faster from then on. Both give
 the same bits; only the time differs.

@@ -31,7 +31,7 @@ from ..api import types as t
 from ..api.reducers import Reducer, Sum
 from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
-from . import emit_cpp, ir
+from . import emit_cpp, emit_launch, ir
 from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
 from .emit_cpp import (
     KERNEL_NAMESPACE,
@@ -71,7 +71,7 @@ class CudaEntry:
     asks_team_size: bool = False
     reducer: Reducer = Sum  # how a reduce's blocks combine (on the GPU, then on the host)
     slot_bytes: int = 8  # shared memory per team rank for the team's reduction (teams)
-    # For debuggers, as the CPU entry has them (emit_cpp.debugger_names).
+    # For debuggers, as the CPU entry has them (emit_launch.debugger_names).
     variable_kinds: dict[str, str] = field(default_factory=dict)
     subviews: dict[str, Any] = field(default_factory=dict)
 
@@ -235,7 +235,7 @@ def emit_cuda_module(
         _entry(operation, rank, kernel, kname, index_type, acc_type, params, views, args)
     )
     ranges, asks = _team_shape(kernel) if rank == TEAM else ([], False)
-    kinds, subviews = emit_cpp.debugger_names(kernel, helpers)
+    kinds, subviews = emit_launch.debugger_names(kernel, helpers)
     return CudaEntry(
         "\n".join(em.lines) + "\n",
         marshalled,
@@ -425,7 +425,7 @@ def _entry(
 
 def _cuda_reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:
     """``pk_reduce``, the reduction's operation on two partials, and ``PK_REDUCE_INIT``,
-    where each thread starts (see emit_cpp._reduction)."""
+    where each thread starts (see emit_launch._reduction)."""
     T = acc.ctype
     combine = reducer.cpp_combine_of(T).replace("omp_out", "a").replace("omp_in", "b")
     reduced = ir.reduced_type(acc)

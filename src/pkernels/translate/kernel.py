@@ -9,7 +9,9 @@ from ..api import types as t
 from ..api.reducers import Reducer, Sum
 from . import emit_cpp, ir
 from .bounds_proof import launch_proof
-from .emit_cpp import KernelEntry, emit_module
+from .emit_cpp import KernelEntry
+from .emit_hybrid import has_hybrid_launch
+from .emit_launch import emit_module
 from .lower import FunctionLowerer, HelperRegistry
 from .source import KernelSource
 
@@ -74,6 +76,6 @@ def translate_workunit(
     entry = emit_module(kernel, helpers, operation, index, rank, reducer)
     # When a HYBRID launch runs fast: never where a float becomes an integer (NaN,
     # infinities and floats past the integer type fail the debug build's check there).
-    if emit_cpp.has_hybrid_launch(operation, rank) and not entry.converts_floats:
+    if has_hybrid_launch(operation, rank) and not entry.converts_floats:
         entry.proof = launch_proof(kernel, helpers, operation, rank)
     return entry

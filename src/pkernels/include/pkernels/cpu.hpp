@@ -140,7 +140,7 @@ static inline void static_chunk(int64_t begin, int64_t end, int64_t* lo, int64_t
     *hi = *lo + q;
 }
 
-// A double argument of a packed entry (see emit_cpp._packed_entry): its slot holds the
+// A double argument of a packed entry (see emit_launch._packed_entry): its slot holds the
 // double's bits.
 static inline double slot_double(int64_t bits) {
     double value;
@@ -284,27 +284,17 @@ PK_ACCESS int64_t offset_of(const int64_t* stride, const int64_t* idx) {
     return offset;
 }
 
-template <typename T, int R, bool C, typename... I>
-PK_ACCESS T& at(const View<T, R, C>& v, const char* name, const char* file, int line,
-                    I... indices) {
-    const int64_t idx[R] = {(int64_t)indices...};
+// v[i, j]: either kind of view (View, RView: V), as at_checked takes them. The element
+// is read through v.data, so an RView's stays restrict-qualified.
+template <typename V, typename... I>
+PK_ACCESS auto at(const V& v, const char* name, const char* file, int line, I... indices)
+    -> decltype(*v.data) {
+    const int64_t idx[V::rank] = {(int64_t)indices...};
 #if PK_CHECKS
     return at_checked(v, idx, name, file, line);
 #else
     (void)name; (void)file; (void)line;
-    return v.data[offset_of<R, C>(v.stride, idx)];
-#endif
-}
-
-template <typename T, int R, bool C, typename... I>
-PK_ACCESS T& at(const RView<T, R, C>& v, const char* name, const char* file, int line,
-                    I... indices) {
-    const int64_t idx[R] = {(int64_t)indices...};
-#if PK_CHECKS
-    return at_checked(v, idx, name, file, line);
-#else
-    (void)name; (void)file; (void)line;
-    return v.data[offset_of<R, C>(v.stride, idx)];
+    return v.data[offset_of<V::rank, V::contiguous>(v.stride, idx)];
 #endif
 }
 
@@ -312,29 +302,17 @@ PK_ACCESS T& at(const RView<T, R, C>& v, const char* name, const char* file, int
 // builds add the shifts' offset to the unshifted indices' one, so the neighbours of one
 // point share that point's offset (g++ does not rewrite (i - 1) * s0 + j * s1 + k as
 // i * s0 + j * s1 + k - s0 itself: a stencil's seven accesses cost seven offsets).
-template <typename T, int R, bool C, typename... I>
-PK_ACCESS T& at_shifted(const View<T, R, C>& v, const char* name, const char* file, int line,
-                        const int64_t (&shift)[R], I... indices) {
+template <typename V, typename... I>
+PK_ACCESS auto at_shifted(const V& v, const char* name, const char* file, int line,
+                          const int64_t (&shift)[V::rank], I... indices) -> decltype(*v.data) {
+    constexpr int R = V::rank;
     int64_t idx[R] = {(int64_t)indices...};
 #if PK_CHECKS
     for (int k = 0; k < R; ++k) idx[k] += shift[k];
     return at_checked(v, idx, name, file, line);
 #else
     (void)name; (void)file; (void)line;
-    return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
-#endif
-}
-
-template <typename T, int R, bool C, typename... I>
-PK_ACCESS T& at_shifted(const RView<T, R, C>& v, const char* name, const char* file, int line,
-                        const int64_t (&shift)[R], I... indices) {
-#if PK_CHECKS
-    int64_t idx[R] = {(int64_t)indices...};
-    for (int k = 0; k < R; ++k) idx[k] += shift[k];
-    return at_checked(v, idx, name, file, line);
-#else
-    (void)name; (void)file; (void)line;
-    const int64_t idx[R] = {(int64_t)indices...};
+    constexpr bool C = V::contiguous;
     return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
 #endif
 }
