@@ -94,7 +94,9 @@ def test_the_paper_figure_2_session_on_the_gpu(yax):
         assert _run(session, "p j") == "10"  # the focus is back
         out = _run(session, "clear 2")
         out = _run(session, "until 26")
-        assert re.search(r"yax_gpu\.py:26 \(block 0, thread 10, j=10\)", out), out
+        assert re.search(
+            r"yax_gpu\.py\(26\)yAx\(\)\nCUDA block 0, thread 10 \(j=10\)$", out, re.M
+        ), out
         total = float(_run(session, "eval float(y.sum())"))
         assert math.isclose(total, float(y.sum()), rel_tol=1e-12)
         threads = _run(session, "info cuda threads")

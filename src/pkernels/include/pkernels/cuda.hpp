@@ -308,9 +308,19 @@ __device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
 #define PK_FN __host__ __device__ __forceinline__
 #include "pkernels/shared/complex.hpp"
 #undef PK_FN
-// abs(z): NumPy's, the C library's hypot of the parts (in their own type).
+// abs(z): NumPy's, the C library's hypot of the parts (in their own type). CUDA's hypot
+// overflows where the result is within an ulp or two of the largest finite value
+// (hypot(1.8e14, DBL_MAX) is inf there, DBL_MAX in C: found on the H200); scaled by a
+// power of two (exact both ways), such parts round as everywhere else.
 template <typename T>
-__device__ __forceinline__ T cabs(complex<T> z) { return pk_math::hypot(z.re, z.im); }
+__device__ __forceinline__ T cabs(complex<T> z) {
+    const T big = fmax(fabs(z.re), fabs(z.im));
+    const T huge = sizeof(T) == 8 ? T(0x1p1000) : T(0x1p120f);
+    const T down = sizeof(T) == 8 ? T(0x1p-600) : T(0x1p-60f);
+    if (big > huge && isfinite(big))
+        return pk_math::hypot(z.re * down, z.im * down) / down;
+    return pk_math::hypot(z.re, z.im);
+}
 #undef PK_MATH
 
 // ---- atomics: atomicAdd where the hardware has it, else an atomicCAS loop on the bits
