@@ -450,6 +450,6 @@ class GpuKernelSession(DebuggerSession):
 
 
 def _cpp_name(py_name: str) -> str:
-    from pkernels.translate.emit_cpp import cpp_name
+    from pkernels.translate.emit_exprs import cpp_name
 
     return cpp_name(py_name)

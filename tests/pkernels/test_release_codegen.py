@@ -9,7 +9,7 @@ import pytest
 
 import pkernels as pk
 from pkernels.runtime.marshal import argument_type
-from pkernels.translate.emit_cpp import LANES
+from pkernels.translate.interleave import LANES
 from pkernels.translate.kernel import translate_workunit
 
 

@@ -21,7 +21,7 @@ _RELEASE_VARIANT = re.compile(r"<(true|false)>$")
 
 def cpp_name(py_name: str) -> str:
     """The generated code's name of a kernel variable (pkernels' translator rule)."""
-    from pkernels.translate.emit_cpp import cpp_name as translate
+    from pkernels.translate.emit_exprs import cpp_name as translate
 
     return translate(py_name)
 

@@ -33,14 +33,8 @@ from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import emit_cpp, emit_launch, ir
 from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
-from .emit_cpp import (
-    KERNEL_NAMESPACE,
-    CppEmitter,
-    atomic_update,
-    c_string,
-    cpp_name,
-    view_cpp_type,
-)
+from .emit_cpp import CppEmitter, view_cpp_type
+from .emit_exprs import KERNEL_NAMESPACE, atomic_update, c_string, cpp_name
 from .ir import ViewType
 from .printf import printf_format
 

@@ -24,17 +24,16 @@ from . import fma_guard, ir
 from .cpp_prelude import PRELUDE, TEAM_PRELUDE
 from .emit_cpp import (
     HELPER_MACROS,
-    KERNEL_NAMESPACE,
     TEAM,
     CppEmitter,
     KernelEntry,
-    cpp_name,
-    interleaved_lanes,
     struct_types,
     view_cpp_type,
 )
+from .emit_exprs import KERNEL_NAMESPACE, cpp_name
 from .emit_hybrid import has_hybrid_launch, hybrid_entries, md_hybrid_entries
 from .emit_loops import ReleaseLaunch, has_atomics, launch_body, md_launch_body, team_launch_body
+from .interleave import interleaved_lanes
 from .ir import ViewType
 
 

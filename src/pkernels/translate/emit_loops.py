@@ -3,7 +3,7 @@ call the body once per index, and the release build's (:class:`ReleaseLaunch`): 
 inlined, restrict-qualified when a launch-time check finds that no view the kernel writes
 overlaps another (:func:`_no_alias_condition`), one contiguous block of a parallel_for's
 indices per thread (``schedule(static)``), eligible reductions run several indices at a
-time (:func:`~.emit_cpp.interleaved_lanes`); none of it changes a result's bits.
+time (:func:`~.interleave.interleaved_lanes`); none of it changes a result's bits.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 from ..api.types import DataType
 from . import ir
-from .emit_cpp import KERNEL_NAMESPACE, LANES, c_string, cpp_name, interleaved_name
+from .emit_exprs import KERNEL_NAMESPACE, c_string, cpp_name
+from .interleave import LANES, interleaved_name
 from .ir import ViewType
 
 
@@ -20,7 +21,7 @@ class ReleaseLaunch:
     """The launch loops of a release build: views passed by value, restrict-qualified
     (``<true>``) when a check at launch finds that no view the kernel writes overlaps
     another view, the plain body (``<false>``) otherwise; reduce through the interleaved
-    body when :func:`~.emit_cpp.interleaved_lanes` allows it; parallel_for in one block per
+    body when :func:`~.interleave.interleaved_lanes` allows it; parallel_for in one block per
     thread."""
 
     def __init__(

@@ -66,7 +66,7 @@ def _this_thread(gpu: GpuKernelSession) -> str:
     thread's own registers), as cuda-gdb reads blockIdx/threadIdx in a condition from
     the focus rather than from the thread that hit (seen on an H200: an `until` for
     thread 10 stopped thread 32); a team kernel's by its coordinates."""
-    from pkernels.translate.emit_cpp import cpp_name
+    from pkernels.translate.emit_exprs import cpp_name
 
     values = gpu.index_values()
     if values:

@@ -69,7 +69,7 @@ def do_eval(console: GpuConsole, arg: str) -> None:
         level = gpu.frame_level(gpu.require_stop().frame) or 0
         controller = gpu.require_controller()
         for name, value in answer.get("data", {}).get("kernel_writes", {}).items():
-            from pkernels.translate.emit_cpp import cpp_name
+            from pkernels.translate.emit_exprs import cpp_name
 
             literal = repr(int(value)) if isinstance(value, bool) else repr(value)
             controller.evaluate(f"{cpp_name(name)} = {literal}", frame=level)
