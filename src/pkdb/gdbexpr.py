@@ -110,7 +110,9 @@ _REFERENCE = re.compile(r"^@0x[0-9a-f]+: (?P<value>.*)$")
 def parse_gdb_value(text: str) -> object:
     """A Python value for gdb's rendering of a scalar (``10``, ``0.5``, ``true``, ``@0x..: 3``).
 
-    Anything that is not a plain number or bool is returned as the text itself.
+    Anything that is not a plain number or bool is returned as the text itself. gdb
+    prints a float's integral value without its ``.0`` (``2``), and a negative zero as
+    ``-0``, which no integer is: that one is the float -0.0, its sign kept.
     """
     text = text.strip()
     ref = _REFERENCE.match(text)
@@ -122,6 +124,8 @@ def parse_gdb_value(text: str) -> object:
     char = re.match(r"^(-?\d+) '.*'$", text)
     if char:
         return int(char.group(1))
+    if text == "-0":
+        return -0.0
     try:
         return int(text, 0)
     except ValueError:

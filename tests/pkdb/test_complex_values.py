@@ -42,6 +42,11 @@ def test_gdb_struct_text_becomes_numpys_complex() -> None:
     assert complex_values.decode(single) == np.complex64(0.1 + 1j)
     assert complex_values.from_fields({"re": 1, "im": 2}, "float") is None  # a struct
     assert complex_values.from_fields({"x": 1, "im": 2}, "complex128") is None
+    # gdb prints the part -0.0 as -0: NumPy's complex keeps the signs of both zeros
+    zeros = complex_values.decode(
+        complex_values.from_fields(parse_struct("{re = -0, im = -0}"), "complex128")
+    )
+    assert np.signbit(zeros.real) and np.signbit(zeros.imag)
 
 
 @pytest.mark.skipif(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -44,6 +45,10 @@ def test_gdb_struct_text_becomes_fields() -> None:
     assert parse_struct(text) == {"x": 1, "q": 2.5, "pos": {"a": 0, "b": -1}, "ok": True}
     assert parse_struct("@0x7ffc1234: {x = 3}") == {"x": 3}
     assert parse_struct("3") is None and parse_struct("{x = ") is None
+    # gdb prints the float -0.0 as -0 (no integer is -0): the field keeps its sign
+    signed = parse_struct("{x = -0, n = 0}")
+    assert signed == {"x": 0.0, "n": 0} and math.copysign(1, signed["x"]) == -1
+    assert type(signed["n"]) is int
     value = StructValue(parse_struct(text))
     assert value.pos.b == -1 and repr(value).startswith("struct(x=1, q=2.5, pos=struct(")
     with pytest.raises(AttributeError, match="no field 'y'"):
@@ -65,6 +70,10 @@ def test_classtype_local_fields_at_a_kernel_stop(tmp_path: Path, kernel_pty) -> 
     assert float(s.cmd("p p.x * 2", KERNEL_PROMPT).strip()) == 2.0 * (i + 1)
     assert "struct(x=" in s.cmd("p p", KERNEL_PROMPT)
     assert "read-only at a stop" in s.cmd("eval p.x = 3", KERNEL_PROMPT)
+    # -0.0 (gdb reads the literal -0.0 as 0); gdb shows the field as -0
+    s.cmd("send set var p.q = -1.0 * 0", KERNEL_PROMPT)
+    assert s.cmd("p p.q", KERNEL_PROMPT).strip() == "-0.0"
+    s.cmd(f"send set var p.q = {0.5 * i}", KERNEL_PROMPT)  # as it was: the output below
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "out [100.0, 102.0, 105.0, 109.0]" in s.cmd("continue")
     s.quit()
