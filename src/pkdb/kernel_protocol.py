@@ -60,6 +60,9 @@ class KernelLaunch(Message):
     )  # name -> float|float32|int|bool|complex64|complex128
     # Subviews of the kernel by name (pkernels' Subview.describe): shown as NumPy views.
     subviews: dict[str, Any] = field(default_factory=dict)
+    # Random pools by the kernel's parameter name (a workload's self.pool is self_pool):
+    # the program's repr of each. The kernel holds only the launch's key (a uint64).
+    pools: dict[str, str] = field(default_factory=dict)
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
     team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
     # Not 0: a release build got this fatal signal; gdb attaches to see it again. Or

@@ -1,4 +1,5 @@
-"""``@pk.classtype`` locals at a kernel stop: ``p q.x`` reads a field of the struct."""
+"""``@pk.classtype`` locals at a kernel stop: ``p q.x`` reads a field of the struct; the
+same stop shows a random pool argument as the program's pool."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from pkdb_harness import write
 
+import pkernels as pk
 from pkdb.structs import StructValue, parse_struct
 
 KERNEL_PROMPT = r"\(pkdb-openmp\) "
@@ -27,7 +29,7 @@ class Particle:
 
 
 @pk.workunit
-def charges(i, xs, out):
+def charges(i, xs, out, pool):
     p: Particle = Particle(xs[i], 0.5 * i)
     p.id = i + 100
     out[i] = p.x * p.q
@@ -35,7 +37,7 @@ def charges(i, xs, out):
 
 
 out = np.zeros(4)
-pk.parallel_for(4, charges, xs=np.arange(4.0) + 1, out=out)
+pk.parallel_for(4, charges, xs=np.arange(4.0) + 1, out=out, pool=pk.Random_XorShift64_Pool(5, 4))
 print("out", out.tolist())
 """
 
@@ -74,6 +76,11 @@ def test_classtype_local_fields_at_a_kernel_stop(tmp_path: Path, kernel_pty) -> 
     s.cmd("send set var p.q = -1.0 * 0", KERNEL_PROMPT)
     assert s.cmd("p p.q", KERNEL_PROMPT).strip() == "-0.0"
     s.cmd(f"send set var p.q = {0.5 * i}", KERNEL_PROMPT)  # as it was: the output below
+    # The kernel holds the launch's key of the pool (a uint64): shown with the pool
+    key = pk.Random_XorShift64_Pool(5, 4).launch_key()  # the pool's first launch
+    pool = "Random_XorShift64_Pool(seed=5, num_states=4)"
+    assert f"pool = {pool} (this launch's key: {key})" in s.cmd("args", KERNEL_PROMPT)
+    assert s.cmd("p pool", KERNEL_PROMPT).strip() == pool
     s.cmd("clear 1", KERNEL_PROMPT)
     assert "out [100.0, 102.0, 105.0, 109.0]" in s.cmd("continue")
     s.quit()

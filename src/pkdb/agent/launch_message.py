@@ -54,6 +54,7 @@ def launch_message(
         ],
         variable_kinds=dict(kernel.entry.variable_kinds),
         subviews=shown_subviews(workunit, kernel.entry.subviews),
+        pools=launch_pools(dispatch),
         kernel_symbol=kernel.kernel_symbol,
         team_member=team_member_name(workunit, dispatch.policy),
         crash_signal=crash_signal,
@@ -76,6 +77,19 @@ def shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
         else d
         for name, d in subviews.items()
     }
+
+
+def launch_pools(dispatch: Any) -> dict[str, str]:
+    """The random pools the launch draws from, by the kernel's parameter name (a
+    workload's fields as the kernel names them: ``self_pool``), as the program shows them."""
+    from pkernels.api.random_pools import RandomPool
+
+    arguments = dict(dispatch.kwargs)
+    if isinstance(dispatch.workunit, types.MethodType):
+        from pkernels.translate.methods import method_form
+
+        arguments.update(method_form(dispatch.workunit)[1])
+    return {name: repr(value) for name, value in arguments.items() if isinstance(value, RandomPool)}
 
 
 def team_member_name(workunit: Any, policy: Any) -> str:

@@ -17,6 +17,7 @@ from .kernel_support import (
     guarded,
     kernel_values,
     listed_range,
+    pool_argument,
     show_frames,
 )
 from .registry import Command
@@ -131,9 +132,12 @@ def do_args(console: KernelConsole, arg: str) -> None:
     values = kernel_values(console)
     views = kernel.launch.views if kernel.launch else {}
     for name, text in raw.items():
+        pool = pool_argument(kernel.launch, name, text)
         if name in views:
             info = views[name]
             console.message(f"{name} = view(shape={tuple(info['shape'])}, dtype={info['dtype']})")
+        elif pool is not None:
+            console.message(f"{name} = {pool}")
         else:
             console.message(f"{name} = {format_value(values.get(name, text))}")
 

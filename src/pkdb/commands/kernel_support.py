@@ -57,8 +57,9 @@ def kernel_values(
     """Scalar and struct (``@pk.classtype``) arguments and locals of a kernel frame (the
     selected one by default) as Python values.
 
-    Views are left out: the agent evaluates over the caller's own arrays instead. A
-    TeamPolicy kernel's team member is sent as :meth:`TeamPosition.encode` has it.
+    Views and random pools are left out: the agent evaluates over the caller's own
+    arrays and pools instead (the kernel holds a pool's launch key). A TeamPolicy
+    kernel's team member is sent as :meth:`TeamPosition.encode` has it.
     """
     kernel = console.kernel
     stop = kernel.require_stop()
@@ -77,12 +78,15 @@ def kernel_values(
     launch = kernel.launch
     views = launch.views if launch else {}
     kinds = launch.variable_kinds if launch else {}
+    pools = launch.pools if launch else {}
     values = {}
     team_member = kernel.team_member
     for name, text in raw.items():
         if name in views or name.startswith("pk_"):
             continue
         py_name = name[:-1] if name.endswith("_") else name
+        if py_name in pools:
+            continue
         if py_name in unassigned:
             values[py_name] = assigned.marker()
             continue
@@ -139,6 +143,17 @@ def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)
+
+
+def pool_argument(launch: Any, name: str, text: str) -> str | None:
+    """How ``args`` shows the kernel parameter ``name`` (gdb's text ``text``) when it
+    receives a random pool: the pool the program passed, and this launch's key, which
+    is all the kernel holds of it; None for any other parameter."""
+    pool = (launch.pools if launch else {}).get(name[:-1] if name.endswith("_") else name)
+    if pool is None:
+        return None
+    key = parse_gdb_value(text)
+    return f"{pool} (this launch's key: {key})" if isinstance(key, int) else pool
 
 
 def guarded(handler):
