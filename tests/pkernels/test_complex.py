@@ -18,7 +18,7 @@ from pkernels.build.compiler import GENERATED_PATH
 from pkernels.build.runtime import include_option
 from pkernels.runtime.marshal import argument_type
 from pkernels.translate.emit_cuda import emit_cuda_module
-from pkernels.translate.kernel import lower_workunit
+from pkernels.translate.kernel import TEAM, lower_workunit
 
 COLUMNS = 22
 
@@ -312,15 +312,111 @@ def kernel(i, out, a, r, n):
 
 
 @pk.workunit
-def _complex_sum(i, acc, a):
+def _complex_sum(i, acc: pk.Acc[pk.complex128], a):
     acc += a[i]
 
 
-def test_complex_accumulators_are_refused_with_the_fix():
-    with pytest.raises(pk.TranslationError, match="reduce the real and the imaginary parts"):
-        pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 2), _complex_sum, a=np.ones(2, complex))
-    with pytest.raises(pk.AnnotationError, match=r"two parallel_reduce calls with pk.Acc\[pk.f"):
-        pk.Acc[pk.complex64]
+@pk.workunit
+def _weighted_sum(i, acc, a, x):  # unannotated: given complex numbers, a complex128
+    acc += a[i] * x[i]
+
+
+@pk.workunit
+def _single_sum(i, acc: pk.Acc[pk.complex64], f):
+    acc += f[i] * f[i]
+
+
+@pk.workunit
+def _box_sum(i, j, acc: pk.Acc[pk.complex128], grid):
+    acc += grid[i, j]
+
+
+@pk.workunit
+def _running_sum(i, acc: pk.Acc[pk.complex128], last_pass, a, out):
+    acc += a[i]
+    if last_pass:
+        out[i] = acc
+
+
+@pk.workunit
+def _team_sums(team, acc: pk.Acc[pk.complex128], grid):
+    row = team.league_rank()
+
+    def body(j: int, part: pk.Acc[pk.complex128]):
+        part += grid[row, j]
+
+    total: pk.complex128 = pk.parallel_reduce(pk.TeamThreadRange(team, grid.extent(1)), body)
+    if team.team_rank() == 0:
+        acc += total
+
+
+def _sums(space, a, x, f):
+    with np.errstate(all="ignore"):
+        policy = pk.RangePolicy(space, 0, len(a))
+        return [
+            pk.parallel_reduce(policy, _complex_sum, a=a),
+            pk.parallel_reduce(policy, _weighted_sum, a=a, x=x),
+            pk.parallel_reduce(policy, _single_sum, f=f),
+        ]
+
+
+def test_complex_sums_are_the_debug_spaces_in_serial_bit_for_bit():
+    """Serial adds in index order, as the Debug space (NumPy's complex scalars) does:
+    the same bits, inf, nan and signed zeros included."""
+    rng = np.random.default_rng(5)
+    tries = [(_complex(rng, 64, np.complex128), _edge_numbers(rng, 64, np.float64),
+              _complex(rng, 64, np.complex64)) for _ in range(12)]  # fmt: skip
+    tries.append((-np.zeros(3, np.complex128), np.ones(3), -np.zeros(3, np.complex64)))
+    for a, x, f in tries:
+        want = _sums(pk.Debug, a, x, f)
+        assert all(type(w) is complex for w in want)
+        got = _sums(pk.Serial, a, x, f)
+        assert _same_bits(np.array(got), np.array(want)).all(), (got, want)
+    assert str(want[0]) == "0j"  # from 0, as Python's sum: 0.0 + -0.0 is 0.0
+    with observing(ForceDebugBuild()):  # the debug build (pkdb's) adds alike
+        assert _same_bits(np.array(_sums(pk.Serial, a, x, f)), np.array(want)).all()
+
+
+def test_complex_sums_in_openmp_round_as_the_threads_add():
+    """OpenMP adds each thread's partial sum in turn: the rounding of a float sum's."""
+    rng = np.random.default_rng(6)
+    n = 5001
+    a = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    x, f = rng.random(n), (rng.random(n) + 1j * rng.random(n)).astype(np.complex64)
+    got, want = _sums(pk.OpenMP, a, x, f), _sums(pk.Debug, a, x, f)
+    assert got[:2] == pytest.approx(want[:2], rel=1e-12) and type(got[0]) is complex
+    assert got[2] == pytest.approx(want[2], rel=1e-5)  # float32 parts
+    assert want[0] == pytest.approx(a.sum(), rel=1e-12)
+
+
+def test_complex_accumulators_over_boxes_scans_and_teams(space):
+    grid = (np.arange(12.0) + 1j * np.arange(12.0)[::-1]).reshape(3, 4)
+    box = pk.MDRangePolicy(space, [0, 0], [3, 4])
+    assert pk.parallel_reduce(box, _box_sum, grid=grid) == grid.sum()
+    out = np.zeros(12, np.complex128)
+    total = pk.parallel_scan(pk.RangePolicy(space, 0, 12), _running_sum, a=grid.ravel(), out=out)
+    assert total == grid.sum() and (out == np.cumsum(grid)).all()
+    teams = pk.TeamPolicy(space, 3, 1 if space is pk.Serial else 2)
+    assert pk.parallel_reduce(teams, _team_sums, grid=grid) == grid.sum()
+    product = pk.parallel_reduce(
+        pk.RangePolicy(space, 0, 1), _complex_sum, reducer=pk.Prod, a=grid[0]
+    )
+    assert product == 1 + grid[0, 0] and type(product) is complex
+
+
+def test_complex_accumulators_refused_with_the_fix():
+    with pytest.raises(pk.TranslationError, match=r"does not reduce complex.*pk.Prod"):
+        pk.parallel_reduce(
+            pk.RangePolicy(pk.Serial, 0, 2), _complex_sum, reducer=pk.Max, a=np.ones(2, complex)
+        )
+    with pytest.raises(pk.TranslationError, match=r"Declare it complex \(`acc: pk.Acc"):
+        pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 2), _real_sum, a=np.ones(2, complex))
+    assert pk.Acc[pk.complex64].dtype is pk.complex64
+
+
+@pk.workunit
+def _real_sum(i, acc: float, a):
+    acc += a[i]
 
 
 def test_complex_scalar_arguments_are_refused_with_the_fix():
@@ -330,15 +426,13 @@ def test_complex_scalar_arguments_are_refused_with_the_fix():
         argument_type("c", np.complex64(1))
 
 
-def test_generated_cuda_compiles_with_nvcc(tmp_path):
+def _nvcc_compiles(tmp_path, kernel, operation, arrays, rank=1):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on the PATH")
-    inputs = _double_inputs(8)
-    arrays = {**{k: np.zeros(s, d) for k, (s, d) in _double_outputs(8).items()}, **inputs}
     arg_types = {name: argument_type(name, value) for name, value in arrays.items()}
-    function, helpers = lower_workunit(complex_ops, "for", arg_types)
-    source = emit_cuda_module(function, helpers, "for", pk.int64).source
+    function, helpers = lower_workunit(kernel, operation, arg_types, rank)
+    source = emit_cuda_module(function, helpers, operation, pk.int64, rank).source
     assert "pk_rt::complex<double>" in source
     stand_in = tmp_path / "nvrtc_builtins.h"  # NVRTC declares printf itself
     stand_in.write_text("#include <cstdio>\n")
@@ -350,3 +444,20 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return source
+
+
+def test_generated_cuda_compiles_with_nvcc(tmp_path):
+    inputs = _double_inputs(8)
+    arrays = {**{k: np.zeros(s, d) for k, (s, d) in _double_outputs(8).items()}, **inputs}
+    _nvcc_compiles(tmp_path, complex_ops, "for", arrays)
+
+
+def test_complex_reductions_compile_for_the_gpu(tmp_path):
+    """A complex range reduce and a team reduce with a nested complex reduce: each team
+    rank's slot holds a complex128 (16 bytes)."""
+    a, grid = np.ones(4, np.complex128), np.ones((3, 4), np.complex128)
+    x = np.ones(4)
+    assert "pk_reduce" in _nvcc_compiles(tmp_path, _weighted_sum, "reduce", {"a": a, "x": x})
+    source = _nvcc_compiles(tmp_path, _team_sums, "reduce", {"grid": grid}, TEAM)
+    assert "#define PK_SLOT_BYTES 16" in source

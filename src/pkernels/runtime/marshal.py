@@ -210,11 +210,33 @@ _INT64_MAX = 2**63 - 1
 INT_RANGES = {dt.name: values for dt, values in TYPE_INT_RANGES.items() if dt.is_integer}
 
 
+class _ComplexResult(ctypes.Structure):
+    """A complex reduce's result: its ``.value`` is a Python complex (as a float64 sum
+    gives a Python float)."""
+
+    @property
+    def value(self) -> complex:
+        return complex(self.re, self.im)  # type: ignore[attr-defined]
+
+
+class _Complex64Result(_ComplexResult):
+    _fields_ = [("re", ctypes.c_float), ("im", ctypes.c_float)]
+
+
+class _Complex128Result(_ComplexResult):
+    _fields_ = [("re", ctypes.c_double), ("im", ctypes.c_double)]
+
+
+_COMPLEX_RESULTS = {"complex64": _Complex64Result, "complex128": _Complex128Result}
+
+
 def result_buffer(acc: t.DataType | StructType) -> Any:
     """Where a launcher writes a reduce's result; its ``.value`` is the Python result (a
     number, or the named tuple of a reducer to several values)."""
     if isinstance(acc, StructType):
         return _struct_buffer(acc)()
+    if acc.is_complex:
+        return _COMPLEX_RESULTS[acc.name]()
     return _CTYPES[acc.name]()
 
 

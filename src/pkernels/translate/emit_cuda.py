@@ -211,7 +211,10 @@ def emit_cuda_module(
     if em.uses_print:
         head += CUDA_PRINT_PRELUDE.strip("\n").split("\n")
     acc = next((p for p in kernel.params if p.role == "acc"), None)
-    slot_bytes = _slot_bytes(acc.type if acc is not None else None)
+    nested = [
+        s.acc.type for s in ir.statements(kernel.body) if isinstance(s, ir.NestedParallel) and s.acc
+    ]
+    slot_bytes = max(_slot_bytes(a) for a in [acc.type if acc is not None else None, *nested])
     if rank == TEAM:
         head.append(f"#define PK_SLOT_BYTES {slot_bytes}")
         head += CUDA_TEAM_PRELUDE.strip("\n").split("\n")
@@ -255,8 +258,11 @@ def emit_cuda_module(
 
 
 def _slot_bytes(acc: ir.Type | None) -> int:
-    """Shared memory per team rank for a TeamPolicy reduce's combine: 8 bytes, or the
+    """Shared memory per team rank for a TeamPolicy reduce's combine (the workunit's
+    accumulator's, or a nested reduce's): 8 bytes, 16 for a complex128, or the
     accumulator struct of a reducer to several values (in 8-byte steps)."""
+    if isinstance(acc, DataType):
+        return max(8, acc.np_dtype.itemsize)
     if not isinstance(acc, ir.StructType):
         return 8
     # Its values, then its 8-byte locations: the struct is their sizes rounded up to 8.

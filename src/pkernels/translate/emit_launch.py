@@ -308,9 +308,9 @@ def _reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:
     with, and ``PK_REDUCE_INIT``, the value each starts from: ``+`` and 0 for a sum, else
     a reduction declared with the reducer's operation and identity (a scan's running
     total is always a sum)."""
-    if reducer is Sum:
+    if reducer is Sum and not (isinstance(acc, DataType) and acc.is_complex):
         return ["#define PK_REDUCE +", "#define PK_REDUCE_INIT 0"]
-    T = acc.ctype
+    T = acc.ctype  # a complex sum too: OpenMP's `+` is for arithmetic types only
     reduced = ir.reduced_type(acc)
     identity = reducer.cpp_identity(reduced, f"({reduced.ctype})HUGE_VAL", T)
     return [
