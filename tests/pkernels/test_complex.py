@@ -16,7 +16,7 @@ from pkt_support import ForceDebugBuild, observing
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
 from pkernels.build.runtime import include_option
-from pkernels.runtime.marshal import argument_type
+from pkernels.runtime.marshal import ArgumentPlan, argument_type
 from pkernels.translate.emit_cuda import emit_cuda_module
 from pkernels.translate.kernel import TEAM, lower_workunit
 
@@ -419,11 +419,58 @@ def _real_sum(i, acc: float, a):
     acc += a[i]
 
 
-def test_complex_scalar_arguments_are_refused_with_the_fix():
-    with pytest.raises(pk.DispatchError, match=r"out_re=out.real and out_im=out.imag"):
-        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 1), _scaled_column, out=1j, v=1, col=1)
-    with pytest.raises(pk.DispatchError, match="pk.complex128"):
-        argument_type("c", np.complex64(1))
+@pk.workunit
+def _affine(i, out, a, z, w):
+    out[i] = a[i] * z + w
+
+
+@pk.workunit
+def _scaled_sum(i, acc, a, z):
+    acc += a[i] / z
+
+
+def test_complex_scalar_arguments_give_the_debug_spaces_bits(native_space):
+    """A Python complex and np.complex128 are complex128 arguments, np.complex64 a
+    complex64 one (computed in single precision); edge parts arrive as they are."""
+    rng = np.random.default_rng(7)
+    a = _complex(rng, 200, np.complex128)
+    edges = [complex(-0.0, np.inf), complex(np.nan, -0.0), 1e-310 - 3e300j]
+    pairs = [(1.5 - 2j, np.complex128(0.25 + 1j)), (np.complex64(0.1 - 3j), np.complex64(-0.0))]
+    pairs += [(z, w) for z, w in zip(edges, edges[::-1], strict=True)]
+    for z, w in pairs:
+        got, want = np.zeros(200, complex), np.zeros(200, complex)
+        with np.errstate(all="ignore"):
+            for space, out in ((native_space, got), (pk.Debug, want)):
+                pk.parallel_for(pk.RangePolicy(space, 0, 200), _affine, out=out, a=a, z=z, w=w)
+            total = [
+                pk.parallel_reduce(pk.RangePolicy(space, 0, 50), _scaled_sum, a=a[:50], z=z)
+                for space in (pk.Serial, pk.Debug)
+            ]
+        assert _same_bits(got, want).all(), (z, w)
+        assert _same_bits(np.array(total[0]), np.array(total[1])), (z, total)
+    single = np.zeros(200, complex)
+    pk.parallel_for(
+        pk.RangePolicy(native_space, 0, 200), _affine, out=single, a=a, z=np.complex64(0.1), w=0j
+    )
+    with np.errstate(all="ignore"):  # 0.1 rounded to float32
+        assert _same_bits(single, a * np.complex64(0.1)).all()
+
+
+def test_complex_arguments_marshal_in_c(monkeypatch):
+    """The C marshaller takes complex numbers: the Python one never runs."""
+    out, a = np.zeros(4, complex), np.arange(4) * (1 + 1j)
+    policy = pk.RangePolicy(pk.OpenMP, 0, 4)
+    pk.parallel_for(policy, _affine, out=out, a=a, z=2j, w=np.complex128(1))  # built
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Python marshaller ran")
+
+    monkeypatch.setattr(ArgumentPlan, "marshal", refuse)
+    for z in (3 - 1j, np.complex128(3 - 1j)):
+        pk.parallel_for(policy, _affine, out=out, a=a, z=z, w=np.complex128(1))
+        assert (out == a * (3 - 1j) + 1).all()
+    assert argument_type("c", np.complex64(1)) == pk.complex64
+    assert argument_type("c", 1j) == argument_type("c", np.complex128(1)) == pk.complex128
 
 
 def _nvcc_compiles(tmp_path, kernel, operation, arrays, rank=1):
@@ -461,3 +508,4 @@ def test_complex_reductions_compile_for_the_gpu(tmp_path):
     assert "pk_reduce" in _nvcc_compiles(tmp_path, _weighted_sum, "reduce", {"a": a, "x": x})
     source = _nvcc_compiles(tmp_path, _team_sums, "reduce", {"grid": grid}, TEAM)
     assert "#define PK_SLOT_BYTES 16" in source
+    _nvcc_compiles(tmp_path, _affine, "for", {"out": a, "a": a, "z": 1j, "w": np.complex64(1)})

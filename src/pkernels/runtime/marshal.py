@@ -66,12 +66,8 @@ def argument_type(name: str, value: Any, device: bool = False) -> Type:
         return _view_type(name, value)
     if isinstance(value, bool | np.bool_):
         return t.bool_
-    if isinstance(value, complex | np.complexfloating):
-        raise DispatchError(
-            f"{name}: a complex number cannot be a kernel argument yet: pass its parts, "
-            f"{name}_re={name}.real and {name}_im={name}.imag, and make it in the kernel "
-            f"with pk.complex128({name}_re, {name}_im); complex views are taken"
-        )
+    if isinstance(value, complex) and not isinstance(value, np.generic):
+        return t.complex128  # a Python complex: NumPy's complex128 (np.complex128 below)
     if isinstance(value, np.generic):
         try:
             return t.from_numpy(value.dtype)
@@ -109,6 +105,8 @@ def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:
         if isinstance(p.type, ViewType):
             types.append(ctypes.c_void_p)
             types.extend([ctypes.c_int64] * (2 * p.type.rank))
+        elif p.type.is_complex:  # its parts (emit_launch)
+            types.extend([_CTYPES[t.real_part_type(p.type).name]] * 2)
         else:
             types.append(_CTYPES[p.type.name])
     return types
@@ -120,8 +118,9 @@ def c_arguments(params: list[Param], kwargs: dict[str, Any]) -> list[Any]:
 
 
 # What an ArgumentPlan step does with its argument (_UINT64: in C steps only, where a
-# uint64 may also be a random pool, whose launch key the kernel takes).
-_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64 = range(6)
+# uint64 may also be a random pool, whose launch key the kernel takes; _COMPLEX: the
+# real and the imaginary part, each a slot).
+_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64, _COMPLEX = range(7)
 
 
 class ArgumentPlan:
@@ -143,6 +142,9 @@ class ArgumentPlan:
             elif p.type.is_float:
                 steps.append((p.name, _FLOAT, None))
                 c_steps.append((p.name, _FLOAT, 0, 0))
+            elif p.type.is_complex:
+                steps.append((p.name, _COMPLEX, None))
+                c_steps.append((p.name, _COMPLEX, 0, 0))
             elif p.type == t.bool_:
                 steps.append((p.name, _BOOL, None))
                 c_steps.append((p.name, _BOOL, 0, 0))
@@ -186,6 +188,9 @@ class ArgumentPlan:
                     out.append(stride // itemsize)
             elif kind == _FLOAT:
                 out.append(float(value))
+            elif kind == _COMPLEX:
+                number = complex(value)
+                out += [number.real, number.imag]
             elif kind == _BOOL:
                 out.append(bool(value))
             elif extra[1] > _INT64_MAX and isinstance(value, RandomPool):

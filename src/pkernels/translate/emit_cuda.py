@@ -289,6 +289,10 @@ def _marshalled(marshalled: list[ir.Param]) -> tuple[list[str], list[str], str]:
             views.append(
                 f"    const {view_cpp_type(v)} {name}{{{name}_data, {{{extents}}}, {{{strides}}}}};"
             )
+        elif isinstance(p.type, DataType) and p.type.is_complex:  # its parts, as on the CPU
+            part = t.real_part_type(p.type).ctype
+            params += [f"const {part} {name}_re", f"const {part} {name}_im"]
+            views.append(f"    const {p.type.ctype} {name}{{{name}_re, {name}_im}};")
         else:
             assert isinstance(p.type, DataType)
             params.append(f"const {p.type.ctype} {name}")

@@ -110,6 +110,14 @@ def emit_module(
             build_views.append(
                 f"    const {view_cpp_type(v)} {name}{{{name}_data, {{{extents}}}, {{{strides}}}}};"
             )
+        elif isinstance(p.type, DataType) and p.type.is_complex:
+            # Its parts, as C passes them (and ctypes, and a packed slot each), then the
+            # complex number the kernel takes, built as the views are.
+            part = t.real_part_type(p.type)
+            c_params += [f"{part.ctype} {name}_re", f"{part.ctype} {name}_im"]
+            c_names += [f"{name}_re", f"{name}_im"]
+            slots += [_slot_cast(part)] * 2
+            build_views.append(f"    const {p.type.ctype} {name}{{{name}_re, {name}_im}};")
         else:
             c_params.append(f"{p.type.ctype} {name}")
             c_names.append(name)
