@@ -281,8 +281,8 @@ REFUSED = [
     ("r[i] = max(a[i], a[i])", "max() of a complex number", "abs(z)"),
     ("r[i] = r[i].imag", "of a real number (float64)", "imaginary part is 0"),
     ("out[i] = pk.complex128(a[i], 1.0)", "takes real numbers, this is complex128", "re, im"),
-    ("print(a[i])", "printing a complex number", "print(a[i].real, a[i].imag)"),
-    ("pk.printf('%f', a[i])", "printing a complex number", "z.imag:+"),
+    ("print(f'{a[i]:.3f}')", "a format spec for a complex number", "{a[i].imag:+.3f}j"),
+    ("pk.printf('%f', a[i])", "a complex number with pk.printf", "a[i].real, a[i].imag"),
 ]
 
 
@@ -473,6 +473,33 @@ def test_complex_arguments_marshal_in_c(monkeypatch):
     assert argument_type("c", 1j) == argument_type("c", np.complex128(1)) == pk.complex128
 
 
+@pk.workunit
+def _show(i, a, f):
+    print(a[i], f[i], f"<{a[i]}|{f[i]}|{f[i]!s}|{a[i]!s:>28}|{f[i]!s:<9}>")
+
+
+def test_printed_complex_numbers_are_what_python_prints(capfd):
+    """print(z): NumPy's str() of the complex scalar (CPython's repr of a complex for a
+    complex128: "1j", "-0j", "(-0+0j)", "(nan+nanj)", parts as repr() writes floats but
+    "1" for 1.0); f"{z}" of a complex64 is its Python complex's."""
+    nan, inf = np.nan, np.inf
+    parts = [(1, 2), (1.5, -0.0), (0.0, -0.0), (-0.0, 0.0), (0.0, nan), (0.0, -inf),
+             (nan, -nan), (inf, -inf), (1e16, 1e-5), (1e15, 1e-4), (0.1, 1 / 3), (-0.0, -0.0),
+             (123456789.0, 2.5e-300), (0.0, 0.0), (1e6, -1e-4), (-2.5e-310, 5e-324)]  # fmt: skip
+    a = np.array([complex(re, im) for re, im in parts])
+    printed = []
+    for space in (pk.Debug, pk.Serial):
+        pk.parallel_for(pk.RangePolicy(space, 0, len(a)), _show, a=a, f=a.astype(np.complex64))
+        printed.append(capfd.readouterr().out)
+    assert printed[1] == printed[0]
+    assert printed[0].splitlines()[:3] == [
+        "(1+2j) (1+2j) <(1+2j)|(1+2j)|(1+2j)|                      (1+2j)|(1+2j)   >",
+        "(1.5-0j) (1.5-0j) <(1.5-0j)|(1.5-0j)|(1.5-0j)|                    (1.5-0j)|(1.5-0j) >",
+        "-0j -0j <-0j|-0j|-0j|                         -0j|-0j      >",
+    ]
+    assert [str(z) for z in a] == [line.split()[0] for line in printed[0].splitlines()]
+
+
 def _nvcc_compiles(tmp_path, kernel, operation, arrays, rank=1):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -509,3 +536,4 @@ def test_complex_reductions_compile_for_the_gpu(tmp_path):
     source = _nvcc_compiles(tmp_path, _team_sums, "reduce", {"grid": grid}, TEAM)
     assert "#define PK_SLOT_BYTES 16" in source
     _nvcc_compiles(tmp_path, _affine, "for", {"out": a, "a": a, "z": 1j, "w": np.complex64(1)})
+    _nvcc_compiles(tmp_path, _show, "for", {"a": a, "f": a.astype(np.complex64)})

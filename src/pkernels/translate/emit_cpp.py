@@ -835,7 +835,7 @@ def _exact_int_type(e: ir.Expr) -> DataType:
 def _print_ctype(dtype: DataType) -> str:
     if dtype == t.bool_:
         return "bool"
-    if dtype.is_float:
+    if dtype.is_float or dtype.is_complex:  # a complex: Printer's value(complex<T>)
         return dtype.ctype
     return "long long" if dtype.kind == "int" else "unsigned long long"
 
