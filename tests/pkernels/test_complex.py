@@ -456,6 +456,21 @@ def test_complex_scalar_arguments_give_the_debug_spaces_bits(native_space):
         assert _same_bits(single, a * np.complex64(0.1)).all()
 
 
+@pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
+def test_hybrid_launches_take_complex_arguments_and_sums(to_debug):
+    """pkdb's HYBRID launch: release loops that hand indices to the debug build, whose
+    one-index entry takes the complex argument's parts and the complex accumulator."""
+    from test_hybrid_build import Hybrid
+
+    a, out = np.arange(40) * (1 - 0.5j), np.zeros(40, complex)
+    policy = pk.RangePolicy(pk.OpenMP, 0, 40)
+    with observing(Hybrid(to_debug)) as observer:
+        pk.parallel_for(policy, _affine, out=out, a=a, z=0.5 + 2j, w=np.complex128(-1j))
+        total = pk.parallel_reduce(policy, _weighted_sum, a=a, x=np.ones(40))
+    assert all(fast is not None for _, fast in observer.seen)  # the hybrid launcher ran
+    assert (out == a * (0.5 + 2j) - 1j).all() and total == a.sum()
+
+
 def test_complex_arguments_marshal_in_c(monkeypatch):
     """The C marshaller takes complex numbers: the Python one never runs."""
     out, a = np.zeros(4, complex), np.arange(4) * (1 + 1j)

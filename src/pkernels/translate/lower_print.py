@@ -78,7 +78,7 @@ class PrintLowerer(Lowerer):
                 piece.value,
                 "a format spec for a complex number in a kernel (Python then writes it "
                 "without parentheses, each part formatted)",
-                hint=f"Format the parts: f\"{{{z}.real:.3f}}{{{z}.imag:+.3f}}j\", or "
+                hint=f'Format the parts: f"{{{z}.real:.3f}}{{{z}.imag:+.3f}}j", or '
                 f"write {{{z}}} as print() does.",
             )
         if piece.format_spec is None:
