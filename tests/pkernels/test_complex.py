@@ -454,6 +454,17 @@ def test_complex_scalar_arguments_give_the_debug_spaces_bits(native_space):
     )
     with np.errstate(all="ignore"):  # 0.1 rounded to float32
         assert _same_bits(single, a * np.complex64(0.1)).all()
+    # A Python complex is a complex128 in the Debug space too (not NumPy's weak scalar,
+    # which a complex64 element would keep in single precision).
+    runs = [np.zeros(200, complex), np.zeros(200, complex)]
+    with np.errstate(all="ignore"):
+        f = a.astype(np.complex64)
+    for space, out in zip((native_space, pk.Debug), runs, strict=True):
+        with np.errstate(all="ignore"):
+            pk.parallel_for(pk.RangePolicy(space, 0, 200), _affine, out=out, a=f, z=0.1j, w=0j)
+    with np.errstate(all="ignore"):
+        wide = np.array([np.complex128(v) * np.complex128(0.1j) + 0j for v in f])
+    assert _same_bits(runs[0], runs[1]).all() and _same_bits(runs[1], wide).all()
 
 
 @pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])

@@ -195,6 +195,8 @@ def as_python_argument(value: Any) -> Any:
         return value.view(_PythonView)
     if isinstance(value, RandomPool):  # the launch key the body's draws come from
         return value.launch_key()
+    if type(value) is complex:  # a complex128 argument: NumPy's, as compiled (Python's
+        return np.complex128(value)  # complex times a complex64 would stay complex64)
     return value.item() if type(value) is np.bool_ else value
 
 
