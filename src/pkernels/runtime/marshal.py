@@ -232,7 +232,8 @@ class _Complex128Result(_ComplexResult):
     _fields_ = [("re", ctypes.c_double), ("im", ctypes.c_double)]
 
 
-_COMPLEX_RESULTS = {"complex64": _Complex64Result, "complex128": _Complex128Result}
+# A reduce's result buffer type by the accumulator type's name (one look-up a launch).
+_RESULTS = {**_CTYPES, "complex64": _Complex64Result, "complex128": _Complex128Result}
 
 
 def result_buffer(acc: t.DataType | StructType) -> Any:
@@ -240,9 +241,7 @@ def result_buffer(acc: t.DataType | StructType) -> Any:
     number, or the named tuple of a reducer to several values)."""
     if isinstance(acc, StructType):
         return _struct_buffer(acc)()
-    if acc.is_complex:
-        return _COMPLEX_RESULTS[acc.name]()
-    return _CTYPES[acc.name]()
+    return _RESULTS[acc.name]()
 
 
 _struct_buffers: dict[StructType, type] = {}
