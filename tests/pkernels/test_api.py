@@ -148,15 +148,17 @@ def test_an_accumulator_of_something_not_a_number_says_which_types_it_takes(item
     text = str(info.value)
     name = getattr(item, "__name__", repr(item))
     assert text.startswith(f"pk.Acc[{name}]: an accumulator holds a number, e.g. pk.Acc[pk.")
-    assert text.endswith("pk.uint64, pk.float32, pk.float64, pk.bool")
+    assert text.endswith("pk.float32, pk.float64, pk.bool, pk.complex64, pk.complex128")
     assert isinstance(info.value, TypeError)  # as any bad subscript
     assert pk.Acc[bool].dtype is pk.bool_ and pk.Acc[np.uint8].dtype is pk.uint8
 
 
-@pytest.mark.parametrize("item", [complex, np.complex64, pk.complex128])
-def test_a_complex_accumulator_says_to_reduce_the_parts(item):
-    with pytest.raises(pk.AnnotationError, match="a complex accumulator is not supported yet"):
-        pk.Acc[item]
+@pytest.mark.parametrize(
+    "item,dtype",
+    [(complex, pk.complex128), (np.complex64, pk.complex64), (pk.complex128, pk.complex128)],
+)
+def test_complex_accumulators_are_annotated_as_numpy_types_are(item, dtype):
+    assert pk.Acc[item].dtype is dtype
 
 
 def test_spaces_pykokkos_or_kokkos_have_and_pkernels_lacks_say_what_to_use():

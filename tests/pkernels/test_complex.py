@@ -16,9 +16,9 @@ from pkt_support import ForceDebugBuild, observing
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
 from pkernels.build.runtime import include_option
-from pkernels.runtime.marshal import argument_type
+from pkernels.runtime.marshal import ArgumentPlan, argument_type
 from pkernels.translate.emit_cuda import emit_cuda_module
-from pkernels.translate.kernel import lower_workunit
+from pkernels.translate.kernel import TEAM, lower_workunit
 
 COLUMNS = 22
 
@@ -281,8 +281,8 @@ REFUSED = [
     ("r[i] = max(a[i], a[i])", "max() of a complex number", "abs(z)"),
     ("r[i] = r[i].imag", "of a real number (float64)", "imaginary part is 0"),
     ("out[i] = pk.complex128(a[i], 1.0)", "takes real numbers, this is complex128", "re, im"),
-    ("print(a[i])", "printing a complex number", "print(a[i].real, a[i].imag)"),
-    ("pk.printf('%f', a[i])", "printing a complex number", "z.imag:+"),
+    ("print(f'{a[i]:.3f}')", "a format spec for a complex number", "{a[i].imag:+.3f}j"),
+    ("pk.printf('%f', a[i])", "a complex number with pk.printf", "a[i].real, a[i].imag"),
 ]
 
 
@@ -312,33 +312,227 @@ def kernel(i, out, a, r, n):
 
 
 @pk.workunit
-def _complex_sum(i, acc, a):
+def _complex_sum(i, acc: pk.Acc[pk.complex128], a):
     acc += a[i]
 
 
-def test_complex_accumulators_are_refused_with_the_fix():
-    with pytest.raises(pk.TranslationError, match="reduce the real and the imaginary parts"):
-        pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 2), _complex_sum, a=np.ones(2, complex))
-    with pytest.raises(pk.AnnotationError, match=r"two parallel_reduce calls with pk.Acc\[pk.f"):
-        pk.Acc[pk.complex64]
+@pk.workunit
+def _weighted_sum(i, acc, a, x):  # unannotated: given complex numbers, a complex128
+    acc += a[i] * x[i]
 
 
-def test_complex_scalar_arguments_are_refused_with_the_fix():
-    with pytest.raises(pk.DispatchError, match=r"out_re=out.real and out_im=out.imag"):
-        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 1), _scaled_column, out=1j, v=1, col=1)
-    with pytest.raises(pk.DispatchError, match="pk.complex128"):
-        argument_type("c", np.complex64(1))
+@pk.workunit
+def _single_sum(i, acc: pk.Acc[pk.complex64], f):
+    acc += f[i] * f[i]
 
 
-def test_generated_cuda_compiles_with_nvcc(tmp_path):
+@pk.workunit
+def _box_sum(i, j, acc: pk.Acc[pk.complex128], grid):
+    acc += grid[i, j]
+
+
+@pk.workunit
+def _running_sum(i, acc: pk.Acc[pk.complex128], last_pass, a, out):
+    acc += a[i]
+    if last_pass:
+        out[i] = acc
+
+
+@pk.workunit
+def _team_sums(team, acc: pk.Acc[pk.complex128], grid):
+    row = team.league_rank()
+
+    def body(j: int, part: pk.Acc[pk.complex128]):
+        part += grid[row, j]
+
+    total: pk.complex128 = pk.parallel_reduce(pk.TeamThreadRange(team, grid.extent(1)), body)
+    if team.team_rank() == 0:
+        acc += total
+
+
+def _sums(space, a, x, f):
+    with np.errstate(all="ignore"):
+        policy = pk.RangePolicy(space, 0, len(a))
+        return [
+            pk.parallel_reduce(policy, _complex_sum, a=a),
+            pk.parallel_reduce(policy, _weighted_sum, a=a, x=x),
+            pk.parallel_reduce(policy, _single_sum, f=f),
+        ]
+
+
+def test_complex_sums_are_the_debug_spaces_in_serial_bit_for_bit():
+    """Serial adds in index order, as the Debug space (NumPy's complex scalars) does:
+    the same bits, inf, nan and signed zeros included."""
+    rng = np.random.default_rng(5)
+    tries = [(_complex(rng, 64, np.complex128), _edge_numbers(rng, 64, np.float64),
+              _complex(rng, 64, np.complex64)) for _ in range(12)]  # fmt: skip
+    tries.append((-np.zeros(3, np.complex128), np.ones(3), -np.zeros(3, np.complex64)))
+    for a, x, f in tries:
+        want = _sums(pk.Debug, a, x, f)
+        assert all(type(w) is complex for w in want)
+        got = _sums(pk.Serial, a, x, f)
+        assert _same_bits(np.array(got), np.array(want)).all(), (got, want)
+    assert str(want[0]) == "0j"  # from 0, as Python's sum: 0.0 + -0.0 is 0.0
+    with observing(ForceDebugBuild()):  # the debug build (pkdb's) adds alike
+        assert _same_bits(np.array(_sums(pk.Serial, a, x, f)), np.array(want)).all()
+
+
+def test_complex_sums_in_openmp_round_as_the_threads_add():
+    """OpenMP adds each thread's partial sum in turn: the rounding of a float sum's."""
+    rng = np.random.default_rng(6)
+    n = 5001
+    a = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    x, f = rng.random(n), (rng.random(n) + 1j * rng.random(n)).astype(np.complex64)
+    got, want = _sums(pk.OpenMP, a, x, f), _sums(pk.Debug, a, x, f)
+    assert got[:2] == pytest.approx(want[:2], rel=1e-12) and type(got[0]) is complex
+    assert got[2] == pytest.approx(want[2], rel=1e-5)  # float32 parts
+    assert want[0] == pytest.approx(a.sum(), rel=1e-12)
+
+
+def test_complex_accumulators_over_boxes_scans_and_teams(space):
+    grid = (np.arange(12.0) + 1j * np.arange(12.0)[::-1]).reshape(3, 4)
+    box = pk.MDRangePolicy(space, [0, 0], [3, 4])
+    assert pk.parallel_reduce(box, _box_sum, grid=grid) == grid.sum()
+    out = np.zeros(12, np.complex128)
+    total = pk.parallel_scan(pk.RangePolicy(space, 0, 12), _running_sum, a=grid.ravel(), out=out)
+    assert total == grid.sum() and (out == np.cumsum(grid)).all()
+    teams = pk.TeamPolicy(space, 3, 1 if space is pk.Serial else 2)
+    assert pk.parallel_reduce(teams, _team_sums, grid=grid) == grid.sum()
+    product = pk.parallel_reduce(
+        pk.RangePolicy(space, 0, 1), _complex_sum, reducer=pk.Prod, a=grid[0]
+    )
+    assert product == 1 + grid[0, 0] and type(product) is complex
+
+
+def test_complex_accumulators_refused_with_the_fix():
+    with pytest.raises(pk.TranslationError, match=r"does not reduce complex.*pk.Prod"):
+        pk.parallel_reduce(
+            pk.RangePolicy(pk.Serial, 0, 2), _complex_sum, reducer=pk.Max, a=np.ones(2, complex)
+        )
+    with pytest.raises(pk.TranslationError, match=r"Declare it complex \(`acc: pk.Acc"):
+        pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 2), _real_sum, a=np.ones(2, complex))
+    assert pk.Acc[pk.complex64].dtype is pk.complex64
+
+
+@pk.workunit
+def _real_sum(i, acc: float, a):
+    acc += a[i]
+
+
+@pk.workunit
+def _affine(i, out, a, z, w):
+    out[i] = a[i] * z + w
+
+
+@pk.workunit
+def _scaled_sum(i, acc, a, z):
+    acc += a[i] / z
+
+
+def test_complex_scalar_arguments_give_the_debug_spaces_bits(native_space):
+    """A Python complex and np.complex128 are complex128 arguments, np.complex64 a
+    complex64 one (computed in single precision); edge parts arrive as they are."""
+    rng = np.random.default_rng(7)
+    a = _complex(rng, 200, np.complex128)
+    edges = [complex(-0.0, np.inf), complex(np.nan, -0.0), 1e-310 - 3e300j]
+    pairs = [(1.5 - 2j, np.complex128(0.25 + 1j)), (np.complex64(0.1 - 3j), np.complex64(-0.0))]
+    pairs += [(z, w) for z, w in zip(edges, edges[::-1], strict=True)]
+    for z, w in pairs:
+        got, want = np.zeros(200, complex), np.zeros(200, complex)
+        with np.errstate(all="ignore"):
+            for space, out in ((native_space, got), (pk.Debug, want)):
+                pk.parallel_for(pk.RangePolicy(space, 0, 200), _affine, out=out, a=a, z=z, w=w)
+            total = [
+                pk.parallel_reduce(pk.RangePolicy(space, 0, 50), _scaled_sum, a=a[:50], z=z)
+                for space in (pk.Serial, pk.Debug)
+            ]
+        assert _same_bits(got, want).all(), (z, w)
+        assert _same_bits(np.array(total[0]), np.array(total[1])), (z, total)
+    single = np.zeros(200, complex)
+    pk.parallel_for(
+        pk.RangePolicy(native_space, 0, 200), _affine, out=single, a=a, z=np.complex64(0.1), w=0j
+    )
+    with np.errstate(all="ignore"):  # 0.1 rounded to float32
+        assert _same_bits(single, a * np.complex64(0.1)).all()
+    # A Python complex is a complex128 in the Debug space too (not NumPy's weak scalar,
+    # which a complex64 element would keep in single precision).
+    runs = [np.zeros(200, complex), np.zeros(200, complex)]
+    with np.errstate(all="ignore"):
+        f = a.astype(np.complex64)
+    for space, out in zip((native_space, pk.Debug), runs, strict=True):
+        with np.errstate(all="ignore"):
+            pk.parallel_for(pk.RangePolicy(space, 0, 200), _affine, out=out, a=f, z=0.1j, w=0j)
+    with np.errstate(all="ignore"):
+        wide = np.array([np.complex128(v) * np.complex128(0.1j) + 0j for v in f])
+    assert _same_bits(runs[0], runs[1]).all() and _same_bits(runs[1], wide).all()
+
+
+@pytest.mark.parametrize("to_debug", [False, True], ids=["release code", "handed to debug"])
+def test_hybrid_launches_take_complex_arguments_and_sums(to_debug):
+    """pkdb's HYBRID launch: release loops that hand indices to the debug build, whose
+    one-index entry takes the complex argument's parts and the complex accumulator."""
+    from test_hybrid_build import Hybrid
+
+    a, out = np.arange(40) * (1 - 0.5j), np.zeros(40, complex)
+    policy = pk.RangePolicy(pk.OpenMP, 0, 40)
+    with observing(Hybrid(to_debug)) as observer:
+        pk.parallel_for(policy, _affine, out=out, a=a, z=0.5 + 2j, w=np.complex128(-1j))
+        total = pk.parallel_reduce(policy, _weighted_sum, a=a, x=np.ones(40))
+    assert all(fast is not None for _, fast in observer.seen)  # the hybrid launcher ran
+    assert (out == a * (0.5 + 2j) - 1j).all() and total == a.sum()
+
+
+def test_complex_arguments_marshal_in_c(monkeypatch):
+    """The C marshaller takes complex numbers: the Python one never runs."""
+    out, a = np.zeros(4, complex), np.arange(4) * (1 + 1j)
+    policy = pk.RangePolicy(pk.OpenMP, 0, 4)
+    pk.parallel_for(policy, _affine, out=out, a=a, z=2j, w=np.complex128(1))  # built
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Python marshaller ran")
+
+    monkeypatch.setattr(ArgumentPlan, "marshal", refuse)
+    for z in (3 - 1j, np.complex128(3 - 1j)):
+        pk.parallel_for(policy, _affine, out=out, a=a, z=z, w=np.complex128(1))
+        assert (out == a * (3 - 1j) + 1).all()
+    assert argument_type("c", np.complex64(1)) == pk.complex64
+    assert argument_type("c", 1j) == argument_type("c", np.complex128(1)) == pk.complex128
+
+
+@pk.workunit
+def _show(i, a, f):
+    print(a[i], f[i], f"<{a[i]}|{f[i]}|{f[i]!s}|{a[i]!s:>28}|{f[i]!s:<9}>")
+
+
+def test_printed_complex_numbers_are_what_python_prints(capfd):
+    """print(z): NumPy's str() of the complex scalar (CPython's repr of a complex for a
+    complex128: "1j", "-0j", "(-0+0j)", "(nan+nanj)", parts as repr() writes floats but
+    "1" for 1.0); f"{z}" of a complex64 is its Python complex's."""
+    nan, inf = np.nan, np.inf
+    parts = [(1, 2), (1.5, -0.0), (0.0, -0.0), (-0.0, 0.0), (0.0, nan), (0.0, -inf),
+             (nan, -nan), (inf, -inf), (1e16, 1e-5), (1e15, 1e-4), (0.1, 1 / 3), (-0.0, -0.0),
+             (123456789.0, 2.5e-300), (0.0, 0.0), (1e6, -1e-4), (-2.5e-310, 5e-324)]  # fmt: skip
+    a = np.array([complex(re, im) for re, im in parts])
+    printed = []
+    for space in (pk.Debug, pk.Serial):
+        pk.parallel_for(pk.RangePolicy(space, 0, len(a)), _show, a=a, f=a.astype(np.complex64))
+        printed.append(capfd.readouterr().out)
+    assert printed[1] == printed[0]
+    assert printed[0].splitlines()[:3] == [
+        "(1+2j) (1+2j) <(1+2j)|(1+2j)|(1+2j)|                      (1+2j)|(1+2j)   >",
+        "(1.5-0j) (1.5-0j) <(1.5-0j)|(1.5-0j)|(1.5-0j)|                    (1.5-0j)|(1.5-0j) >",
+        "-0j -0j <-0j|-0j|-0j|                         -0j|-0j      >",
+    ]
+    assert [str(z) for z in a] == [line.split()[0] for line in printed[0].splitlines()]
+
+
+def _nvcc_compiles(tmp_path, kernel, operation, arrays, rank=1):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on the PATH")
-    inputs = _double_inputs(8)
-    arrays = {**{k: np.zeros(s, d) for k, (s, d) in _double_outputs(8).items()}, **inputs}
     arg_types = {name: argument_type(name, value) for name, value in arrays.items()}
-    function, helpers = lower_workunit(complex_ops, "for", arg_types)
-    source = emit_cuda_module(function, helpers, "for", pk.int64).source
+    function, helpers = lower_workunit(kernel, operation, arg_types, rank)
+    source = emit_cuda_module(function, helpers, operation, pk.int64, rank).source
     assert "pk_rt::complex<double>" in source
     stand_in = tmp_path / "nvrtc_builtins.h"  # NVRTC declares printf itself
     stand_in.write_text("#include <cstdio>\n")
@@ -350,3 +544,22 @@ def test_generated_cuda_compiles_with_nvcc(tmp_path):
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return source
+
+
+def test_generated_cuda_compiles_with_nvcc(tmp_path):
+    inputs = _double_inputs(8)
+    arrays = {**{k: np.zeros(s, d) for k, (s, d) in _double_outputs(8).items()}, **inputs}
+    _nvcc_compiles(tmp_path, complex_ops, "for", arrays)
+
+
+def test_complex_reductions_compile_for_the_gpu(tmp_path):
+    """A complex range reduce and a team reduce with a nested complex reduce: each team
+    rank's slot holds a complex128 (16 bytes)."""
+    a, grid = np.ones(4, np.complex128), np.ones((3, 4), np.complex128)
+    x = np.ones(4)
+    assert "pk_reduce" in _nvcc_compiles(tmp_path, _weighted_sum, "reduce", {"a": a, "x": x})
+    source = _nvcc_compiles(tmp_path, _team_sums, "reduce", {"grid": grid}, TEAM)
+    assert "#define PK_SLOT_BYTES 16" in source
+    _nvcc_compiles(tmp_path, _affine, "for", {"out": a, "a": a, "z": 1j, "w": np.complex64(1)})
+    _nvcc_compiles(tmp_path, _show, "for", {"a": a, "f": a.astype(np.complex64)})

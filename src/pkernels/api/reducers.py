@@ -127,9 +127,11 @@ class Reducer:
 
     def value_of(self, acc: Any, kind: type) -> Any:
         """The reduction's result from an accumulator (Debug's, or a :attr:`result`
-        tuple): the values as ``kind`` (int, float or bool), the locations as ints."""
+        tuple): the values as ``kind`` (int, float, bool or complex), the locations as
+        ints. An accumulator that became complex (an unannotated one given complex
+        numbers: the translator types it complex128) gives a Python complex."""
         if not self.parts:
-            return kind(acc)
+            return complex(acc) if isinstance(acc, complex | np.complexfloating) else kind(acc)
         assert self.result is not None
         return self.result(
             **{
@@ -143,6 +145,12 @@ class Reducer:
         order of bools)."""
         if dtype.kind in self.kinds:
             return
+        if dtype.is_complex:
+            raise TypeError(
+                f"pk.{self.name} does not reduce complex numbers (its accumulator is "
+                f"{dtype.name}): a complex accumulator sums (the default) or multiplies "
+                "(pk.Prod); reduce the parts or abs(z) in a real accumulator"
+            )
         if self.parts:
             raise TypeError(
                 f"pk.{self.name} compares numbers (its accumulator is {dtype.name}); "
@@ -165,6 +173,8 @@ def _scalar_cpp(dtype: DataType, value: Any, infinity: str) -> str:
     if dtype.kind == "int" and value == -(2 ** (dtype.bits - 1)):
         return f"({T})(-{2 ** (dtype.bits - 1) - 1}LL - 1)"  # no literal for the minimum
     suffix = "ULL" if dtype.kind == "uint" else "LL"
+    if isinstance(value, complex):  # a complex sum's 0 or product's 1 (imaginary part 0)
+        value = value.real
     return f"({T})({int(value)}{suffix})"
 
 
@@ -176,8 +186,10 @@ def _max(a: Any, b: Any) -> Any:
     return b if b > a else a
 
 
-Sum = Reducer("Sum", operator.add, "omp_out + omp_in")
-Prod = Reducer("Prod", operator.mul, "omp_out * omp_in")
+# Sum and Prod take complex accumulators too (shared/complex.hpp's + and *).
+_NUMBERS = ("int", "uint", "float", "bool", "complex")
+Sum = Reducer("Sum", operator.add, "omp_out + omp_in", _NUMBERS)
+Prod = Reducer("Prod", operator.mul, "omp_out * omp_in", _NUMBERS)
 Min = Reducer("Min", _min, "(omp_in < omp_out ? omp_in : omp_out)")
 Max = Reducer("Max", _max, "(omp_in > omp_out ? omp_in : omp_out)")
 LAnd = Reducer("LAnd", lambda a, b: a and b, "(omp_out && omp_in)")

@@ -193,19 +193,12 @@ class Acc:
             dtype = to_datatype(item)
         except TypeError:
             dtype = None
-        if dtype is not None and dtype.is_complex:
-            raise AnnotationError(
-                f"pk.Acc[{dtype.name}]: a complex accumulator is not supported yet; reduce "
-                f"the real and the imaginary parts separately (two parallel_reduce calls "
-                f"with pk.Acc[pk.{real_part_type(dtype).name}], or per-index sums into a "
-                f"complex view)"
-            )
-        if dtype is None or dtype.np_dtype.kind not in "biuf":
+        if dtype is None or dtype.np_dtype.kind not in "biufc":
             name = getattr(item, "__name__", repr(item))
             raise AnnotationError(
                 f"pk.Acc[{name}]: an accumulator holds a number, e.g. pk.Acc[pk.double] or "
                 "pk.Acc[int]; the types are float, int, bool and pk."
-                + ", pk.".join(t.name for t in ALL_TYPES)
+                + ", pk.".join(t.name for t in (*ALL_TYPES, *COMPLEX_TYPES))
             )
         return AccAnnotation(dtype)
 

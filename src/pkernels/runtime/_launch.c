@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Step kinds: the order of marshal.py's _VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64. */
-enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4, UINT64 = 5 };
+/* Step kinds: the order of marshal.py's _VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64,
+ * _COMPLEX. */
+enum { VIEW = 0, WRITTEN_VIEW = 1, FLOAT = 2, BOOL = 3, INT = 4, UINT64 = 5, COMPLEX = 6 };
 
 /* begin, end, result, then at most this many argument slots (a rank-4 view takes 9). */
 #define MAX_SLOTS 512
@@ -57,6 +58,20 @@ static int marshal_view(PyObject *value, int written, long rank, int64_t *slots,
     }
     PyBuffer_Release(&view);
     return ok ? 0 : -1;
+}
+
+/* A complex number (Python's, NumPy's: any with __complex__) as two slots: the bits of
+ * its real and imaginary parts as doubles (a complex64's parts convert exactly). */
+static int marshal_complex(PyObject *value, int64_t *slots, Py_ssize_t *n)
+{
+    if (*n + 2 > MAX_SLOTS)
+        return -1;
+    Py_complex number = PyComplex_AsCComplex(value);
+    if (number.real == -1.0 && PyErr_Occurred())
+        return -1;
+    memcpy(slots + (*n)++, &number.real, sizeof number.real);
+    memcpy(slots + (*n)++, &number.imag, sizeof number.imag);
+    return 0;
 }
 
 static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *slot)
@@ -150,6 +165,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
         if (!failed && kind <= WRITTEN_VIEW) {
             long rank = PyLong_AsLong(PyTuple_GET_ITEM(step, 2));
             failed = marshal_view(value, kind == WRITTEN_VIEW, rank, slots + 3, &n);
+        } else if (!failed && kind == COMPLEX) {
+            failed = marshal_complex(value, slots + 3, &n);
         } else if (!failed && kind == UINT64 && n < MAX_SLOTS) {
             /* The step's third item is the random pool class (see marshal.ArgumentPlan). */
             int is_pool = PyObject_IsInstance(value, PyTuple_GET_ITEM(step, 2));
@@ -188,7 +205,7 @@ static struct PyModuleDef module_def = {
 
 /* What launch() expects of `steps` and of the packed entries; launch.py ignores a module
  * built from another version of this file (an editable install not rebuilt since). */
-#define INTERFACE 2
+#define INTERFACE 3
 
 PyMODINIT_FUNC PyInit__launch(void)
 {

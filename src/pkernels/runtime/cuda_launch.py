@@ -56,7 +56,7 @@ from ..api.policies import RangePolicy
 from ..api.random_pools import RandomPool
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
-from ..api.types import DataType
+from ..api.types import DataType, real_part_type
 from ..backends.faults import fault_error
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
@@ -569,6 +569,9 @@ def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
         scalar = p.type.np_dtype.type
         if p.type.is_float:
             out.append(scalar(float(value)))
+        elif p.type.is_complex:  # its parts (emit_cuda._marshalled)
+            number, part = complex(value), real_part_type(p.type).np_dtype.type
+            out += [part(number.real), part(number.imag)]
         elif p.type.kind == "bool":
             out.append(np.bool_(bool(value)))
         elif p.type.name == "uint64" and isinstance(value, RandomPool):

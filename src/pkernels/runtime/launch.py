@@ -26,7 +26,7 @@ from .marshal import ArgumentPlan, c_argtypes, result_buffer
 # The C marshaller, built at install when a C compiler and Python's headers are there;
 # without it (or with one built from another version of _launch.c: an editable install
 # not rebuilt since), every launch goes through ctypes.
-_C_LAUNCH_INTERFACE = 2
+_C_LAUNCH_INTERFACE = 3
 try:
     from . import _launch
 except ImportError:  # pragma: no cover - not built

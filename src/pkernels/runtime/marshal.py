@@ -66,12 +66,8 @@ def argument_type(name: str, value: Any, device: bool = False) -> Type:
         return _view_type(name, value)
     if isinstance(value, bool | np.bool_):
         return t.bool_
-    if isinstance(value, complex | np.complexfloating):
-        raise DispatchError(
-            f"{name}: a complex number cannot be a kernel argument yet: pass its parts, "
-            f"{name}_re={name}.real and {name}_im={name}.imag, and make it in the kernel "
-            f"with pk.complex128({name}_re, {name}_im); complex views are taken"
-        )
+    if isinstance(value, complex) and not isinstance(value, np.generic):
+        return t.complex128  # a Python complex: NumPy's complex128 (np.complex128 below)
     if isinstance(value, np.generic):
         try:
             return t.from_numpy(value.dtype)
@@ -109,6 +105,8 @@ def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:
         if isinstance(p.type, ViewType):
             types.append(ctypes.c_void_p)
             types.extend([ctypes.c_int64] * (2 * p.type.rank))
+        elif p.type.is_complex:  # its parts (emit_launch)
+            types.extend([_CTYPES[t.real_part_type(p.type).name]] * 2)
         else:
             types.append(_CTYPES[p.type.name])
     return types
@@ -120,8 +118,9 @@ def c_arguments(params: list[Param], kwargs: dict[str, Any]) -> list[Any]:
 
 
 # What an ArgumentPlan step does with its argument (_UINT64: in C steps only, where a
-# uint64 may also be a random pool, whose launch key the kernel takes).
-_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64 = range(6)
+# uint64 may also be a random pool, whose launch key the kernel takes; _COMPLEX: the
+# real and the imaginary part, each a slot).
+_VIEW, _WRITTEN_VIEW, _FLOAT, _BOOL, _INT, _UINT64, _COMPLEX = range(7)
 
 
 class ArgumentPlan:
@@ -143,6 +142,9 @@ class ArgumentPlan:
             elif p.type.is_float:
                 steps.append((p.name, _FLOAT, None))
                 c_steps.append((p.name, _FLOAT, 0, 0))
+            elif p.type.is_complex:
+                steps.append((p.name, _COMPLEX, None))
+                c_steps.append((p.name, _COMPLEX, 0, 0))
             elif p.type == t.bool_:
                 steps.append((p.name, _BOOL, None))
                 c_steps.append((p.name, _BOOL, 0, 0))
@@ -186,6 +188,9 @@ class ArgumentPlan:
                     out.append(stride // itemsize)
             elif kind == _FLOAT:
                 out.append(float(value))
+            elif kind == _COMPLEX:
+                number = complex(value)
+                out += [number.real, number.imag]
             elif kind == _BOOL:
                 out.append(bool(value))
             elif extra[1] > _INT64_MAX and isinstance(value, RandomPool):
@@ -210,12 +215,33 @@ _INT64_MAX = 2**63 - 1
 INT_RANGES = {dt.name: values for dt, values in TYPE_INT_RANGES.items() if dt.is_integer}
 
 
+class _ComplexResult(ctypes.Structure):
+    """A complex reduce's result: its ``.value`` is a Python complex (as a float64 sum
+    gives a Python float)."""
+
+    @property
+    def value(self) -> complex:
+        return complex(self.re, self.im)  # type: ignore[attr-defined]
+
+
+class _Complex64Result(_ComplexResult):
+    _fields_ = [("re", ctypes.c_float), ("im", ctypes.c_float)]
+
+
+class _Complex128Result(_ComplexResult):
+    _fields_ = [("re", ctypes.c_double), ("im", ctypes.c_double)]
+
+
+# A reduce's result buffer type by the accumulator type's name (one look-up a launch).
+_RESULTS = {**_CTYPES, "complex64": _Complex64Result, "complex128": _Complex128Result}
+
+
 def result_buffer(acc: t.DataType | StructType) -> Any:
     """Where a launcher writes a reduce's result; its ``.value`` is the Python result (a
     number, or the named tuple of a reducer to several values)."""
     if isinstance(acc, StructType):
         return _struct_buffer(acc)()
-    return _CTYPES[acc.name]()
+    return _RESULTS[acc.name]()
 
 
 _struct_buffers: dict[StructType, type] = {}

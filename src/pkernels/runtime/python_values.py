@@ -19,7 +19,7 @@ from ..api.types import AccAnnotation, DataType, float64, to_datatype
 from ..errors import KernelIndexError
 from ..translate.source import KernelSource
 
-_WIDE = (np.dtype(np.float64), np.dtype(np.bool_))
+_WIDE = (np.dtype(np.float64), np.dtype(np.bool_), np.dtype(np.complex128))
 _MASK64 = (1 << 64) - 1
 
 
@@ -38,6 +38,8 @@ def debug_cell(reducer: Reducer, start: Any) -> AccumulatorCell:
         return AccumulatorCell(_StoringFields(converters, fields))
     if not isinstance(start, np.generic) or start.dtype in _WIDE:
         return AccumulatorCell(reducer.accumulator(start))
+    if start.dtype.kind == "c":  # kept in its own type, as its arithmetic is (NumPy's)
+        return AccumulatorCell(start, _complex_store(type(start)))
     wide, stored = _c_store(type(start))
     return AccumulatorCell(wide(start), stored)
 
@@ -56,6 +58,17 @@ def _c_store(kind: type[np.generic]) -> tuple[type, Callable[[Any], Any]]:
             return wide(np.asarray(value).astype(kind)[()])
 
     return wide, stored
+
+
+def _complex_store(kind: type[np.generic]) -> Callable[[Any], Any]:
+    """A store into a complex accumulator: converted to its type (a complex64 given a
+    complex128 sum rounds each part), as the compiled store does."""
+
+    def stored(value: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return kind(value)
+
+    return stored
 
 
 class AccumulatorCell(list[Any]):
@@ -182,6 +195,8 @@ def as_python_argument(value: Any) -> Any:
         return value.view(_PythonView)
     if isinstance(value, RandomPool):  # the launch key the body's draws come from
         return value.launch_key()
+    if type(value) is complex:  # a complex128 argument: NumPy's, as compiled (Python's
+        return np.complex128(value)  # complex times a complex64 would stay complex64)
     return value.item() if type(value) is np.bool_ else value
 
 
@@ -237,6 +252,8 @@ def python_type(workunit: Callable[..., Any], position: int = 1) -> type:
 
 
 def kind_of(dtype: DataType) -> type:
+    if dtype.kind == "complex":
+        return complex
     return int if dtype.kind in ("int", "uint") else bool if dtype.kind == "bool" else float
 
 

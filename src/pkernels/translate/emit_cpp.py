@@ -513,7 +513,7 @@ def struct_types(functions: list[ir.Function]) -> list[ir.StructType]:
 def _print_ctype(dtype: DataType) -> str:
     if dtype == t.bool_:
         return "bool"
-    if dtype.is_float:
+    if dtype.is_float or dtype.is_complex:  # a complex: Printer's value(complex<T>)
         return dtype.ctype
     return "long long" if dtype.kind == "int" else "unsigned long long"
 

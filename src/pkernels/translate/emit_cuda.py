@@ -205,7 +205,10 @@ def emit_cuda_module(
     if em.uses_print:
         head += CUDA_PRINT_PRELUDE.strip("\n").split("\n")
     acc = next((p for p in kernel.params if p.role == "acc"), None)
-    slot_bytes = _slot_bytes(acc.type if acc is not None else None)
+    nested = [
+        s.acc.type for s in ir.statements(kernel.body) if isinstance(s, ir.NestedParallel) and s.acc
+    ]
+    slot_bytes = max(_slot_bytes(a) for a in [acc.type if acc is not None else None, *nested])
     if rank == TEAM:
         head.append(f"#define PK_SLOT_BYTES {slot_bytes}")
         head += CUDA_TEAM_PRELUDE.strip("\n").split("\n")
@@ -249,8 +252,11 @@ def emit_cuda_module(
 
 
 def _slot_bytes(acc: ir.Type | None) -> int:
-    """Shared memory per team rank for a TeamPolicy reduce's combine: 8 bytes, or the
+    """Shared memory per team rank for a TeamPolicy reduce's combine (the workunit's
+    accumulator's, or a nested reduce's): 8 bytes, 16 for a complex128, or the
     accumulator struct of a reducer to several values (in 8-byte steps)."""
+    if isinstance(acc, DataType):
+        return max(8, acc.np_dtype.itemsize)
     if not isinstance(acc, ir.StructType):
         return 8
     # Its values, then its 8-byte locations: the struct is their sizes rounded up to 8.
@@ -277,6 +283,10 @@ def _marshalled(marshalled: list[ir.Param]) -> tuple[list[str], list[str], str]:
             views.append(
                 f"    const {view_cpp_type(v)} {name}{{{name}_data, {{{extents}}}, {{{strides}}}}};"
             )
+        elif isinstance(p.type, DataType) and p.type.is_complex:  # its parts, as on the CPU
+            part = t.real_part_type(p.type).ctype
+            params += [f"const {part} {name}_re", f"const {part} {name}_im"]
+            views.append(f"    const {p.type.ctype} {name}{{{name}_re, {name}_im}};")
         else:
             assert isinstance(p.type, DataType)
             params.append(f"const {p.type.ctype} {name}")

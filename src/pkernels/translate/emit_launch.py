@@ -109,6 +109,14 @@ def emit_module(
             build_views.append(
                 f"    const {view_cpp_type(v)} {name}{{{name}_data, {{{extents}}}, {{{strides}}}}};"
             )
+        elif isinstance(p.type, DataType) and p.type.is_complex:
+            # Its parts, as C passes them (and ctypes, and a packed slot each), then the
+            # complex number the kernel takes, built as the views are.
+            part = t.real_part_type(p.type)
+            c_params += [f"{part.ctype} {name}_re", f"{part.ctype} {name}_im"]
+            c_names += [f"{name}_re", f"{name}_im"]
+            slots += [_slot_cast(part)] * 2
+            build_views.append(f"    const {p.type.ctype} {name}{{{name}_re, {name}_im}};")
         else:
             c_params.append(f"{p.type.ctype} {name}")
             c_names.append(name)
@@ -307,9 +315,9 @@ def _reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:
     with, and ``PK_REDUCE_INIT``, the value each starts from: ``+`` and 0 for a sum, else
     a reduction declared with the reducer's operation and identity (a scan's running
     total is always a sum)."""
-    if reducer is Sum:
+    if reducer is Sum and not (isinstance(acc, DataType) and acc.is_complex):
         return ["#define PK_REDUCE +", "#define PK_REDUCE_INIT 0"]
-    T = acc.ctype
+    T = acc.ctype  # a complex sum too: OpenMP's `+` is for arithmetic types only
     reduced = ir.reduced_type(acc)
     identity = reducer.cpp_identity(reduced, f"({reduced.ctype})HUGE_VAL", T)
     return [

@@ -13,6 +13,7 @@ from .emit_cpp import KernelEntry
 from .emit_hybrid import has_hybrid_launch
 from .emit_launch import emit_module
 from .lower import FunctionLowerer, HelperRegistry
+from .lower_context import AccumulatorTakesComplex
 from .source import KernelSource
 
 ROLES = {"for": ["index"], "reduce": ["index", "acc"], "scan": ["index", "acc", "last_pass"]}
@@ -38,8 +39,23 @@ def lower_workunit(
     """The checked IR of ``func`` (and of the helpers it calls) for these argument types;
     a reduce's accumulator has the fields of ``reducer`` if it reduces several values."""
     source = KernelSource.of(func)
+    try:
+        return _lowered(source, operation, arg_types, rank, reducer, t.float64)
+    except AccumulatorTakesComplex:  # an unannotated acc given complex numbers
+        return _lowered(source, operation, arg_types, rank, reducer, t.complex128)
+
+
+def _lowered(
+    source: KernelSource,
+    operation: str,
+    arg_types: dict[str, ir.Type],
+    rank: int,
+    reducer: Reducer,
+    unannotated_acc: t.DataType,
+) -> tuple[ir.Function, list[ir.Function]]:
     helpers = HelperRegistry()
     lowerer = FunctionLowerer(source, helpers, cpp_name=source.name)
+    lowerer.cx.unannotated_acc = unannotated_acc
     kernel = lowerer.lower_workunit(roles(operation, rank), arg_types, reducer)
     return kernel, helpers.order
 

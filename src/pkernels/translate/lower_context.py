@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from ..api import types as t
 from ..api.types import DataType
 from . import ir
 from .ir import Expr, StructType, ViewType
@@ -69,6 +70,10 @@ class LoweringContext:
         self.is_helper = False
         self.rank = 1  # index parameters of the workunit (an MDRangePolicy's rank)
         self.reducer: Any = None  # a workunit's reducer (pk.MaxLoc gives acc its fields)
+        # An unannotated accumulator's type: float64, or complex128 once the body was
+        # found to give it a complex number (AccumulatorTakesComplex: lowered again).
+        self.unannotated_acc: DataType = t.float64
+        self.acc_unannotated = False  # the workunit's accumulator has no annotation
 
         # Names and their types.
         self.locals: dict[str, DataType] = {}
@@ -111,6 +116,11 @@ class LoweringContext:
         self.struct_self: str | None = None
         self.constructing: StructType | None = None  # lowering this classtype's __init__
         self.method_of: StructType | None = None  # lowering a method of this classtype
+
+
+class AccumulatorTakesComplex(Exception):
+    """An unannotated accumulator is given a complex number: the workunit is lowered
+    again with a complex128 accumulator (as the Debug space's float64 0 becomes one)."""
 
 
 class Lowerer:

@@ -55,7 +55,8 @@ class SignatureLowerer(Lowerer):
             if isinstance(ann, AccAnnotation):
                 dtype = ann.dtype
             elif ann is None:
-                dtype = t.float64
+                dtype = self.cx.unannotated_acc
+                self.cx.acc_unannotated = True
             elif isinstance(ann, DataType):
                 dtype = ann
             else:

@@ -39,20 +39,21 @@ class PrintLowerer(Lowerer):
                     else:
                         self._print_formatted(printed, cast(ast.FormattedValue, piece))
             else:
-                self._print_value(printed, self._printable(arg), None)
+                self._print_value(printed, self.cx.exprs.expr(arg), None)
         printed.texts[-1] += end
         return printed
 
-    def _printable(self, node: ast.expr) -> Expr:
-        """``node`` lowered, refused when it is a complex number (not printed yet)."""
+    def _printf_arg(self, node: ast.expr) -> Expr:
+        """``node`` lowered for pk.printf, refused when it is a complex number (C's
+        printf has no conversion for one)."""
         value = self.cx.exprs.expr(node)
         if value.type.is_complex:
+            z = ast.unparse(node)
             self.src.error(
                 node,
-                "printing a complex number in a kernel is not supported yet",
-                hint=f"Print its parts: print({ast.unparse(node)}.real, "
-                f"{ast.unparse(node)}.imag), or an f-string of them, "
-                'f"({z.real}{z.imag:+}j)".',
+                "printing a complex number with pk.printf: C's printf has no conversion for it",
+                hint=f"Pass its parts (pk.printf('%f%+fj', {z}.real, {z}.imag)), or "
+                f"print({z}) as Python writes it.",
             )
         return value
 
@@ -65,11 +66,21 @@ class PrintLowerer(Lowerer):
 
     def _print_formatted(self, printed: ir.Print, piece: ast.FormattedValue) -> None:
         """One ``{value:spec}`` of an f-string, as print() writes it."""
-        value = self._printable(piece.value)
-        if value.type == t.float32 and piece.conversion != ord("s"):
+        value = self.cx.exprs.expr(piece.value)
+        if value.type in (t.float32, t.complex64) and piece.conversion != ord("s"):
             # NumPy formats a float32 as the Python float it converts to (f"{v}" writes
-            # 0.10000000149011612 where print(v) and f"{v!s}" write 0.1).
-            value = ir.Cast(t.float64, value)
+            # 0.10000000149011612 where print(v) and f"{v!s}" write 0.1); a complex64
+            # as the Python complex.
+            value = ir.Cast(t.complex128 if value.type.is_complex else t.float64, value)
+        if value.type.is_complex and piece.format_spec is not None and piece.conversion == -1:
+            z = ast.unparse(piece.value)
+            self.src.error(
+                piece.value,
+                "a format spec for a complex number in a kernel (Python then writes it "
+                "without parentheses, each part formatted)",
+                hint=f'Format the parts: f"{{{z}.real:.3f}}{{{z}.imag:+.3f}}j", or '
+                f"write {{{z}}} as print() does.",
+            )
         if piece.format_spec is None:
             # !s and !r write a number as print() does; !a too.
             self._print_value(printed, value, None)
@@ -106,7 +117,7 @@ class PrintLowerer(Lowerer):
         ):
             self.src.error(call, "pk.printf needs a literal format string first")
         fmt = call.args[0].value
-        args = [self._printable(a) for a in call.args[1:]]
+        args = [self._printf_arg(a) for a in call.args[1:]]
         try:
             printf_format(fmt, len(args))
         except ValueError as exc:

@@ -11,7 +11,7 @@ from ..api.teams import ScratchAnnotation
 from ..api.types import DataType
 from . import ir
 from .ir import Expr, StructType
-from .lower_context import Lowerer, LoweringContext
+from .lower_context import AccumulatorTakesComplex, Lowerer, LoweringContext
 from .lower_lists import ListAnnotation, is_list_display
 from .lower_support import (
     ASSIGN_HINT,
@@ -280,11 +280,13 @@ class StatementLowerer(Lowerer):
             param = self.cx.params.get(name)
             accumulator = name in self.cx.accumulators or param is not None and param.role == "acc"
             if accumulator and value.type.is_complex and not target.is_complex:
+                if param is not None and param.role == "acc" and self.cx.acc_unannotated:
+                    raise AccumulatorTakesComplex(name)
                 self.src.error(
                     node,
                     f"the accumulator {name!r} ({target.name}) is given a complex number",
-                    hint="A complex accumulator is not supported yet: reduce the real and "
-                    "the imaginary parts in two reductions (acc += z.real, then z.imag).",
+                    hint="Declare it complex (`acc: pk.Acc[pk.complex128]`), or reduce "
+                    "a real number (acc += z.real, acc += abs(z)).",
                 )
             if not accumulator:  # an accumulator's stores convert (README)
                 self._check_declared_store(node, name, target, value)

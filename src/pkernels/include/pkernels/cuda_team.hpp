@@ -93,7 +93,7 @@ __device__ __forceinline__ void team_barrier(TeamMember& tm, const char* file, i
 }
 
 #define PK_FN __device__
-#define PK_TEAM_SLOT 8
+#define PK_TEAM_SLOT PK_SLOT_BYTES  // a nested reduce's slots: the module's size
 #include "pkernels/shared/team_combine.hpp"
 #undef PK_FN
 #undef PK_TEAM_SLOT

@@ -59,6 +59,10 @@ PK_FN complex<T> operator/(complex<T> a, complex<T> b) {
     T scl = T(1) / (b.im + b.re * rat);
     return complex<T>((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);
 }
+// For the runtime's own sums of partial results (a scan's chunk totals, a team's
+// threads' partials): the same `+` (the generated code writes `acc = acc + x`).
+template <typename T>
+PK_FN complex<T>& operator+=(complex<T>& a, complex<T> b) { return a = a + b; }
 template <typename T>
 PK_FN complex<T> operator-(complex<T> a) { return complex<T>(-a.re, -a.im); }
 template <typename T>

@@ -143,3 +143,25 @@
         if (len == dot + 1) --len;
         buf[len] = 0;
     }
+    // print(z) of a complex number, as NumPy's str() of its complex scalar writes it
+    // (for a complex128, CPython's repr of complex too: complex_repr): a real part of +0
+    // is left out ("1j", "-0j", "nanj"), else "(re±imj)"; each part as print() writes a
+    // float (a complex64's as a float32), without a trailing ".0"; a NaN without its
+    // sign, the imaginary part's as "+nan".
+    template <typename T>
+    PK_METHOD Printer& value(complex<T> z) {
+        const bool single = sizeof(T) == 4;
+        if (z.re == 0 && PK_MATH::copysign(1.0, (double)z.re) > 0) {
+            complex_part((double)z.im, single, false);
+            return raw("j");
+        }
+        raw("(");
+        complex_part((double)z.re, single, false);
+        complex_part((double)z.im, single, true);
+        return raw("j)");
+    }
+    PK_METHOD void complex_part(double v, bool single, bool sign) {
+        if (sign && (v != v || PK_MATH::copysign(1.0, v) > 0)) raw("+");
+        floating(v, single);
+        if (len >= 2 && buf[len - 2] == '.' && buf[len - 1] == '0') buf[len -= 2] = 0;
+    }
