@@ -69,10 +69,14 @@ def main() -> None:
                                                       env.get("PYTHONPATH")]))  # fmt: skip
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     variants = ["python", "observed", "pdb", "pkdb"]
-    print(f"per-dispatch time (median of {options.dispatches} dispatches in a session; the "
-          f"median of {options.repeats} rounds), heat diffuse {options.n}^2, {cores} cores")
-    print("median / mean: of the dispatches of a session (the mean is what a session's wall "
-          "time sees: it keeps the stalls); each the median over the rounds")
+    print(
+        f"per-dispatch time (median of {options.dispatches} dispatches in a session; the "
+        f"median of {options.repeats} rounds), heat diffuse {options.n}^2, {cores} cores"
+    )
+    print(
+        "median / mean: of the dispatches of a session (the mean is what a session's wall "
+        "time sees: it keeps the stalls); each the median over the rounds"
+    )
     print(f"{'threads':>7} {'gap':>5} | {'python':>15} | {'python+observer':>15} | "
           f"{'pdb':>15} | {'pkdb':>15} | "
           f"{'pkdb/pdb':>11}")  # fmt: skip
@@ -97,6 +101,7 @@ def main() -> None:
             print(f"{threads:>7} {gap:>5} | " + " | ".join(cells)
                   + f" | {ratio[0]:4.2f} / {ratio[1]:4.2f}", flush=True)  # fmt: skip
     print("(µs per dispatch: median / mean)")
+
 
 if __name__ == "__main__":
     main()

@@ -34,7 +34,7 @@ def paired(first: Callable[[], object], second: Callable[[], object], rounds: in
     ratios, a_times, b_times = [], [], []
     for r in range(rounds):
         times = {}
-        for name, fn in ((("a", first), ("b", second)) if r % 2 else (("b", second), ("a", first))):
+        for name, fn in (("a", first), ("b", second)) if r % 2 else (("b", second), ("a", first)):
             start = time.perf_counter()
             fn()
             times[name] = time.perf_counter() - start
@@ -79,22 +79,28 @@ def main() -> None:
     finally:
         fma_guard.may_fuse = may_fuse
     assert np.array_equal(out_a, out_b), "the guard changed the LJ forces"
-    print("LJ with the FMA guard / without:", paired(
-        lambda: pk.parallel_for(policy, guarded, **kw_a),
-        lambda: pk.parallel_for(policy, plain, **kw_b),
-        args.rounds,
-    ))
+    print(
+        "LJ with the FMA guard / without:",
+        paired(
+            lambda: pk.parallel_for(policy, guarded, **kw_a),
+            lambda: pk.parallel_for(policy, plain, **kw_b),
+            args.rounds,
+        ),
+    )
 
     # x ** 2 through pow against x * x.
     x = np.random.default_rng(1).uniform(-1e3, 1e3, 1 << 22)
     y = np.zeros_like(x)
     n = len(x)
     square_policy = pk.RangePolicy(pk.OpenMP, 0, n)
-    print("x ** 2 (pow) / x * x:", paired(
-        lambda: pk.parallel_for(square_policy, power, x=x, y=y),
-        lambda: pk.parallel_for(square_policy, product, x=x, y=y),
-        args.rounds,
-    ))
+    print(
+        "x ** 2 (pow) / x * x:",
+        paired(
+            lambda: pk.parallel_for(square_policy, power, x=x, y=y),
+            lambda: pk.parallel_for(square_policy, product, x=x, y=y),
+            args.rounds,
+        ),
+    )
 
 
 if __name__ == "__main__":

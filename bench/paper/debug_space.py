@@ -105,8 +105,15 @@ def measure(quick: bool, repeats: int, cache: Path, threads: int) -> Section:
         key="debug_space",
         title="(b) pkdb on OpenMP vs pdb on the serial Debug space, examples/md.py "
         "(paper: Figures 5-7)",
-        header=["atoms", f"pdb + Debug space, {STEPS} steps", "Debug runs (steps: time)",
-                "pkdb", "speedup", "pkdb --debug-all-kernels", "speedup"],  # fmt: skip
+        header=[
+            "atoms",
+            f"pdb + Debug space, {STEPS} steps",
+            "Debug runs (steps: time)",
+            "pkdb",
+            "speedup",
+            "pkdb --debug-all-kernels",
+            "speedup",
+        ],  # fmt: skip
         rows=rows,
         notes=notes,
         verdicts=verdicts,
@@ -140,10 +147,15 @@ def measure_gpu(quick: bool, repeats: int, cache: Path, debug: Section) -> Secti
     return Section(
         key="debug_space_gpu",
         title="(b, GPU) pkdb on pk.Cuda vs pdb on the Debug space, md.py's kernels",
-        header=["atoms", "pdb + Debug space (CPU)", "pkdb (GPU)", "speedup",
-                "pkdb --debug-all-kernels (GPU)", "speedup"],  # fmt: skip
+        header=[
+            "atoms",
+            "pdb + Debug space (CPU)",
+            "pkdb (GPU)",
+            "speedup",
+            "pkdb --debug-all-kernels (GPU)",
+            "speedup",
+        ],  # fmt: skip
         rows=rows,
         notes=["bench/paper/_md_gpu.py: md.py's kernels and time loop on CuPy arrays."],
         data={"points": points},
     )
-

@@ -44,15 +44,26 @@ def measure(quick: bool, repeats: int, threads: int) -> Section:
     return Section(
         key="hotswap",
         title="(c) Hotswap vs edit-and-rerun, examples/md.py (paper: Table VI)",
-        header=["preset", "t_A (s)", "t_A1 (s)", "t_A2 (s)", "t_B (s)", "speedup",
-                "t_hs (ms)"],  # fmt: skip
+        header=[
+            "preset",
+            "t_A (s)",
+            "t_A1 (s)",
+            "t_A2 (s)",
+            "t_B (s)",
+            "speedup",
+            "t_hs (ms)",
+        ],  # fmt: skip
         rows=rows,
-        notes=[f"{4 * cells**3} atoms, N = {steps} steps, {threads} OpenMP threads, median of "
-               f"{repeats} rounds of fresh pkdb sessions (warm kernel cache); t_hs: the "
-               "hotswap command's work in the agent. The paper: 1.31x (ExaMiniMD, 420k atoms, "
-               "CUDA); t_hs 5.44 ms."],  # fmt: skip
-        verdicts=[f"{'PASS' if speedup >= TARGET else 'MISS'} speedup >= {TARGET}x at K = N "
-                  f"(paper {PAPER}x): {speedup:.2f}x"],  # fmt: skip
+        notes=[
+            f"{4 * cells**3} atoms, N = {steps} steps, {threads} OpenMP threads, median of "
+            f"{repeats} rounds of fresh pkdb sessions (warm kernel cache); t_hs: the "
+            "hotswap command's work in the agent. The paper: 1.31x (ExaMiniMD, 420k atoms, "
+            "CUDA); t_hs 5.44 ms."
+        ],  # fmt: skip
+        verdicts=[
+            f"{'PASS' if speedup >= TARGET else 'MISS'} speedup >= {TARGET}x at K = N "
+            f"(paper {PAPER}x): {speedup:.2f}x"
+        ],  # fmt: skip
         figure="hotswap.png",
         data={"medians": medians, "runs": runs, "t_hs": hs, "steps": steps},
     )

@@ -84,8 +84,15 @@ def measure(quick: bool, threads: list[int], repeats: int, cache: Path) -> Secti
         key="overhead",
         title="(a) Debug overhead: pkdb vs pdb across sizes and thread counts "
         "(paper: Table V, Figure 4)",
-        header=["program", "threads", "pdb", "pkdb", "vs pdb", "pkdb --debug-all-kernels",
-                "vs pdb"],  # fmt: skip
+        header=[
+            "program",
+            "threads",
+            "pdb",
+            "pkdb",
+            "vs pdb",
+            "pkdb --debug-all-kernels",
+            "vs pdb",
+        ],  # fmt: skip
         rows=rows,
         notes=[
             f"Median wall time of {repeats} rounds of fresh sessions (after one warm-up "
@@ -147,12 +154,21 @@ def measure_gpu(quick: bool, repeats: int, cache: Path) -> Section:
     return Section(
         key="overhead_gpu",
         title="(a, GPU) Debug overhead on pk.Cuda: pkdb (cuda-gdb) vs pdb",
-        header=["program", "threads", "pdb", "pkdb", "vs pdb", "pkdb --debug-all-kernels",
-                "vs pdb"],  # fmt: skip
+        header=[
+            "program",
+            "threads",
+            "pdb",
+            "pkdb",
+            "vs pdb",
+            "pkdb --debug-all-kernels",
+            "vs pdb",
+        ],  # fmt: skip
         rows=rows,
         notes=["bench/bench_gpu_pkdb.py's sessions at several sizes."],
-        verdicts=[f"{'PASS' if worst[v] <= t else 'MISS'} {v} <= {t:.2f}x pdb: worst "
-                  f"{worst[v]:.2f}x" for v, t in TARGETS.items()],  # fmt: skip
+        verdicts=[
+            f"{'PASS' if worst[v] <= t else 'MISS'} {v} <= {t:.2f}x pdb: worst {worst[v]:.2f}x"
+            for v, t in TARGETS.items()
+        ],  # fmt: skip
         figure="overhead_gpu.png",
         data={"points": points},
     )

@@ -54,8 +54,14 @@ def overhead(section: Section, machine: Machine, path: Path) -> None:
                 axes[0][col].plot(sizes, [p["median"][variant] for p in series], dash,
                                   color=color, marker=marker, label=f"{label}, {tag}")  # fmt: skip
                 if variant != "pdb":
-                    axes[1][col].plot(sizes, [p["ratios"][variant][0] for p in series], dash,
-                                      color=color, marker=marker, label=f"{label}, {tag}")
+                    axes[1][col].plot(
+                        sizes,
+                        [p["ratios"][variant][0] for p in series],
+                        dash,
+                        color=color,
+                        marker=marker,
+                        label=f"{label}, {tag}",
+                    )
         axes[0][col].set_title(f"{subject}: session wall time")
         axes[0][col].set_ylabel("seconds")
         axes[1][col].set_title(f"{subject}: pkdb / pdb (median per-round ratio)")

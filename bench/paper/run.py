@@ -46,8 +46,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="OpenMP thread counts of (a), comma-separated (default: 1, the cores, "
                         "and twice the cores unless --quick)")  # fmt: skip
     p.add_argument("--examinimd-cpp", type=Path, help="the C++ ExaMiniMD binary (built on Kokkos)")
-    p.add_argument("--examinimd-py", type=Path, default=PEER / "examinimd-pykokkos" / "standalone",
-                   help="PyKokkos's ExaMiniMD (the folder with src/main.py and input/in.lj)")
+    p.add_argument(
+        "--examinimd-py",
+        type=Path,
+        default=PEER / "examinimd-pykokkos" / "standalone",
+        help="PyKokkos's ExaMiniMD (the folder with src/main.py and input/in.lj)",
+    )
     p.add_argument("--examinimd-cells", type=int, default=None,
                    help="lattice cells per side of in.lj (4 atoms each; default 10 with "
                         "--quick, else in.lj's own 40)")  # fmt: skip
@@ -92,19 +96,26 @@ def main(argv: list[str]) -> int:
     if "a" in only:
         import overhead
 
-        sections.append(with_load(lambda: overhead.measure(
-            options.quick, options.thread_counts, options.repeats, cache)))
+        sections.append(
+            with_load(
+                lambda: overhead.measure(
+                    options.quick, options.thread_counts, options.repeats, cache
+                )
+            )
+        )
     if "b" in only:
         import debug_space
 
-        debug = with_load(lambda: debug_space.measure(
-            options.quick, max(1, options.repeats - 1), cache, cores))
+        debug = with_load(
+            lambda: debug_space.measure(options.quick, max(1, options.repeats - 1), cache, cores)
+        )
         sections.append(debug)
     if "c" in only:
         import hotswap_rows
 
-        sections.append(with_load(lambda: hotswap_rows.measure(
-            options.quick, 1 if options.quick else 3, cores)))
+        sections.append(
+            with_load(lambda: hotswap_rows.measure(options.quick, 1 if options.quick else 3, cores))
+        )
     if "d" in only:
         import speed
 

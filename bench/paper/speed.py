@@ -48,24 +48,33 @@ def measure_kernels(quick: bool, threads: int) -> Section:
         for pair, target in zip(PAIRS, (0.9, 1.0), strict=True):
             p = paired.get(pair)
             if p:
-                verdicts.append(f"{'PASS' if p['median'] >= target else 'MISS'} "
-                                f"{kernel['name']}: {pair} >= {target}x: {p['median']:.3f}x "
-                                f"[{p['low']:.3f}, {p['high']:.3f}]")
+                verdicts.append(
+                    f"{'PASS' if p['median'] >= target else 'MISS'} "
+                    f"{kernel['name']}: {pair} >= {target}x: {p['median']:.3f}x "
+                    f"[{p['low']:.3f}, {p['high']:.3f}]"
+                )
     return Section(
         key="kernels",
         title="(d) Kernel speed: pkernels vs hand-written C++, Numba and NumPy",
         header=["kernel", *KERNEL_VARIANTS, "pkernels / hand C++", "pkernels / Numba"],
         rows=rows,
-        notes=[f"bench/bench_kernels.py{' --quick' if quick else ''} --threads {threads}: "
-               "medians of interleaved rounds; the ratios are paired per round (reference "
-               "time / pkernels time, above 1: pkernels faster) [90% bootstrap interval]; "
-               "pkernels Debug ran on a slice of the problem and is extrapolated "
-               "(bench/README.md). Every variant's result agreed with NumPy's."
-               + (" With --quick the kernels run for tens of µs, where pkernels' fixed "
-                  "dispatch cost dominates: MISS verdicts there are expected (the targets "
-                  "are for the full sizes)." if quick else "")
-               if proc.returncode == 0 else "bench_kernels.py reported a disagreement "
-               "with NumPy (exit status 1): see its output."],  # fmt: skip
+        notes=[
+            f"bench/bench_kernels.py{' --quick' if quick else ''} --threads {threads}: "
+            "medians of interleaved rounds; the ratios are paired per round (reference "
+            "time / pkernels time, above 1: pkernels faster) [90% bootstrap interval]; "
+            "pkernels Debug ran on a slice of the problem and is extrapolated "
+            "(bench/README.md). Every variant's result agreed with NumPy's."
+            + (
+                " With --quick the kernels run for tens of µs, where pkernels' fixed "
+                "dispatch cost dominates: MISS verdicts there are expected (the targets "
+                "are for the full sizes)."
+                if quick
+                else ""
+            )
+            if proc.returncode == 0
+            else "bench_kernels.py reported a disagreement "
+            "with NumPy (exit status 1): see its output."
+        ],  # fmt: skip
         verdicts=verdicts,
         figure="kernels.png",
         data=data,
@@ -101,8 +110,10 @@ def measure_examinimd(cpp: Path | None, port: Path, cells: int | None, cache: Pa
     header = ["application", "input", "C++ ExaMiniMD (Kokkos Serial)", "PyKokkos ExaMiniMD on "
               "pkernels", "C++ / pkernels", "thermo output"]  # fmt: skip
     title = "(d) Whole application: ExaMiniMD, C++ on Kokkos vs PyKokkos's port on pkernels"
-    notes = ["The issue measured by hand (256,000 atoms, 100 steps, Serial): C++ 16.7-17.5 s, "
-             "pkernels 16.9 s after a 26-line host-code port, identical thermo output."]
+    notes = [
+        "The issue measured by hand (256,000 atoms, 100 steps, Serial): C++ 16.7-17.5 s, "
+        "pkernels 16.9 s after a 26-line host-code port, identical thermo output."
+    ]
     main = port / "src" / "main.py"
     if cpp is None or not cpp.exists() or not main.exists():
         missing = "--examinimd-cpp (the built ExaMiniMD binary)" if cpp is None or not \

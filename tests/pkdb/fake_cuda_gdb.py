@@ -98,9 +98,17 @@ class FakeCudaGdb:
 
     def device_threads(self) -> list[CudaThreadRange]:
         return [
-            CudaThreadRange(0, (0, 0, 0), (0, 0, 0), (self.blocks - 1, 0, 0),
-                            (self.threads - 1, 0, 0), self.blocks * self.threads, self.file,
-                            self.line, True)  # fmt: skip
+            CudaThreadRange(
+                0,
+                (0, 0, 0),
+                (0, 0, 0),
+                (self.blocks - 1, 0, 0),
+                (self.threads - 1, 0, 0),
+                self.blocks * self.threads,
+                self.file,
+                self.line,
+                True,
+            )  # fmt: skip
         ]
 
     # -- inspection of the focus

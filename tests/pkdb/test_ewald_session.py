@@ -19,7 +19,9 @@ KERNEL_PROMPT = r"\(pkdb-openmp\) "
 
 
 def line_of(text: str) -> int:
-    return next(k + 1 for k, line in enumerate(EWALD.read_text().splitlines()) if line.strip() == text)
+    return next(
+        k + 1 for k, line in enumerate(EWALD.read_text().splitlines()) if line.strip() == text
+    )
 
 
 def test_one_continue_stops_at_the_out_of_range_cell(kernel_pty) -> None:

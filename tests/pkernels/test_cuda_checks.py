@@ -235,4 +235,3 @@ def test_checked_and_debug_builds_compile_with_nvcc(tmp_path):
         if proc.returncode != 0:
             failures[key] = output[-3000:]
     assert not failures, failures
-

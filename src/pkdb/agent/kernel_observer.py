@@ -245,7 +245,9 @@ class KernelObserver:
         message.device_views = described["views"]
         details = python_details()
         message.python, message.python_path, message.cwd = (
-            details["python"], details["python_path"], details["cwd"]
+            details["python"],
+            details["python_path"],
+            details["cwd"],
         )
         self.finish_requested = False
         self.active = dispatch
@@ -350,9 +352,7 @@ class KernelObserver:
         anywhere): a dispatch now is a call to step into."""
         debugger = self.debugger
         return (
-            debugger.stopframe is None
-            and debugger.botframe is not None
-            and not debugger.quitting
+            debugger.stopframe is None and debugger.botframe is not None and not debugger.quitting
         )
 
     def _stop_after_dispatch(self, frame: types.FrameType) -> None:
@@ -362,11 +362,13 @@ class KernelObserver:
         frame.f_trace = debugger.trace_dispatch
         sys.settrace(debugger.trace_dispatch)
 
+
 def _say_in_program_output(text: str) -> None:
     """A notice that belongs between the program's own output lines (a hotswap taking
     effect): written to the program's stdout, so it lands in order with its prints."""
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
 
 class _ImportWatcher:
     """Calls ``callback`` right after the package ``name`` has been imported (a
@@ -392,4 +394,3 @@ class _ImportWatcher:
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
-

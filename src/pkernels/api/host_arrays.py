@@ -59,8 +59,7 @@ def as_view(value: Any) -> Any:
 def _arrays(values: Any) -> list[Any]:
     """Arguments with views replaced by their arrays (in a list or tuple too)."""
     return [
-        type(v)(unwrap(x) for x in v) if isinstance(v, list | tuple) else unwrap(v)
-        for v in values
+        type(v)(unwrap(x) for x in v) if isinstance(v, list | tuple) else unwrap(v) for v in values
     ]
 
 
@@ -344,4 +343,3 @@ def broadcast_view(value: Any, view: Any) -> Any:
     target = unwrap(view)
     xp = array_module(value, target)
     return as_view(xp.broadcast_to(unwrap(value), target.shape).copy())
-

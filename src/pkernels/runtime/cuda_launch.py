@@ -114,9 +114,7 @@ def cupy_module() -> Any:
 # ---------------------------------------------------------------- compilation
 
 
-def build_cuda(
-    entry: CudaEntry, label: str, build: str = "release"
-) -> tuple[Path, str, Any, Any]:
+def build_cuda(entry: CudaEntry, label: str, build: str = "release") -> tuple[Path, str, Any, Any]:
     """Compile ``entry`` for this GPU (NVRTC; nvcc when NVRTC cannot run) as ``build``
     (see :data:`BUILD_OPTIONS`), through the pkernels cache (``kernel.cu`` and
     ``kernel.cubin`` side by side, one entry per build): the path of the generated

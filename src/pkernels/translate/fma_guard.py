@@ -66,7 +66,7 @@ def _is_complex(e: ir.Expr) -> bool:
 
 
 def _expression_kinds(e: ir.Expr) -> set[str]:
-    """"-" and/or "*": what a float expression ``e`` does itself."""
+    """ "-" and/or "*": what a float expression ``e`` does itself."""
     if isinstance(e, ir.BinOp) and _is_float(e):
         return _kinds(e.op, _is_complex(e))
     if isinstance(e, ir.UnaryOp) and _is_float(e) and e.op == "-":
@@ -79,7 +79,7 @@ def _expression_kinds(e: ir.Expr) -> set[str]:
 
 
 def _statement_kinds(s: ir.Stmt) -> set[str]:
-    """"-" and/or "*": what a statement does itself to a float (``x -= y``, a print)."""
+    """ "-" and/or "*": what a statement does itself to a float (``x -= y``, a print)."""
     if isinstance(s, ir.AugAssign) and (_is_float(s.target) or _is_complex(s.value)):
         return _kinds(s.op, _is_complex(s.target) or _is_complex(s.value))
     if isinstance(s, ir.Print):
