@@ -25,11 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import complex_values
+from . import typed_values
 from .debugger_session import DebuggerSession
 from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
 from .kernel_protocol import KernelLaunch
-from .structs import parse_struct
 from .targets.base import Controller, FrameInfo, StopEvent, TargetError
 from .targets.device import CudaFocus, Dim3, GpuController
 from .teams import TeamPosition
@@ -293,18 +292,8 @@ class GpuKernelSession(DebuggerSession):
                 if array is not None:
                     values[py_name] = array
                 continue
-            fields = parse_struct(text)  # a complex number: the runtime's struct
-            number = complex_values.from_fields(fields or {}, kinds.get(py_name, ""))
-            if number is not None:
-                values[py_name] = number
-                continue
-            value = parse_gdb_value(text)
-            if isinstance(value, int | float | bool):
-                kind = kinds.get(py_name)
-                if kind in ("float", "float32"):
-                    value = float(value)
-                elif kind == "bool":
-                    value = bool(value)
+            value = typed_values.from_gdb(py_name, text, kinds)  # as the CPU's are
+            if value is not None:
                 values[py_name] = value
         return values
 

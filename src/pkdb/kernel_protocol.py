@@ -57,7 +57,7 @@ class KernelLaunch(Message):
     agent_tids: list[int] = field(default_factory=list)
     variable_kinds: dict[str, str] = field(
         default_factory=dict
-    )  # name -> float|float32|int|bool|complex64|complex128
+    )  # name -> float|float32|int|bool|complex64|complex128; struct fields as "p.q"
     # Subviews of the kernel by name (pkernels' Subview.describe): shown as NumPy views.
     subviews: dict[str, Any] = field(default_factory=dict)
     # Random pools by the kernel's parameter name (a workload's self.pool is self_pool):

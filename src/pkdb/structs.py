@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import complex_values, float32
 from .gdbexpr import parse_gdb_value
 
 _MARKER = "__pkdb_struct__"
@@ -78,10 +79,7 @@ class StructValue:
         object.__setattr__(
             self,
             "_fields",
-            {
-                name: StructValue(value) if isinstance(value, dict) else value
-                for name, value in fields.items()
-            },
+            {name: _field_value(value) for name, value in fields.items()},
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -107,3 +105,11 @@ class StructValue:
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={value!r}" for name, value in self._fields.items())
         return f"struct({inner})"
+
+
+def _field_value(value: Any) -> Any:
+    """A field as the evaluation sees it: a float32 or complex field (sent as their
+    stand-ins) as NumPy's scalar, a nested struct as a :class:`StructValue`."""
+    if float32.is_encoded(value) or complex_values.is_encoded(value):
+        return complex_values.decode(float32.decode(value))
+    return StructValue(value) if isinstance(value, dict) else value

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from fake_cuda_gdb import FakeCudaGdb
 
@@ -228,3 +229,15 @@ def test_list_and_longlist_show_the_kernel_source_at_the_stop(console):
     assert "acc += y_view[j] * temp2" in console.run("list")
     assert [line.split()[0] for line in console.run("list 4, 2").splitlines()] == ["4", "5", "6"]
     assert console.run("list x") == "*** usage: list [FIRST[, LAST]] or list . (got 'x')"
+
+
+def test_struct_fields_and_float32_read_as_on_the_cpu(console):
+    """The GPU front end reads variables through the CPU's conversion (typed_values):
+    a classtype's float field gdb shows as 0 is 0.0, a float32 local NumPy's float32."""
+    fake, launch = console.gpu.controller, console.gpu.launch
+    fake.values = lambda block, thread: {"j": "10", "p": "{x = 0, id = 3}", "h": "2"}
+    launch.variable_kinds |= {"p.x": "float", "p.id": "int", "h": "float32"}
+    assert console.run("p p.x") == "0.0"
+    assert console.run("p p.id + 1") == "4"
+    assert console.run("p type(h).__name__, h / 3") == repr(("float32", np.float32(2) / 3))
+    assert console.run("locals").splitlines() == ["p = struct(x=0.0, id=3)", "h = np.float32(2.0)"]

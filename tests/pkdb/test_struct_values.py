@@ -7,11 +7,14 @@ import math
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pkdb_harness import write
 
 import pkernels as pk
-from pkdb.structs import StructValue, parse_struct
+from pkdb.structs import StructValue, decode, parse_struct
+from pkdb.teams import decode_values
+from pkdb.typed_values import from_gdb
 
 KERNEL_PROMPT = r"\(pkdb-openmp\) "
 
@@ -59,6 +62,28 @@ def test_gdb_struct_text_becomes_fields() -> None:
         value.x = 2
 
 
+def test_struct_fields_take_the_kinds_pkernels_gives_them() -> None:
+    """gdb prints the double 0.0 as 0: the launch's kinds (by dotted field name) make a
+    float field a float again, a float32 one NumPy's float32, nested structs too."""
+    kinds = {"p.x": "float", "p.n": "int", "p.ok": "bool", "p.pos.a": "float32"}
+    kinds |= {"p.pos.z": "complex128", "p.pos.b": "float", "i": "int", "t": "float"}
+    text = "{x = 0, n = 0, ok = true, pos = {a = 2, b = -0, z = {re = 0, im = 1}}}"
+    sent = from_gdb("p", text, kinds)
+    value = decode_values({"p": sent})["p"]  # as the agent gets it, through JSON's types
+    assert isinstance(value, StructValue) and value == decode(sent)
+    assert type(value.x) is float and value.x == 0.0 and repr(value.x) == "0.0"
+    assert type(value.n) is int and value.ok is True
+    assert type(value.pos.a) is np.float32 and value.pos.a == 2
+    assert type(value.pos.b) is float and math.copysign(1, value.pos.b) == -1
+    assert type(value.pos.z) is np.complex128 and value.pos.z == 1j
+    # the kinds scalars had already: a number of its kind, a complex, unknown as is
+    assert from_gdb("t", "0", kinds) == 0.0 and type(from_gdb("t", "0", kinds)) is float
+    assert type(from_gdb("i", "0", kinds)) is int and from_gdb("w", "3", kinds) == 3
+    assert from_gdb("p", "<optimized out>", kinds) is None
+    # a struct whose field kinds are unknown (an older launch message): gdb's numbers
+    assert decode(from_gdb("s", "{x = 0}", {})).x == 0
+
+
 @pytest.mark.skipif(
     shutil.which("gdb") is None or shutil.which("g++") is None, reason="needs gdb and g++"
 )
@@ -71,6 +96,11 @@ def test_classtype_local_fields_at_a_kernel_stop(tmp_path: Path, kernel_pty) -> 
     assert s.cmd("p p.id", KERNEL_PROMPT).strip() == str(i + 100)
     assert float(s.cmd("p p.x * 2", KERNEL_PROMPT).strip()) == 2.0 * (i + 1)
     assert "struct(x=" in s.cmd("p p", KERNEL_PROMPT)
+    # float fields are floats, whole or zero (gdb prints 1.0 as 1, +0.0 as 0)
+    assert s.cmd("p p.x", KERNEL_PROMPT).strip() == repr(float(i + 1))
+    s.cmd("send set var p.q = 0", KERNEL_PROMPT)
+    assert s.cmd("p p.q", KERNEL_PROMPT).strip() == "0.0"
+    assert f"struct(x={float(i + 1)!r}, q=0.0, id={i + 100})" in s.cmd("p p", KERNEL_PROMPT)
     assert "read-only at a stop" in s.cmd("eval p.x = 3", KERNEL_PROMPT)
     # -0.0 (gdb reads the literal -0.0 as 0); gdb shows the field as -0
     s.cmd("send set var p.q = -1.0 * 0", KERNEL_PROMPT)

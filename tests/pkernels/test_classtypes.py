@@ -247,6 +247,15 @@ def test_structs_in_the_generated_source() -> None:
     assert "pk_ct_Particle p;\n    int64_t n;\n    bool active;" in src[cell:]
     assert "static inline void pk_fn_push_(pk_ct_Particle& p, double by)" in src
     assert entry.variable_kinds.get("c") is None  # a struct, not a scalar, for pkdb
+    # its fields' kinds by dotted name, nested ones too, and a helper's struct parameter
+    kinds = entry.variable_kinds
+    assert (kinds["c.p.x"], kinds["c.p.id"], kinds["c.n"], kinds["c.active"]) == (
+        "float",
+        "int",
+        "int",
+        "bool",
+    )
+    assert kinds["p.q"] == "float"
     assert Particle.__pkernels_classtype__.fields == ("x", "q", "id")
     assert Cell.__pkernels_classtype__.fields == ("p", "n", "active")
 

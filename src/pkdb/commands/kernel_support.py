@@ -7,16 +7,14 @@ import linecache
 import re
 from typing import Any, Protocol
 
-from .. import assigned, complex_values, float32, memviews, subviews
+from .. import assigned, complex_values, float32, memviews, subviews, typed_values
 from ..assigned import unassigned_locals
 from ..gdbexpr import parse_gdb_value
 from ..kernel_protocol import HOST_FRAME, KernelReply
 from ..kernel_session import KernelSession
 from ..stop_lines import python_function
 from ..structs import decode as decode_struct
-from ..structs import encode as encode_struct
 from ..structs import is_encoded as is_struct
-from ..structs import parse_struct
 from ..targets.base import TargetError
 from ..teams import TeamPosition, decode, is_encoded
 from .registry import Console
@@ -102,20 +100,8 @@ def kernel_values(
             if view is not None:
                 values[py_name] = view
                 continue
-        fields = parse_struct(text)  # a @pk.classtype local, or a complex number
-        if fields is not None:
-            number = complex_values.from_fields(fields, kinds.get(py_name, ""))
-            values[py_name] = encode_struct(fields) if number is None else number
-            continue
-        value = parse_gdb_value(text)
-        if isinstance(value, int | float | bool):
-            kind = kinds.get(py_name)
-            if kind == "float":
-                value = float(value)
-            elif kind == "float32":  # computes in single precision, as the kernel does
-                value = float32.encode(value)
-            elif kind == "bool":
-                value = bool(value)
+        value = typed_values.from_gdb(py_name, text, kinds)  # numbers, structs, complex
+        if value is not None:
             values[py_name] = value
     for name, description in (launch.subviews if launch else {}).items():
         subview = subviews.encode(description, raw)

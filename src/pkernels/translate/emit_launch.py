@@ -217,21 +217,38 @@ def debugger_names(
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """What a debugger needs to show a kernel's variables as Python values: each
     scalar's kind (``"float"``, ``"float32"``, ``"int"``, ``"bool"``: gdb prints 0.0 as
-    0; ``"complex64"``, ``"complex128"``: the runtime's struct) and the subviews by name
+    0; ``"complex64"``, ``"complex128"``: the runtime's struct), a ``@pk.classtype``
+    struct's fields by dotted name (``"p.q"``, ``"p.pos.a"``), and the subviews by name
     (their ``describe()``), the kernel's own names winning over its helpers' (every
     backend's entry carries them)."""
-    scalars: dict[str, DataType] = {}
+    scalars: dict[str, DataType | ir.StructType] = {}
     for fn in [*helpers, kernel]:  # the kernel's own names win over its helpers'
-        scalars.update({p.name: p.type for p in fn.params if isinstance(p.type, DataType)})
+        scalars.update(
+            {p.name: p.type for p in fn.params if isinstance(p.type, DataType | ir.StructType)}
+        )
         for s in ir.statements(fn.body):  # nested bodies' locals (kernel's own names win)
             if isinstance(s, ir.NestedParallel | ir.Single):
                 scalars.update(s.locals)
             if isinstance(s, ir.NestedParallel):
                 scalars.update({v.name: v.type for v in (*s.indices, s.acc, s.last_pass) if v})
         scalars.update(fn.locals)
-    kinds = {name: _kind(dtype) for name, dtype in scalars.items() if isinstance(dtype, DataType)}
+    kinds: dict[str, str] = {}
+    for name, dtype in scalars.items():
+        kinds.update(_kinds(name, dtype))
     subviews = {name: d for fn in [*helpers, kernel] for name, d in fn.subviews.items()}
     return kinds, subviews
+
+
+def _kinds(name: str, dtype: object) -> dict[str, str]:
+    """The kind of the variable ``name``, or of each field of a struct (by dotted name);
+    nothing for other types (views, pools, team members)."""
+    if isinstance(dtype, ir.StructType):
+        return {
+            path: kind
+            for field_name, field_type in dtype.fields
+            for path, kind in _kinds(f"{name}.{field_name}", field_type).items()
+        }
+    return {name: _kind(dtype)} if isinstance(dtype, DataType) else {}
 
 
 def _kind(dtype: DataType) -> str:
