@@ -332,6 +332,11 @@ def _box_sum(i, j, acc: pk.Acc[pk.complex128], grid):
 
 
 @pk.workunit
+def _box_scale(i, j, out, grid, z):
+    out[i, j] = grid[i, j] * z
+
+
+@pk.workunit
 def _running_sum(i, acc: pk.Acc[pk.complex128], last_pass, a, out):
     acc += a[i]
     if last_pass:
@@ -474,12 +479,31 @@ def test_hybrid_launches_take_complex_arguments_and_sums(to_debug):
     from test_hybrid_build import Hybrid
 
     a, out = np.arange(40) * (1 - 0.5j), np.zeros(40, complex)
+    grid, scaled = a.reshape(5, 8), np.zeros((5, 8), complex)
     policy = pk.RangePolicy(pk.OpenMP, 0, 40)
     with observing(Hybrid(to_debug)) as observer:
         pk.parallel_for(policy, _affine, out=out, a=a, z=0.5 + 2j, w=np.complex128(-1j))
         total = pk.parallel_reduce(policy, _weighted_sum, a=a, x=np.ones(40))
-    assert all(fast is not None for _, fast in observer.seen)  # the hybrid launcher ran
+        # an MDRange box: its for has a hybrid launcher (of rank 2, taking z's parts);
+        # its reduce none (emit_hybrid.has_hybrid_launch): the debug build sums it all
+        box = pk.MDRangePolicy(pk.OpenMP, [0, 0], [5, 8])
+        pk.parallel_for(box, _box_scale, out=scaled, grid=grid, z=0.5 + 2j)
+        box_total = pk.parallel_reduce(box, _box_sum, grid=grid)
+    assert [fast is not None for _, fast in observer.seen] == [True, True, True, False]
     assert (out == a * (0.5 + 2j) - 1j).all() and total == a.sum()
+    assert (scaled == grid * (0.5 + 2j)).all()
+    assert box_total == a.sum() and type(box_total) is complex  # whole parts: exact
+
+
+def test_a_scan_given_a_reducer_is_refused_with_what_scans_do():
+    """Scans add (real ones as complex ones): reducer=pk.Prod is refused, saying so."""
+    a, out = np.ones(4, complex), np.zeros(4, complex)
+    for space in (pk.Debug, pk.Serial):
+        with pytest.raises(pk.DispatchError, match=r"running total is a sum: parallel_scan"):
+            pk.parallel_scan(
+                pk.RangePolicy(space, 0, 4), _running_sum, a=a, out=out, reducer=pk.Prod
+            )
+    assert (out == 0).all()  # nothing ran
 
 
 def test_complex_arguments_marshal_in_c(monkeypatch):

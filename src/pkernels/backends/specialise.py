@@ -55,7 +55,18 @@ def _check_arguments(
             f"parallel_{operation} of {workunit.__name__}: {'; '.join(parts)} "
             f"(the workunit takes {', '.join(names) or 'no keyword arguments'}{note})"
             + _operation_hint(workunit, operation, kwargs, rank)
+            + _scan_reducer_hint(operation, kwargs, extra)
         )
+
+
+def _scan_reducer_hint(operation: str, kwargs: dict[str, Any], extra: list[str]) -> str:
+    """A scan given ``reducer=pk.Prod`` (say): what a scan computes instead."""
+    if operation == "scan" and "reducer" in extra and isinstance(kwargs["reducer"], Reducer):
+        return (
+            ". A scan's running total is a sum: parallel_scan takes no reducer= "
+            "(parallel_reduce does)"
+        )
+    return ""
 
 
 def _operation_hint(
