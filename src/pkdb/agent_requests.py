@@ -45,7 +45,7 @@ class AgentRequests:
         takes, or until Ctrl-C; any other must be answered within ``_patience`` seconds.
         While an evaluation the user interrupted runs on, a request is sent only when
         the agent shows it can answer (see :meth:`agent_answers`)."""
-        from .kernel_protocol import USER_CODE_ACTIONS, KernelReply, KernelRequest
+        from .kernel_protocol import USER_CODE_ACTIONS, KernelRequest
 
         frontend = self.frontend
         debuggee = frontend.debuggee
@@ -61,20 +61,33 @@ class AgentRequests:
         except ChannelClosed:
             raise TargetError("the program ended") from None
         deadline = None if user_code else time.monotonic() + _patience
+        try:
+            return self._reply_to(request_id, deadline, user_code)
+        except KeyboardInterrupt:
+            # Wherever Ctrl-C lands while the user's code runs -- waiting for a message,
+            # tending the evaluation's threads, handling another message --, the
+            # evaluation runs on: say so and drop its reply when it comes.
+            if not user_code:
+                raise
+            self.abandoned.add(request_id)
+            raise TargetError(
+                "interrupted: the evaluation runs on in the program until it returns "
+                "(a running kernel cannot be stopped midway); its result is dropped"
+                + _busy_note(len(self.abandoned))
+            ) from None
+
+    def _reply_to(self, request_id: int, deadline: float | None, user_code: bool) -> KernelReply:
+        """The agent's reply to ``request_id``, handling other messages meanwhile."""
+        from .kernel_protocol import KernelReply
+
+        frontend = self.frontend
+        debuggee = frontend.debuggee
+        assert debuggee is not None
         while True:
             try:
                 message = debuggee.receive(timeout=KERNEL_POLL_INTERVAL)
             except ChannelClosed:
                 raise TargetError("the program ended") from None
-            except KeyboardInterrupt:
-                if not user_code:
-                    raise
-                self.abandoned.add(request_id)
-                raise TargetError(
-                    "interrupted: the evaluation runs on in the program until it returns "
-                    "(a running kernel cannot be stopped midway); its result is dropped"
-                    + _busy_note(len(self.abandoned))
-                ) from None
             if message is None:
                 if deadline is not None and time.monotonic() > deadline:
                     raise TargetError("the program did not answer")
