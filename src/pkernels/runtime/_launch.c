@@ -74,6 +74,19 @@ static int marshal_complex(PyObject *value, int64_t *slots, Py_ssize_t *n)
     return 0;
 }
 
+/* `number` (a new reference, NULL on an error already raised) into `slot` as a uint64. */
+static int store_uint64(PyObject *number, int64_t *slot)
+{
+    if (number == NULL)
+        return -1;
+    unsigned long long bits = PyLong_AsUnsignedLongLong(number);
+    Py_DECREF(number);
+    if (bits == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    memcpy(slot, &bits, sizeof bits);
+    return 0;
+}
+
 static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *slot)
 {
     if (kind == FLOAT) {
@@ -90,18 +103,8 @@ static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *s
         *slot = truth;
         return 0;
     }
-    if (kind == UINT64) {
-        /* An int (or an object with __index__); a random pool is left to take_pool_keys. */
-        PyObject *number = PyNumber_Index(value);
-        if (number == NULL)
-            return -1;
-        unsigned long long bits = PyLong_AsUnsignedLongLong(number);
-        Py_DECREF(number);
-        if (bits == (unsigned long long)-1 && PyErr_Occurred())
-            return -1;
-        memcpy(slot, &bits, sizeof bits);
-        return 0;
-    }
+    if (kind == UINT64) /* an int (or __index__); a random pool is left to take_pool_keys */
+        return store_uint64(PyNumber_Index(value), slot);
     /* INT: the step's third and fourth items bound it (the C type's range). */
     long long number = PyLong_AsLongLong(value);
     if (number == -1 && PyErr_Occurred())
@@ -117,25 +120,18 @@ static int marshal_scalar(PyObject *value, long kind, PyObject *step, int64_t *s
 PyDoc_STRVAR(launch_doc,
 "launch(entry, steps, kwargs, begin, end, result) -> int\n\n"
 "Marshal ``kwargs`` as ``steps`` say (a tuple of (name, kind, a, b): a view's rank,\n"
-"an int's bounds, a uint64's random pool class) and call the packed launch entry at address ``entry`` with the\n"
-"GIL released. Returns 0 once the kernel ran, or 1 + the index of the first step\n"
-"it could not marshal, having run nothing.");
+"an int's bounds, a uint64's random pool class) and call the packed launch entry at\n"
+"address ``entry`` with the GIL released. Returns 0 once the kernel ran, or 1 + the\n"
+"index of the first step it could not marshal, having run nothing.");
 
 /* A random pool's launch key into each of `count` slots: taken only once every other
  * argument was marshalled, since taking one advances the pool (a launch that goes the
  * Python way instead must not have advanced it). */
 static int take_pool_keys(PyObject *const *pools, int64_t *const *slots, Py_ssize_t count)
 {
-    for (Py_ssize_t k = 0; k < count; ++k) {
-        PyObject *key = PyObject_CallMethodNoArgs(pools[k], launch_key_name);
-        if (key == NULL)
+    for (Py_ssize_t k = 0; k < count; ++k)
+        if (store_uint64(PyObject_CallMethodNoArgs(pools[k], launch_key_name), slots[k]) != 0)
             return -1;
-        unsigned long long bits = PyLong_AsUnsignedLongLong(key);
-        Py_DECREF(key);
-        if (bits == (unsigned long long)-1 && PyErr_Occurred())
-            return -1;
-        memcpy(slots[k], &bits, sizeof bits);
-    }
     return 0;
 }
 
