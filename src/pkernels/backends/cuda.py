@@ -3,8 +3,10 @@ cannot run) and launched on CuPy arrays (:mod:`pkernels.runtime.cuda_launch`, im
 the first Cuda dispatch: it brings CuPy, which CPU-only installs never need).
 
 Three builds of each kernel, as on the CPU: release, checked and debug (``-G``, for
-cuda-gdb); GUARDED runs the checked build (no bounds proofs on the GPU yet) and HYBRID
-the debug build (no release half on the GPU)."""
+cuda-gdb). A launch the translation's bounds proof (:mod:`pkernels.translate.bounds_proof`)
+shows unable to fail a check runs the release build under GUARDED and HYBRID; otherwise
+GUARDED runs the checked build and HYBRID the debug build (a GPU launch has no release
+half to hand indices over from: it runs as a whole in one build)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from ..api.policies import RangePolicy
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
 from ..errors import DispatchError, KernelError
 from ..runtime.hooks import BuildMode
 from ..runtime.marshal import argument_type
-from ..translate.kernel import check_reducer, lower_workunit
+from ..translate.bounds_proof import launch_proof
+from ..translate.kernel import TEAM, check_reducer, lower_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch
 from .specialise import line_span, specialization_key
@@ -38,16 +42,15 @@ class CudaBackend:
     faults: Mapping[int, type[KernelError]] = FAULT_ERRORS
 
     def build_mode(self, launch: Launch) -> BuildMode:
-        if launch.build is BuildMode.GUARDED:
-            return BuildMode.CHECKED
-        if launch.build is BuildMode.HYBRID:
-            return BuildMode.DEBUG
-        return launch.build
+        mode = launch.build
+        if mode is BuildMode.GUARDED or mode is BuildMode.HYBRID:
+            if _proven(launch):
+                return BuildMode.RELEASE
+            return BuildMode.CHECKED if mode is BuildMode.GUARDED else BuildMode.DEBUG
+        return mode
 
     def kernel(self, launch: Launch) -> Any:
-        from ..runtime.cuda_launch import cupy_module
-
-        cupy_module()  # a clear error without CuPy or a GPU
+        _cuda_ready()
         for name, value in launch.kwargs.items():
             if isinstance(value, np.ndarray):
                 raise DispatchError(
@@ -64,6 +67,27 @@ class CudaBackend:
         self, operation: str, workunit: Any, kwargs: dict[str, Any]
     ) -> Any | None:
         return None  # every GPU dispatch takes the full path
+
+
+def _cuda_ready() -> None:
+    from ..runtime.cuda_launch import cupy_module
+
+    cupy_module()  # a clear error without CuPy or a GPU
+
+
+def _proven(launch: Launch) -> bool:
+    """Whether this range or box launch is proven unable to fail a check (the release
+    build's proof, compiled first if need be: a proven launch runs it)."""
+    if launch.rank == TEAM:
+        return False  # no proofs for teams
+    _cuda_ready()
+    proof = cuda_kernel(launch, "release").proof
+    if proof is None:
+        return False
+    policy = launch.policy
+    if type(policy) is RangePolicy:
+        return bool(proof.holds(policy.begin, policy.end, launch.kwargs))
+    return bool(proof.holds(policy.begins, policy.ends, launch.kwargs))
 
 
 def cuda_kernel(launch: Launch, build: str) -> Any:
@@ -85,6 +109,7 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
             index = int64  # a TeamPolicy module has no index
         check_reducer(workunit, function, reducer)
         entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
+        proof = launch_proof(function, helpers, operation, rank)
         path, code, compiled, module = build_cuda(entry, f"workunit {workunit.__qualname__}", build)
         kernel = CudaKernel(
             workunit.__name__,
@@ -98,6 +123,7 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
             module,
             build=build,
             debug=build == "debug",
+            proof=proof,
         )
         launch.marker.specializations[key] = kernel
     return kernel
