@@ -309,16 +309,23 @@ __device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
 #include "pkernels/shared/complex.hpp"
 #undef PK_FN
 // abs(z): NumPy's, the C library's hypot of the parts (in their own type). CUDA's hypot
-// overflows where the result is within an ulp or two of the largest finite value
-// (hypot(1.8e14, DBL_MAX) is inf there, DBL_MAX in C: found on the H200); scaled by a
-// power of two (exact both ways), such parts round as everywhere else.
+// is within 2 ulps, not correctly rounded: near the largest finite value that overflows
+// (hypot(1.8e14, DBL_MAX) is inf there, DBL_MAX in C: found on the H200). Where one part
+// is below 2^-27 (float: 2^-13) of the other, the exact result rounds to the larger part:
+// that is returned; parts above 2^1000 are scaled by a power of two (exact both ways).
 template <typename T>
 __device__ __forceinline__ T cabs(complex<T> z) {
-    const T big = fmax(fabs(z.re), fabs(z.im));
-    const T huge = sizeof(T) == 8 ? T(0x1p1000) : T(0x1p120f);
-    const T down = sizeof(T) == 8 ? T(0x1p-600) : T(0x1p-60f);
-    if (big > huge && isfinite(big))
-        return pk_math::hypot(z.re * down, z.im * down) / down;
+    const T re = fabs(z.re), im = fabs(z.im);
+    if (!(re != re || im != im)) {  // no NaN part (fmax/fmin would pass it over)
+        const T big = fmax(re, im), small = fmin(re, im);
+        const T tiny = sizeof(T) == 8 ? T(0x1p-27) : T(0x1p-13f);
+        if (small <= big * tiny)
+            return big;  // inf included: hypot(inf, y) is inf
+        const T huge = sizeof(T) == 8 ? T(0x1p1000) : T(0x1p120f);
+        const T down = sizeof(T) == 8 ? T(0x1p-600) : T(0x1p-60f);
+        if (big > huge)
+            return pk_math::hypot(z.re * down, z.im * down) / down;
+    }
     return pk_math::hypot(z.re, z.im);
 }
 #undef PK_MATH
