@@ -382,7 +382,6 @@ def lj_lattice(
     return x, np.ascontiguousarray(neigh), counts
 
 
-
 class LennardJones(Workload):
     """LJ forces (epsilon = sigma = 1, cutoff 2.1) over a full neighbour list.
 
