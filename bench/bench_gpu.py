@@ -204,6 +204,7 @@ def measure(o: Outcome, cp: Any, tm: Any, repeats: int) -> None:
     """Cold first dispatch, then each variant's result checked alone, then the rounds."""
     case = o.case
     case.reset()
+    cp.cuda.get_current_stream().synchronize()  # the data's set-up is not the first call's
     first, _ = tm.time_once(case.calls[PK])  # translate + NVRTC + load + one run
     results = {}
     for name, call in case.calls.items():  # the variants share the output: one at a time
