@@ -311,7 +311,11 @@ def hand_reduce(cp: Any, kernel: Any, grid: Any, block: Any, args: tuple) -> Cal
     return call
 
 
-def yax_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001 - see Case
+# Each builder takes (cupy, numpy, pkernels, _gpu_kernels, the hand RawKernels by name, the
+# GPU's multiprocessor count, --quick) and returns the Case, its data on the GPU.
+
+
+def yax_case(cp, np, pk, g, hand, sms, quick) -> Case:
     rows = cols = 1024 if quick else 8192
     rs = cp.random.RandomState(0)
     # LayoutLeft, as Kokkos (and a PyKokkos user) gets a CudaSpace view by default.
@@ -333,7 +337,7 @@ def yax_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001 - see Cas
                 8 * (rows * cols + rows + cols), calls, lambda: None)  # fmt: skip
 
 
-def axpy_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
+def axpy_case(cp, np, pk, g, hand, sms, quick) -> Case:
     n = 1 << (20 if quick else 27)
     rs = cp.random.RandomState(1)
     x, y0 = rs.random_sample(n), rs.random_sample(n)
@@ -351,7 +355,7 @@ def axpy_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
                 24 * n, calls, lambda: y.__setitem__(Ellipsis, y0), output=y)  # fmt: skip
 
 
-def dot_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
+def dot_case(cp, np, pk, g, hand, sms, quick) -> Case:
     n = 1 << (20 if quick else 27)
     rs = cp.random.RandomState(2)
     x, y = rs.random_sample(n), rs.random_sample(n)
@@ -365,7 +369,7 @@ def dot_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
     return Case(f"dot 2^{n.bit_length() - 1}", f"{n} doubles", 16 * n, calls, lambda: None)
 
 
-def stencil_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
+def stencil_case(cp, np, pk, g, hand, sms, quick) -> Case:
     n = 64 if quick else 512
     c0, c1 = -6.0 / 7.0, 1.0 / 7.0
     u = cp.random.RandomState(3).random_sample((n, n, n))
@@ -390,7 +394,7 @@ def stencil_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
                 8 * (n**3 + (n - 2) ** 3), calls, lambda: out.fill(0), output=out)  # fmt: skip
 
 
-def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
+def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:
     from _workloads import LennardJones as LJ
     from _workloads import lj_lattice
 
@@ -440,7 +444,7 @@ def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
                 output=fs, tolerance=1e-10)  # fmt: skip
 
 
-def team_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
+def team_case(cp, np, pk, g, hand, sms, quick) -> Case:
     rows, m = (1024, 256) if quick else (65536, 1024)
     A = cp.random.RandomState(4).random_sample((rows, m))
     out = cp.zeros_like(A)
@@ -461,7 +465,7 @@ def team_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
                 lambda: out.fill(0), output=out)  # fmt: skip
 
 
-def launch_case(cp, np, pk, g, hand, sms, quick) -> Case:  # noqa: ANN001
+def launch_case(cp, np, pk, g, hand, sms, quick) -> Case:
     out = cp.zeros(1)
     policy = pk.RangePolicy(pk.Cuda, 0, 1)
     stream = cp.cuda.get_current_stream()
