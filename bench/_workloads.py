@@ -340,6 +340,48 @@ class Stencil7(Workload):
 # ---------------------------------------------------------------- Lennard-Jones
 
 
+def lj_lattice(
+    side: int, rlist: float, density: float = 0.8442, jitter: float = 0.1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Atoms on a jittered simple-cubic lattice of ``side``³ sites at ``density``, in an
+    open box, and their full neighbour list within ``rlist``, found through lattice offsets
+    (what a cell list does on a lattice): positions (n, 3) float64, neighbours (n, maxn)
+    int32 padded with the atom's own index, counts (n,) int32 (C order)."""
+    a = (1.0 / density) ** (1 / 3)
+    rng = np.random.default_rng(2)
+    grid = np.stack(np.meshgrid(*(np.arange(side),) * 3, indexing="ij"), axis=-1)
+    cells = grid.reshape(-1, 3)
+    x = (cells + rng.uniform(-jitter, jitter, cells.shape)) * a
+    x = np.ascontiguousarray(x)
+    reach = int(np.ceil(rlist / a + 2 * jitter * np.sqrt(3)))
+    rlist2 = rlist**2
+    js, oks = [], []
+    for ox in range(-reach, reach + 1):
+        for oy in range(-reach, reach + 1):
+            for oz in range(-reach, reach + 1):
+                o = np.array([ox, oy, oz])
+                if (ox, oy, oz) == (0, 0, 0):
+                    continue
+                if (np.linalg.norm(o) - 2 * jitter * np.sqrt(3)) * a > rlist:
+                    continue
+                c = cells + o
+                inside = np.all((c >= 0) & (c < side), axis=1)
+                j = np.where(inside, (c[:, 0] * side + c[:, 1]) * side + c[:, 2], 0)
+                d = x - x[j]
+                ok = inside & (np.einsum("ij,ij->i", d, d) < rlist2)
+                js.append(j)
+                oks.append(ok)
+    J = np.stack(js, axis=1)
+    OK = np.stack(oks, axis=1)
+    counts = OK.sum(axis=1).astype(np.int32)
+    maxn = int(counts.max())
+    order = np.argsort(~OK, axis=1, kind="stable")[:, :maxn]
+    neigh = np.take_along_axis(J, order, axis=1).astype(np.int32)
+    pad = np.arange(maxn)[None, :] >= counts[:, None]
+    neigh[pad] = np.broadcast_to(np.arange(side**3, dtype=np.int32)[:, None], neigh.shape)[pad]
+    return x, np.ascontiguousarray(neigh), counts
+
+
 class LennardJones(Workload):
     """LJ forces (epsilon = sigma = 1, cutoff 2.1) over a full neighbour list.
 
@@ -361,49 +403,15 @@ class LennardJones(Workload):
             raise ValueError(f"lj: n must be a cube, got {n}")
         self.n = n
         self.cutsq = self.cutoff**2
-        self.x, self.neigh, self.counts = self._build(side)
+        self.x, self.neigh, self.counts = lj_lattice(
+            side, self.cutoff + self.skin, self.density, self.jitter
+        )
         self.size = (
             f"n={n}, {self.counts.mean():.1f} neighbours/atom (max {self.neigh.shape[1]}), "
             f"{int(self._pairs_in_cutoff())} pairs in cutoff"
         )
         self._shared: np.ndarray | None = None
         self.reference = self.numpy()().copy()
-
-    def _build(self, side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        a = (1.0 / self.density) ** (1 / 3)
-        rng = np.random.default_rng(2)
-        grid = np.stack(np.meshgrid(*(np.arange(side),) * 3, indexing="ij"), axis=-1)
-        cells = grid.reshape(-1, 3)
-        x = (cells + rng.uniform(-self.jitter, self.jitter, cells.shape)) * a
-        x = np.ascontiguousarray(x)
-        rlist = self.cutoff + self.skin
-        reach = int(np.ceil(rlist / a + 2 * self.jitter * np.sqrt(3)))
-        rlist2 = rlist**2
-        js, oks = [], []
-        for ox in range(-reach, reach + 1):
-            for oy in range(-reach, reach + 1):
-                for oz in range(-reach, reach + 1):
-                    o = np.array([ox, oy, oz])
-                    if (ox, oy, oz) == (0, 0, 0):
-                        continue
-                    if (np.linalg.norm(o) - 2 * self.jitter * np.sqrt(3)) * a > rlist:
-                        continue
-                    c = cells + o
-                    inside = np.all((c >= 0) & (c < side), axis=1)
-                    j = np.where(inside, (c[:, 0] * side + c[:, 1]) * side + c[:, 2], 0)
-                    d = x - x[j]
-                    ok = inside & (np.einsum("ij,ij->i", d, d) < rlist2)
-                    js.append(j)
-                    oks.append(ok)
-        J = np.stack(js, axis=1)
-        OK = np.stack(oks, axis=1)
-        counts = OK.sum(axis=1).astype(np.int32)
-        maxn = int(counts.max())
-        order = np.argsort(~OK, axis=1, kind="stable")[:, :maxn]
-        neigh = np.take_along_axis(J, order, axis=1).astype(np.int32)
-        pad = np.arange(maxn)[None, :] >= counts[:, None]
-        neigh[pad] = np.broadcast_to(np.arange(self.n, dtype=np.int32)[:, None], neigh.shape)[pad]
-        return x, np.ascontiguousarray(neigh), counts
 
     def _pairs_in_cutoff(self) -> int:
         d = self.x[:, None, :] - self.x[self.neigh]
