@@ -91,7 +91,8 @@ def test_pkdb_mi_log_records_the_traffic_with_times(tmp_path, monkeypatch):
     script.write_text(FAKE_DEBUGGER)
     with MiSession([sys.executable, str(script)]) as session:
         session.command("-hello there")
-    lines = log.read_text().splitlines()
+    header, *lines = log.read_text().splitlines()
+    assert header.startswith("# pkdb (pid ") and " MI trace; 0.0000 is " in header
     sent = [line for line in lines if " > " in line]
     read = [line for line in lines if " < " in line]
     assert [line.split(" > ", 1)[1] for line in sent][:2] == ["1-gdb-version", "2-hello there"]
