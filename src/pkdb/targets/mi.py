@@ -425,7 +425,8 @@ class _MiTrace:
         self._start = time.monotonic()
         self._lock = threading.Lock()
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
-        self._file.write(f"# pkdb (pid {os.getpid()}) MI trace; 0.0000 is {stamp} ({time.time():.4f})\n")
+        zero = f"{stamp} ({time.time():.4f})"
+        self._file.write(f"# pkdb (pid {os.getpid()}) MI trace; 0.0000 is {zero}\n")
 
     def record(self, pid: int, direction: str, text: str) -> None:
         line = text.rstrip("\n")
