@@ -130,6 +130,8 @@ def test_grids_keep_to_cuda_limits_and_32_bit_indices_only_where_they_fit():
     assert not range_shape(0, INT32_MAX - 10, 256).index32  # the last stride passes 2^31
     assert not range_shape(-(2**31) - 1, 0, 256).index32
     assert not range_shape(0, 3 * 2**31, 256).index32
+    assert not range_shape(-(2**31), -100, 256).index32  # the grid's span passes 2^31 - 1
+    assert range_shape(-(2**31), -(2**30), 256).index32
     assert not box_shape([0, 0], [2**31 - 1, 2], 256).index32
     assert not box_shape([-(2**31) - 1, 0], [0, 2], 256).index32
     assert box_shape([0, 0, 0, 0], [50, 50, 50, 50], 256, max_blocks=1000).index32

@@ -67,7 +67,8 @@ def range_shape(begin: int, end: int, threads: int, max_blocks: int | None = Non
     limit = MAX_GRID_X if max_blocks is None else max(1, min(max_blocks, MAX_GRID_X))
     blocks = max(1, min(-(-count // threads), limit))
     span = blocks * threads
-    index32 = begin >= INT32_MIN and end + span <= INT32_MAX
+    # begin + the first offset and every stride step stay below end + span.
+    index32 = begin >= INT32_MIN and span <= INT32_MAX and end + span <= INT32_MAX
     return LaunchShape((blocks, 1, 1), (threads, 1, 1), index32)
 
 

@@ -16,9 +16,15 @@ Every launch synchronises its stream before returning (as the CPU spaces return 
 the kernel ran): the results of reduce and scan, ``print`` output and faults are there
 when ``parallel_*`` returns. Launch shapes:
 
-* range / MDRange: blocks of :data:`~pkernels.translate.emit_cuda.BLOCK` threads, at
-  most 32 blocks per multiprocessor, grid-stride loops over the indices; reduce adds
-  the blocks' partials here, in block order (the same total every run on one GPU);
+* range / MDRange: blocks of 256, 128, 64 or 32 threads, chosen per kernel by the
+  occupancy calculator (:class:`_RangeState`), grids shaped by
+  :mod:`~pkernels.runtime.cuda_geometry` (a range: one index per thread; a box: its last
+  index along x, the one before along y, the rest along z, ``tiling`` as the block
+  shape), the 32-bit entry where every index fits. A reduce runs on the blocks that are
+  resident at once and in one pass (``pk_rt::grid_reduce``: the last block combines the
+  blocks' partials in a fixed order, the same total every run on one GPU); its scratch
+  (ticket, result, partials) is allocated once per kernel and grown when needed, and
+  only the result is copied back;
 * scan: up to :data:`SCAN_THREADS` threads, each a contiguous chunk of the range, in
   two passes; the exclusive prefix of the chunk totals is computed here between them;
 * TeamPolicy: one block per team of ``team_size`` threads (``pk.AUTO``: see

@@ -9,12 +9,21 @@ hardware has it), ``pk.printf`` (CUDA's ``printf``) and the launch kernels. Ever
 statement keeps its ``#line`` directive, so NVRTC's errors (and cuda-gdb) name Python
 lines.
 
-The ``__global__`` entry points (one per module, :data:`ENTRY`):
+The ``__global__`` entry points (:data:`ENTRY`; range and box modules also :data:`ENTRY_32`):
 
-* range / MDRange ``parallel_for``: a grid-stride loop over the range (an MDRange box
-  flattened row-major, each flat index decoded into the indices);
-* ``parallel_reduce``: the same loop into a per-thread partial, the block's partials
-  added in shared memory, one partial per block (the host adds them in block order);
+* range / MDRange ``for`` and ``reduce``: one body, a template on its index arithmetic's
+  type, behind two entries, :data:`ENTRY` (64-bit) and :data:`ENTRY_32` (32-bit, which
+  the host launches when the launch's indices fit). A range runs index ``begin +
+  blockIdx.x * blockDim.x + threadIdx.x`` (then a grid-stride loop, which runs once when
+  the grid covers the range); a box runs its last index along x, the one before along
+  y, the outer ones (flattened row-major, the only ones decoded with ``/`` and ``%``)
+  along z, each in a grid-stride loop. :mod:`pkernels.runtime.cuda_geometry` sizes the
+  grids and maps indices to threads for debuggers;
+* ``reduce``: each thread's indices into its partial, then ``pk_rt::grid_reduce``
+  (``cuda.hpp``): the block's partials combined (warp shuffles, or shared memory for
+  complex and struct accumulators), one partial per block stored, and the last block
+  (an atomic ticket) combines them in a fixed tree into the result, the one value the
+  host reads;
 * ``parallel_scan``: one launch per pass, each thread taking a contiguous chunk of the
   range; the host computes the exclusive prefix of the chunk totals between the passes;
 * TeamPolicy: a team is one block of ``team_size`` threads; blocks take league ranks

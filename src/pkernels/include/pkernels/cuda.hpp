@@ -166,7 +166,13 @@ __device__ __noinline__ void fault(Fault* f, int kind, const char* file, int lin
     f->value = value;
     Text t{f->text, 0, (int)sizeof f->text};
     t.put(file); t.put(":"); t.put_int(line); t.put(": "); t.put(what);
-    t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
+    if (gridDim.y * gridDim.z * blockDim.y * blockDim.z == 1) {  // a 1-D launch: x alone
+        t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
+    } else {  // an MDRange box: (x,y,z), as cuda-gdb and pkdb's `cuda block B thread T`
+        t.put(" (block ("); t.put_int(blockIdx.x); t.put(","); t.put_int(blockIdx.y);
+        t.put(","); t.put_int(blockIdx.z); t.put("), thread ("); t.put_int(threadIdx.x);
+        t.put(","); t.put_int(threadIdx.y); t.put(","); t.put_int(threadIdx.z); t.put(")");
+    }
     t.put(")");
     __threadfence();
     pk_fault_hook(f);
