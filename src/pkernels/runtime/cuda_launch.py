@@ -347,7 +347,7 @@ class CudaKernel:
     def _range_state(self, cp: Any) -> _RangeState:
         """This kernel's block size and reduce scratch (made at its first launch)."""
         if self._ranges is None:
-            self._ranges = _RangeState(cp, self.function)
+            self._ranges = _RangeState(cp, self.function, fixed=self.debug)
         return self._ranges
 
     def _range_shape(self, cp: Any, policy: Any) -> LaunchShape:
@@ -503,9 +503,14 @@ class _RangeState:
     more blocks. The ticket is zero when allocated and every launch leaves it zero, so
     no launch clears anything."""
 
-    def __init__(self, cp: Any, function: Any) -> None:
+    def __init__(self, cp: Any, function: Any, fixed: bool = False) -> None:
         self.threads_limit = min(BLOCK, int(function.max_threads_per_block))
-        self.threads, self.blocks_per_multiprocessor = _occupancy(cp, function, self.threads_limit)
+        # A debug build keeps the largest block, so an index's block and thread are the
+        # same whatever registers -G takes (pkdb users read them).
+        sizes = [self.threads_limit] if fixed else None
+        self.threads, self.blocks_per_multiprocessor = _occupancy(
+            cp, function, self.threads_limit, sizes
+        )
         self.lock = threading.Lock()
         self._function32: Any = None
         self._buffer: Any = None
@@ -533,12 +538,16 @@ class _RangeState:
         (self._buffer.data + offset).copy_to_host(ctypes.c_void_p(into.ctypes.data), into.nbytes)
 
 
-def _occupancy(cp: Any, function: Any, limit: int) -> tuple[int, int]:
+def _occupancy(
+    cp: Any, function: Any, limit: int, sizes: list[int] | None = None
+) -> tuple[int, int]:
     """(threads per block, blocks per multiprocessor) of a range or box kernel: the block
-    size of 256, 128, 64 or 32 threads (at most ``limit``) that keeps the most threads
-    resident per multiprocessor (the larger on a tie), by the driver's occupancy
-    calculator; 256 threads and 8 blocks when it cannot answer."""
-    sizes = [size for size in (256, 128, 64, 32) if size <= limit] or [32]
+    size of ``sizes`` (256, 128, 64 or 32 threads, at most ``limit``) that keeps the most
+    threads resident per multiprocessor (the larger on a tie), by the driver's occupancy
+    calculator; the first size, and 2048 threads' worth of blocks, when it cannot
+    answer."""
+    if sizes is None:
+        sizes = [size for size in (256, 128, 64, 32) if size <= limit] or [32]
     try:
         handle = function.kernel.ptr if hasattr(function, "kernel") else function.ptr
         occupancy = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor
