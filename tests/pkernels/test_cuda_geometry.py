@@ -9,13 +9,16 @@ generated CUDA compile with nvcc (when it is on the PATH; the GPU tests run them
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cuda import gpu
 
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
@@ -30,7 +33,7 @@ from pkernels.runtime.cuda_geometry import (
     thread_of_box_index,
     thread_of_number,
 )
-from pkernels.runtime.marshal import argument_type
+from pkernels.runtime.marshal import argument_type, struct_dtype
 from pkernels.translate.emit_cuda import ENTRY, ENTRY_32, emit_cuda_module
 from pkernels.translate.kernel import lower_workunit
 
@@ -253,3 +256,242 @@ def test_range_and_box_kernels_compile_with_nvcc_with_both_index_widths(tmp_path
     box4 = sources["box4_for"]
     assert "const PkI pk_i3 = (PkI)pk_b3 + pk_x;" in box4
     assert "const PkI pk_i1 = (PkI)pk_b1 + pk_o % pk_n1;" in box4
+
+
+# ---------------------------------------------------------------- the host side, faked
+
+
+class _FakeMemory:
+    """Device memory of the fake CuPy: bytes at a made-up address."""
+
+    next_address = 1 << 20
+
+    def __init__(self, nbytes: int) -> None:
+        self.bytes = bytearray(nbytes)
+        self.nbytes = nbytes
+        self.address = _FakeMemory.next_address
+        _FakeMemory.next_address += nbytes + 4096
+        self.data = _FakePointer(self, 0)
+
+
+class _FakePointer:
+    def __init__(self, memory: _FakeMemory, offset: int) -> None:
+        self.memory, self.offset = memory, offset
+
+    @property
+    def ptr(self) -> int:
+        return self.memory.address + self.offset
+
+    def __add__(self, n: int) -> _FakePointer:
+        return _FakePointer(self.memory, self.offset + n)
+
+    def copy_to_host(self, destination, size: int) -> None:
+        data = bytes(self.memory.bytes[self.offset : self.offset + size])
+        ctypes.memmove(destination, data, size)
+
+
+class _FakeKernel:
+    """A loaded entry: records its launches; a reduce's launch stores ``result`` at the
+    result address it was given, as the last block does."""
+
+    max_threads_per_block = 256
+
+    def __init__(self, cupy: _FakeCupy, name: str) -> None:
+        self.cupy, self.name, self.ptr = cupy, name, id(self)
+
+    def __call__(self, grid, block, args) -> None:
+        self.cupy.launches.append((self.name, grid, block, args))
+        if self.cupy.result is not None:
+            address = int(args[-3 if self.cupy.result_last else 4])
+            memory = self.cupy.memory
+            offset = address - memory.address
+            memory.bytes[offset : offset + len(self.cupy.result)] = self.cupy.result
+
+
+class _FakeCupy:
+    """What the launcher asks of CuPy for a range or box launch."""
+
+    def __init__(self) -> None:
+        self.launches: list = []
+        self.allocations = 0
+        self.memory: _FakeMemory | None = None
+        self.result: bytes | None = None
+        self.result_last = False
+        fake = self
+
+        class Driver:
+            @staticmethod
+            def occupancyMaxActiveBlocksPerMultiprocessor(handle, size, shared):  # noqa: N802
+                return {256: 6, 128: 12, 64: 16, 32: 32}[size]  # 256 threads: 1536 a SM
+
+        class Device:
+            id = 1234
+            attributes = {"MultiProcessorCount": 10}
+
+        class Event:
+            def __init__(self, **kwargs) -> None:
+                pass
+
+            def record(self) -> None:
+                pass
+
+            def synchronize(self) -> None:
+                pass
+
+        class Cuda:
+            driver = Driver
+
+            def Device(self):  # noqa: N802
+                return Device()
+
+            def Event(self, **kwargs):  # noqa: N802
+                return Event()
+
+        self.cuda = Cuda()
+
+        def zeros(nbytes, dtype):
+            assert dtype == np.uint8
+            fake.allocations += 1
+            fake.memory = _FakeMemory(nbytes)
+            return fake.memory
+
+        self.zeros = zeros
+
+
+def _fake_kernel(workunit, operation: str, rank: int = 1, reducer=pk.Sum, **kwargs):
+    from pkernels.runtime.cuda_launch import CudaKernel
+
+    arg_types = {name: argument_type(name, value) for name, value in kwargs.items()}
+    function, helpers = lower_workunit(workunit, operation, arg_types, rank, reducer)
+    entry = emit_cuda_module(function, helpers, operation, function.params[0].type, rank, reducer)
+    cupy = _FakeCupy()
+
+    class Module:
+        @staticmethod
+        def get_function(name):
+            return _FakeKernel(cupy, name)
+
+    kernel = CudaKernel(
+        name="k", operation=operation, filename="f.py", lines=range(1, 2), entry=entry,
+        source=Path("kernel.cu"), code=entry.source, function=_FakeKernel(cupy, ENTRY),
+        module=Module(),
+    )  # fmt: skip
+    return kernel, cupy
+
+
+def test_a_range_reduce_launch_reads_back_only_the_result_from_a_kept_scratch(monkeypatch):
+    from pkernels.runtime import cuda_launch
+
+    kernel, cupy = _fake_kernel(_sum_f64, "reduce", x=np.zeros(8))
+    monkeypatch.setattr(cuda_launch, "_cupy", cupy)  # geometry() asks for CuPy itself
+    cupy.result = np.float64(2.5).tobytes()
+    total = kernel._launch_range(cupy, pk.RangePolicy(0, 1_000_000), [])
+    assert total == 2.5 and type(total) is float
+    # 256 threads (1536 resident a multiprocessor, as 128's 12 blocks); 6 blocks a
+    # multiprocessor on 10 of them: 60 blocks, the 32-bit entry.
+    ((name, grid, block, args),) = cupy.launches
+    assert (name, grid, block) == (ENTRY_32, (60, 1, 1), (256, 1, 1))
+    base = cupy.memory.address
+    assert [int(a) for a in args] == [0, 1_000_000, base + 32, base, base + 16]
+    assert cupy.memory.nbytes >= 32 + 60 * 16
+    assert kernel.geometry(pk.RangePolicy(0, 1_000_000), {}) == {
+        "kind": "range", "blocks": 60, "threads": 256, "grid": [60, 1, 1],
+        "block": [256, 1, 1], "begins": [0], "ends": [1_000_000],
+    }  # fmt: skip
+    # Again, and past int32: the same scratch, the 64-bit entry, the same block budget.
+    kernel._launch_range(cupy, pk.RangePolicy(2**31, 2**31 + 10**6), [])
+    assert cupy.allocations == 1
+    assert cupy.launches[1][:3] == (ENTRY, (60, 1, 1), (256, 1, 1))
+
+
+def test_a_box_reduce_of_a_struct_and_a_for_launch_on_the_fake_gpu():
+    kernel, cupy = _fake_kernel(_largest_where, "reduce", reducer=pk.MaxLoc, data=np.zeros(8))
+    layout = struct_dtype(kernel.entry.acc_type)  # pk.float is float32: (val, loc) as C++ has it
+    cupy.result = np.array([(7.0, 41)], dtype=layout).tobytes()
+    found = kernel._launch_range(cupy, pk.RangePolicy(0, 100), [])
+    assert found == (7.0, 41) and type(found) is pk.ValLocScalar
+    assert cupy.launches[0][1:3] == ((1, 1, 1), (256, 1, 1))
+    assert kernel._launch_range(cupy, pk.RangePolicy(5, 5), []) == (-math.inf, 2**63 - 1)
+    assert len(cupy.launches) == 1  # an empty range launches nothing
+    kernel, cupy = _fake_kernel(_fill3, "for", 3, out=np.zeros((3, 4, 5)))
+    kernel._launch_range(cupy, pk.MDRangePolicy([0, 0, 0], [512, 512, 512]), [])
+    ((name, grid, block, args),) = cupy.launches
+    assert (name, grid, block) == (ENTRY_32, (2, 512, 512), (256, 1, 1))
+    assert [int(a) for a in args] == [0, 512, 0, 512, 0, 512]  # no scratch for a for
+    tiled = pk.MDRangePolicy([0, 0, 0], [8, 8, 8], tiling=(2, 4, 8))
+    kernel._launch_range(cupy, tiled, [])
+    assert cupy.launches[1][1:3] == ((1, 2, 4), (8, 4, 2))
+    with pytest.raises(pk.DispatchError, match="at most 256 threads per block"):
+        kernel._launch_range(cupy, pk.MDRangePolicy([0, 0, 0], [8, 8, 8], tiling=(1, 32, 32)), [])
+
+
+# ---------------------------------------------------------------- on a GPU
+
+
+@pk.workunit
+def _fill_shifted(i, out, start: int):
+    out[i - start] = i
+
+
+@pytest.fixture
+def cp():
+    import cupy
+
+    return cupy
+
+
+@gpu
+def test_one_pass_reduces_equal_numpy_and_repeat_bit_for_bit(cp):
+    rng = np.random.default_rng(21)
+    for n in (1, 31, 257, 100_000, 3_000_001):  # one block to many, grid-stride loops
+        x = rng.random(n)
+        policy = pk.RangePolicy(pk.Cuda, 0, n)
+        first = pk.parallel_reduce(policy, _sum_f64, x=cp.asarray(x))
+        assert first == pytest.approx(float(x.sum()), rel=1e-12)
+        assert all(pk.parallel_reduce(policy, _sum_f64, x=cp.asarray(x)) == first for _ in range(3))
+        v = rng.integers(-100, 101, n).astype(np.int32)
+        assert pk.parallel_reduce(policy, _sum_i32, v=cp.asarray(v)) == int(v.sum())
+        z = rng.random(n) + 1j * rng.random(n)
+        total = pk.parallel_reduce(policy, _sum_c128, z=cp.asarray(z))
+        assert total == pytest.approx(complex(z.sum()), rel=1e-12)
+        ties = rng.integers(0, 50, n).astype(np.float64)  # the first index of the largest
+        found = pk.parallel_reduce(policy, _largest_where, reducer=pk.MaxLoc, data=cp.asarray(ties))
+        assert found == (ties.max(), int(ties.argmax()))
+
+
+@gpu
+def test_a_range_past_int32_runs_the_64_bit_entry(cp):
+    start = 2**31 - 5
+    out = cp.zeros(10, dtype=cp.int64)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, start, start + 10), _fill_shifted, out=out, start=start)
+    assert out.get().tolist() == list(range(start, start + 10))
+
+
+@gpu
+@pytest.mark.parametrize("tiling", [None, (2, 4, 8), (3, 1, 5)])
+def test_boxes_of_rank_3_and_4_with_and_without_tiling(cp, tiling):
+    out3 = cp.zeros((5, 6, 9), dtype=cp.int64)
+    pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [1, 0, 2], [5, 6, 9], tiling), _fill3, out=out3)
+    i, j, k = np.indices((5, 6, 9))
+    expected = np.where((i >= 1) & (k >= 2), i * j - k, 0)
+    np.testing.assert_array_equal(out3.get(), expected)
+    A = np.random.default_rng(22).integers(-(2**40), 2**40, (7, 8, 40))
+    box = pk.MDRangePolicy(pk.Cuda, [1, 2, 3], [7, 8, 40], tiling)
+    assert pk.parallel_reduce(box, _sum3, A=cp.asarray(A)) == int(A[1:, 2:, 3:].sum())
+    tiling4 = None if tiling is None else (1, *tiling)
+    out4 = cp.zeros((3, 4, 5, 33))
+    pk.parallel_for(
+        pk.MDRangePolicy(pk.Cuda, [0, 1, 0, 0], [3, 4, 5, 33], tiling4), _fill4, out=out4
+    )
+    i, j, k, m = np.indices((3, 4, 5, 33))
+    np.testing.assert_array_equal(out4.get(), np.where(j >= 1, i + j * k + m, 0))
+    B = np.random.default_rng(23).normal(size=(3, 4, 5, 33))
+    box4 = pk.MDRangePolicy(pk.Cuda, [0, 0, 0, 0], list(B.shape), tiling4)
+    assert pk.parallel_reduce(box4, _largest4, reducer=pk.Max, A=cp.asarray(B)) == B.max()
+
+
+@gpu
+def test_a_tiling_past_the_block_limit_is_refused(cp):
+    with pytest.raises(pk.DispatchError, match=r"tiling \(32, 32\) makes blocks of 1024 threads"):
+        pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [64, 64], (32, 32)), _fill2,
+                        out=cp.zeros((64, 64)))  # fmt: skip
