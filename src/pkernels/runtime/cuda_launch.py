@@ -347,7 +347,9 @@ class CudaKernel:
     def _range_state(self, cp: Any) -> _RangeState:
         """This kernel's block size and reduce scratch (made at its first launch)."""
         if self._ranges is None:
-            self._ranges = _RangeState(cp, self.function, fixed=self.debug)
+            with _RANGE_STATE_LOCK:  # one state (and one scratch lock) per kernel
+                if self._ranges is None:
+                    self._ranges = _RangeState(cp, self.function, fixed=self.debug)
         return self._ranges
 
     def _range_shape(self, cp: Any, policy: Any) -> LaunchShape:
@@ -494,6 +496,9 @@ def _box(rank: int, policy: Any) -> tuple[list[int], list[int]]:
     if rank == 1:
         return [policy.begin], [policy.end]
     return list(policy.begins), list(policy.ends)
+
+
+_RANGE_STATE_LOCK = threading.Lock()
 
 
 class _RangeState:

@@ -75,7 +75,7 @@ class CudaEntry:
     # sizes teams by, and whether the body asks its team size (to split work itself).
     team_ranges: list[tuple[list[ir.Expr], list[ir.Expr]]] = field(default_factory=list)
     asks_team_size: bool = False
-    reducer: Reducer = Sum  # how a reduce's blocks combine (on the GPU, then on the host)
+    reducer: Reducer = Sum  # how a reduce combines (on the GPU; teams' blocks on the host)
     slot_bytes: int = 8  # shared memory per team rank for the team's reduction (teams)
     # For debuggers, as the CPU entry has them (emit_launch.debugger_names).
     variable_kinds: dict[str, str] = field(default_factory=dict)
