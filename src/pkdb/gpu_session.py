@@ -393,16 +393,23 @@ class GpuKernelSession(DebuggerSession):
         return int(geometry.get("threads", 0)) or 1
 
     def thread_number(self, focus: CudaFocus) -> int:
-        """The focused thread's number across the grid (x only: pkernels' launches)."""
-        return focus.block[0] * self.block_size() + focus.thread[0]
+        """The focused thread's number across the grid: its block's number (x fastest)
+        times the threads per block, plus its number in the block (x fastest)."""
+        return self.number_of_thread(focus.block, focus.thread)
+
+    def number_of_thread(self, block: Dim3, thread: Dim3) -> int:
+        """The number across the grid of ``thread`` of ``block`` (see :meth:`thread_number`)."""
+        geometry = self.launch.cuda_geometry if self.launch else {}
+        return _cuda_geometry().thread_number(geometry, block, thread)
 
     def thread_of_number(self, number: int) -> tuple[Dim3, Dim3]:
-        size = self.block_size()
-        return (number // size, 0, 0), (number % size, 0, 0)
+        geometry = self.launch.cuda_geometry if self.launch else {}
+        return _cuda_geometry().thread_of_number(geometry, number)
 
     def thread_of_index(self, index: list[int]) -> tuple[Dim3, Dim3]:
         """The block and thread that run ``index`` (one value per index variable; a team
-        kernel's league rank and team rank), from the launch's geometry."""
+        kernel's league rank and team rank), from the launch's geometry (the mapping of
+        :mod:`pkernels.runtime.cuda_geometry` for ranges and MDRange boxes)."""
         geometry = self.launch.cuda_geometry if self.launch else {}
         kind = geometry.get("kind")
         blocks = int(geometry.get("blocks", 1)) or 1
@@ -410,19 +417,20 @@ class GpuKernelSession(DebuggerSession):
         if kind == "team":
             league, team_rank = (index + [0])[:2]
             return (league % blocks, 0, 0), (team_rank, 0, 0)
-        begins, ends = geometry.get("begins", [0]), geometry.get("ends", [0])
-        if len(index) != len(begins):
-            raise TargetError(f"this kernel has {len(begins)} index variable(s)")
-        flat = 0
-        for value, begin, end in zip(index, begins, ends, strict=True):
-            if not begin <= value < end:
-                raise TargetError(f"index {value} is outside the launch's range {begin}..{end}")
-            flat = flat * (end - begin) + (value - begin)
         if kind == "scan":
-            global_thread = flat // (int(geometry.get("chunk", 1)) or 1)
-        else:
-            global_thread = flat % (blocks * threads)
-        return (global_thread // threads, 0, 0), (global_thread % threads, 0, 0)
+            begins, ends = geometry.get("begins", [0]), geometry.get("ends", [0])
+            if len(index) != len(begins):
+                raise TargetError(f"this kernel has {len(begins)} index variable(s)")
+            if not begins[0] <= index[0] < ends[0]:
+                raise TargetError(
+                    f"index {index[0]} is outside the launch's range {begins[0]}..{ends[0]}"
+                )
+            global_thread = (index[0] - begins[0]) // (int(geometry.get("chunk", 1)) or 1)
+            return (global_thread // threads, 0, 0), (global_thread % threads, 0, 0)
+        try:
+            return _cuda_geometry().thread_of_box_index(geometry, index)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
 
     def switch(self, block: Dim3, thread: Dim3) -> CudaFocus:
         focus = self.require_controller().switch_focus(block, thread)
@@ -436,6 +444,14 @@ class GpuKernelSession(DebuggerSession):
         if frame is None or not frame.file or not frame.line:
             return ""
         return linecache.getline(frame.file, frame.line).strip()
+
+
+def _cuda_geometry() -> Any:
+    """pkernels' index-to-thread mapping (imported when a GPU session needs it: the
+    front end does not load pkernels otherwise)."""
+    from pkernels.runtime import cuda_geometry
+
+    return cuda_geometry
 
 
 def _cpp_name(py_name: str) -> str:

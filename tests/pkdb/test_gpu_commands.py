@@ -18,7 +18,7 @@ from pkdb.gpu_session import GpuKernelSession, GpuStop
 from pkdb.kernel_protocol import KernelLaunch
 from pkdb.modes import CudaKernelMode
 from pkdb.settings import Settings
-from pkdb.targets.base import FrameInfo, StopEvent
+from pkdb.targets.base import FrameInfo, StopEvent, TargetError
 from pkdb.targets.cuda_gdb import CudaFocus
 
 PROGRAM = """\
@@ -180,15 +180,32 @@ def test_stop_text_names_kernel_line_block_thread_and_index(console):
 
 
 def test_an_index_range_maps_to_blocks_as_the_launch_does():
+    from pkernels.runtime.cuda_geometry import box_shape, range_shape
+
     session = GpuKernelSession()
+    # A reduce's box of 100 x 30 on at most 4 blocks: blocks of 32 x 8 threads (j along x,
+    # i along y), a grid of 1 x 4, so i runs in y position i % 32 (a grid-stride loop).
+    shape = box_shape([0, 0], [100, 30], 256, max_blocks=4)
+    assert (shape.grid, shape.block) == ((1, 4, 1), (32, 8, 1))
     session.launch = KernelLaunch(
-        id=1, pid=1, kernel="k", space="cuda", operation="for", filename="f.py", first_line=1,
-        last_line=2, library="", source="", index="i, j",
-        cuda_geometry={"kind": "box", "blocks": 4, "threads": 256, "begins": [0, 0],
+        id=1, pid=1, kernel="k", space="cuda", operation="reduce", filename="f.py",
+        first_line=1, last_line=2, library="", source="", index="i, j",
+        cuda_geometry={"kind": "box", **shape.as_geometry(), "begins": [0, 0],
                        "ends": [100, 30]},
     )  # fmt: skip
-    # Box (i, j) is flat index i * 30 + j, run by thread flat % (4 * 256).
-    assert session.thread_of_index([50, 7]) == ((1, 0, 0), (227, 0, 0))  # 1507 % 1024 = 483
+    block, thread = session.thread_of_index([50, 7])
+    assert (block, thread) == ((0, 2, 0), (7, 2, 0))  # 50 % 32 = 18: block 2, thread 2
+    number = session.number_of_thread(block, thread)
+    assert number == 2 * 256 + 2 * 32 + 7
+    assert session.thread_of_number(number) == (block, thread)
+    with pytest.raises(TargetError, match="outside the launch's range 0..30"):
+        session.thread_of_index([50, 30])
+    # A range: global thread (i - begin) % (blocks * threads), along x.
+    session.launch.cuda_geometry = {
+        "kind": "range", **range_shape(10, 5000, 256, max_blocks=4).as_geometry(),
+        "begins": [10], "ends": [5000],
+    }  # fmt: skip
+    assert session.thread_of_index([10 + 1507]) == ((1, 0, 0), (227, 0, 0))  # 1507 % 1024
     session.launch.cuda_geometry = {"kind": "team", "blocks": 3, "threads": 8}
     assert session.thread_of_index([7, 5]) == ((1, 0, 0), (5, 0, 0))
     assert session.thread_number(CudaFocus(0, (2, 0, 0), (3, 0, 0))) == 19

@@ -73,7 +73,8 @@ class Rank:
 class MDRangePolicy(ExecutionPolicy):
     """``MDRangePolicy([space,] begins, ends[, tiling])``: every index tuple ``(i, j, ...)``
     with ``begins[k] <= index[k] < ends[k]``, for ranks 2 to 4. ``tiling`` (one tile
-    extent per dimension, as in PyKokkos) is accepted and checked, but not used. PyKokkos'
+    extent per dimension, as in PyKokkos) is checked; on ``pk.Cuda`` it is the block shape
+    (see :mod:`pkernels.runtime.cuda_geometry`), the CPU spaces do not use it. PyKokkos'
     keywords ``space=``, ``iter_outer=``, ``iter_inner=`` and ``rank=pk.Rank(...)`` are
     accepted; the iteration order does not change results, so it is not used either."""
 

@@ -16,9 +16,15 @@ Every launch synchronises its stream before returning (as the CPU spaces return 
 the kernel ran): the results of reduce and scan, ``print`` output and faults are there
 when ``parallel_*`` returns. Launch shapes:
 
-* range / MDRange: blocks of :data:`~pkernels.translate.emit_cuda.BLOCK` threads, at
-  most 32 blocks per multiprocessor, grid-stride loops over the indices; reduce adds
-  the blocks' partials here, in block order (the same total every run on one GPU);
+* range / MDRange: blocks of 256, 128, 64 or 32 threads, chosen per kernel by the
+  occupancy calculator (:class:`_RangeState`), grids shaped by
+  :mod:`~pkernels.runtime.cuda_geometry` (a range: one index per thread; a box: its last
+  index along x, the one before along y, the rest along z, ``tiling`` as the block
+  shape), the 32-bit entry where every index fits. A reduce runs on the blocks that are
+  resident at once and in one pass (``pk_rt::grid_reduce``: the last block combines the
+  blocks' partials in a fixed order, the same total every run on one GPU); its scratch
+  (ticket, result, partials) is allocated once per kernel and grown when needed, and
+  only the result is copied back;
 * scan: up to :data:`SCAN_THREADS` threads, each a contiguous chunk of the range, in
   two passes; the exclusive prefix of the chunk totals is computed here between them;
 * TeamPolicy: one block per team of ``team_size`` threads (``pk.AUTO``: see
@@ -46,6 +52,7 @@ import math
 import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,8 +71,9 @@ from ..build.elf import elf_problem
 from ..build.runtime import include_option, runtime_digest
 from ..errors import CompileError, DispatchError
 from ..translate import ir
-from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry
+from ..translate.emit_cuda import BLOCK, ENTRY_32, TEAM, CudaEntry
 from ..translate.ir import StructType
+from .cuda_geometry import LaunchShape, box_shape, range_shape
 from .marshal import INT_RANGES, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
@@ -252,6 +260,7 @@ class CudaKernel:
     library: Path | None = None  # no shared library: the module lives in the GPU
     proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
+    _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
 
     @property
     def kernel_symbol(self) -> str:
@@ -294,7 +303,10 @@ class CudaKernel:
         debugger needs to find the thread of an index): ``kind`` ("range", "box",
         "scan" or "team"), ``blocks``, ``threads`` (per block), and the policy's
         ``begins``/``ends`` (ranges and boxes), ``chunk`` (scan: indices per thread) or
-        ``league`` (teams; league rank ``l`` runs in block ``l % blocks``)."""
+        ``league`` (teams; league rank ``l`` runs in block ``l % blocks``). Ranges and
+        boxes also give ``grid`` and ``block`` (x, y, z): the index of a thread is
+        mapped as :mod:`pkernels.runtime.cuda_geometry` describes, whose functions
+        find the thread of an index from this dictionary."""
         cp = cupy_module()
         if self.entry.rank == TEAM:
             team, blocks, _ = self._team_shape(cp, policy, kwargs)
@@ -306,9 +318,8 @@ class CudaKernel:
             return {"kind": "scan", "blocks": blocks, "threads": SCAN_BLOCK, "chunk": chunk,
                     "begins": [policy.begin], "ends": [policy.end]}  # fmt: skip
         begins, ends = _box(self.entry.rank, policy)
-        count = math.prod(max(0, e - b) for b, e in zip(begins, ends, strict=True))
-        return {"kind": "range" if self.entry.rank == 1 else "box",
-                "blocks": _range_blocks(cp, count), "threads": BLOCK,
+        shape = self._range_shape(cp, policy)
+        return {"kind": "range" if self.entry.rank == 1 else "box", **shape.as_geometry(),
                 "begins": begins, "ends": ends}  # fmt: skip
 
     def _combined(self, partials: Any) -> Any:
@@ -334,21 +345,56 @@ class CudaKernel:
         acc = self.entry.acc_type
         return None if acc is None else self.entry.reducer.identity(ir.reduced_type(acc))
 
+    def _range_state(self, cp: Any) -> _RangeState:
+        """This kernel's block size and reduce scratch (made at its first launch)."""
+        if self._ranges is None:
+            with _RANGE_STATE_LOCK:  # one state (and one scratch lock) per kernel
+                if self._ranges is None:
+                    self._ranges = _RangeState(cp, self.function, fixed=self.debug)
+        return self._ranges
+
+    def _range_shape(self, cp: Any, policy: Any) -> LaunchShape:
+        """The grid and block of a range or box launch over ``policy`` (see
+        :mod:`~pkernels.runtime.cuda_geometry`): a ``for`` gives each index a thread, a
+        reduce keeps to the blocks that run at once (its last block combines them)."""
+        state = self._range_state(cp)
+        budget = None
+        if self.entry.operation == "reduce":
+            budget = state.blocks_per_multiprocessor * _multiprocessors(cp)
+        if self.entry.rank == 1:
+            return range_shape(policy.begin, policy.end, state.threads, budget)
+        tiling = getattr(policy, "tiling", None)
+        if tiling is not None:
+            _check_tiling(tiling, state.threads_limit)
+        return box_shape(policy.begins, policy.ends, state.threads, tiling, budget)
+
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         begins, ends = _box(self.entry.rank, policy)
-        count = math.prod(max(0, e - b) for b, e in zip(begins, ends, strict=True))
-        bounds = []
+        if any(e <= b for b, e in zip(begins, ends, strict=True)):
+            return self._zero()
+        bounds: list[Any] = []
         for b, e in zip(begins, ends, strict=True):
             bounds += [np.int64(b), np.int64(e)]
-        if count == 0:
-            return self._zero()
-        blocks = _range_blocks(cp, count)
-        partials = None
-        if self.entry.operation == "reduce":
-            partials = self._partials(cp, blocks)
-            bounds.append(partials)
-        self._run(cp, blocks, BLOCK, (*bounds, *args))
-        return None if partials is None else self._combined(partials)
+        shape = self._range_shape(cp, policy)
+        state = self._range_state(cp)
+        # 32-bit index arithmetic, except in debug builds (cuda-gdb shows the 64-bit entry).
+        function = state.function32(self.module) if shape.index32 and not self.debug else None
+        if self.entry.operation != "reduce":
+            _launch_shaped(cp, function or self.function, shape, (*bounds, *args))
+            return None
+        acc = self.entry.acc_type
+        assert acc is not None
+        dtype = struct_dtype(acc) if isinstance(acc, StructType) else acc.np_dtype
+        itemsize = dtype.itemsize
+        with state.lock:  # one launch at a time uses the scratch
+            ticket, result, partials = state.scratch(cp, shape.blocks, itemsize)
+            lead = (np.uint64(partials), np.uint64(ticket), np.uint64(result))
+            _launch_shaped(cp, function or self.function, shape, (*bounds, *lead, *args))
+            value = np.empty(itemsize, dtype=np.uint8)
+            state.read(result, value)
+        if isinstance(acc, StructType):
+            return acc.cls(*value.view(dtype).tolist()[0])
+        return value.view(dtype)[0].item()
 
     def _launch_scan(self, cp: Any, policy: RangePolicy, args: list[Any]) -> Any:
         acc = self.entry.acc_type
@@ -453,9 +499,98 @@ def _box(rank: int, policy: Any) -> tuple[list[int], list[int]]:
     return list(policy.begins), list(policy.ends)
 
 
-def _range_blocks(cp: Any, count: int) -> int:
-    """Blocks of a range or box launch of ``count`` indices (grid-stride loops)."""
-    return max(1, min(-(-count // BLOCK), 32 * _multiprocessors(cp)))
+_RANGE_STATE_LOCK = threading.Lock()
+
+
+class _RangeState:
+    """A range or box kernel's launch state, made at its first launch: its block size
+    (by occupancy), its 32-bit entry, and a reduce's scratch in device memory (the
+    ticket, the result, a slot per block), allocated once and grown when a launch has
+    more blocks. The ticket is zero when allocated and every launch leaves it zero, so
+    no launch clears anything."""
+
+    def __init__(self, cp: Any, function: Any, fixed: bool = False) -> None:
+        self.threads_limit = min(BLOCK, int(function.max_threads_per_block))
+        # A debug build keeps the largest block, so an index's block and thread are the
+        # same whatever registers -G takes (pkdb users read them).
+        sizes = [self.threads_limit] if fixed else None
+        self.threads, self.blocks_per_multiprocessor = _occupancy(
+            cp, function, self.threads_limit, sizes
+        )
+        self.lock = threading.Lock()
+        self._function32: Any = None
+        self._buffer: Any = None
+
+    def function32(self, module: Any) -> Any:
+        """The module's 32-bit entry (:data:`~pkernels.translate.emit_cuda.ENTRY_32`)."""
+        if self._function32 is None:
+            self._function32 = module.get_function(ENTRY_32)
+        return self._function32
+
+    def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int, int]:
+        """Device addresses of the ticket, the result and ``blocks`` partials of
+        ``itemsize`` bytes (the ticket first, at a fixed place, so that it stays zero)."""
+        slot = _round_up(itemsize, 16)
+        needed = 16 + slot + blocks * slot
+        if self._buffer is None or self._buffer.nbytes < needed:
+            size = max(needed, 2 * self._buffer.nbytes if self._buffer is not None else 0)
+            self._buffer = cp.zeros(size, dtype=np.uint8)
+        base = int(self._buffer.data.ptr)
+        return base, base + 16, base + 16 + slot
+
+    def read(self, address: int, into: np.ndarray) -> None:
+        """Copy ``into.nbytes`` bytes at ``address`` (in the scratch) to the host."""
+        offset = address - int(self._buffer.data.ptr)
+        (self._buffer.data + offset).copy_to_host(ctypes.c_void_p(into.ctypes.data), into.nbytes)
+
+
+def _occupancy(
+    cp: Any, function: Any, limit: int, sizes: list[int] | None = None
+) -> tuple[int, int]:
+    """(threads per block, blocks per multiprocessor) of a range or box kernel: the block
+    size of ``sizes`` (256, 128, 64 or 32 threads, at most ``limit``) that keeps the most
+    threads resident per multiprocessor (the larger on a tie), by the driver's occupancy
+    calculator; the first size, and 2048 threads' worth of blocks, when it cannot
+    answer."""
+    if sizes is None:
+        sizes = [size for size in (256, 128, 64, 32) if size <= limit] or [32]
+    try:
+        handle = function.kernel.ptr if hasattr(function, "kernel") else function.ptr
+        occupancy = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor
+        best = (0, sizes[0], 1)
+        for size in sizes:
+            blocks = int(occupancy(handle, size, 0))
+            if blocks * size > best[0]:
+                best = (blocks * size, size, blocks)
+        return best[1], max(1, best[2])
+    except Exception:  # noqa: BLE001 - no occupancy calculator: the usual shape
+        return sizes[0], 2048 // sizes[0]
+
+
+def _check_tiling(tiling: tuple[int, ...], limit: int) -> None:
+    """Refuse an MDRange ``tiling`` the GPU cannot take as a block shape."""
+    if any(extent < 1 for extent in tiling):
+        raise DispatchError(f"MDRangePolicy: tiling {tiling} must be positive")
+    threads = math.prod(tiling)
+    if threads > limit:
+        raise DispatchError(
+            f"MDRangePolicy: tiling {tiling} makes blocks of {threads} threads; this kernel "
+            f"runs at most {limit} threads per block on the GPU: choose smaller tiles"
+        )
+    if math.prod(tiling[:-2]) > 64:
+        raise DispatchError(
+            f"MDRangePolicy: tiling {tiling}: the tiles of the outer dimensions, "
+            f"{math.prod(tiling[:-2])} threads, pass CUDA's 64 along z: choose smaller tiles"
+        )
+
+
+def _launch_shaped(cp: Any, function: Any, shape: LaunchShape, args: tuple) -> None:
+    """Launch ``function`` over ``shape`` and wait for it, as :meth:`CudaKernel._run`
+    waits (a blocking-sync event: the thread sleeps instead of spinning a core)."""
+    function(shape.grid, shape.block, args)
+    done = cp.cuda.Event(block=True, disable_timing=True)
+    done.record()
+    done.synchronize()
 
 
 def _scan_shape(n: int) -> tuple[int, int, int]:

@@ -9,12 +9,21 @@ hardware has it), ``pk.printf`` (CUDA's ``printf``) and the launch kernels. Ever
 statement keeps its ``#line`` directive, so NVRTC's errors (and cuda-gdb) name Python
 lines.
 
-The ``__global__`` entry points (one per module, :data:`ENTRY`):
+The ``__global__`` entry points (:data:`ENTRY`; range and box modules also :data:`ENTRY_32`):
 
-* range / MDRange ``parallel_for``: a grid-stride loop over the range (an MDRange box
-  flattened row-major, each flat index decoded into the indices);
-* ``parallel_reduce``: the same loop into a per-thread partial, the block's partials
-  added in shared memory, one partial per block (the host adds them in block order);
+* range / MDRange ``for`` and ``reduce``: one body, a template on its index arithmetic's
+  type, behind two entries, :data:`ENTRY` (64-bit) and :data:`ENTRY_32` (32-bit, which
+  the host launches when the launch's indices fit). A range runs index ``begin +
+  blockIdx.x * blockDim.x + threadIdx.x`` (then a grid-stride loop, which runs once when
+  the grid covers the range); a box runs its last index along x, the one before along
+  y, the outer ones (flattened row-major, the only ones decoded with ``/`` and ``%``)
+  along z, each in a grid-stride loop. :mod:`pkernels.runtime.cuda_geometry` sizes the
+  grids and maps indices to threads for debuggers;
+* ``reduce``: each thread's indices into its partial, then ``pk_rt::grid_reduce``
+  (``cuda.hpp``): the block's partials combined (warp shuffles, or shared memory for
+  complex and struct accumulators), one partial per block stored, and the last block
+  (an atomic ticket) combines them in a fixed tree into the result, the one value the
+  host reads;
 * ``parallel_scan``: one launch per pass, each thread taking a contiguous chunk of the
   range; the host computes the exclusive prefix of the chunk totals between the passes;
 * TeamPolicy: a team is one block of ``team_size`` threads; blocks take league ranks
@@ -40,7 +49,10 @@ from .printf import printf_format
 
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
 ENTRY = "pk_cuda_entry"  # the __global__ function of every module
-# Threads per block of range and MDRange launches (a power of two: block_reduce's tree).
+# A range or box module's second entry: the same body with 32-bit index arithmetic.
+ENTRY_32 = "pk_cuda_entry_i32"
+# Most threads per block of range and MDRange launches (cuda.hpp's PK_RANGE_BLOCK: the
+# entries' __launch_bounds__ and the reduction's shared memory).
 BLOCK = 256
 # Atomic additions the hardware does (atomicAdd); other types and operations use a CAS loop.
 _HARDWARE_ADD = {t.float32, t.float64, t.int32, t.uint32, t.int64, t.uint64}
@@ -63,7 +75,7 @@ class CudaEntry:
     # sizes teams by, and whether the body asks its team size (to split work itself).
     team_ranges: list[tuple[list[ir.Expr], list[ir.Expr]]] = field(default_factory=list)
     asks_team_size: bool = False
-    reducer: Reducer = Sum  # how a reduce's blocks combine (on the GPU, then on the host)
+    reducer: Reducer = Sum  # how a reduce combines (on the GPU; teams' blocks on the host)
     slot_bytes: int = 8  # shared memory per team rank for the team's reduction (teams)
     # For debuggers, as the CPU entry has them (emit_launch.debugger_names).
     variable_kinds: dict[str, str] = field(default_factory=dict)
@@ -300,7 +312,7 @@ def _entry(
     kernel: ir.Function,
     kname: str,
     index_type: DataType,
-    acc: DataType | None,
+    acc: DataType | ir.StructType | None,
     params: list[str],
     views: list[str],
     args: str,
@@ -310,7 +322,6 @@ def _entry(
     T = acc.ctype if acc is not None else ""
     lead: list[str]
     lines: list[str] = []
-    stride = "    const int64_t pk_stride = (int64_t)gridDim.x * blockDim.x;"
     first = "(int64_t)blockIdx.x * blockDim.x + threadIdx.x"
     if rank == TEAM:
         lead = [
@@ -368,54 +379,7 @@ def _entry(
             "    if (!pk_last) pk_partials[pk_t] = pk_acc;",
         ]
     else:
-        if rank == 1:
-            lead = ["const int64_t pk_begin", "const int64_t pk_end"]
-            header = [
-                stride,
-                f"    for (int64_t pk_i = pk_begin + {first}; pk_i < pk_end; pk_i += pk_stride)",
-            ]
-            idx = f"({index_type.ctype})pk_i"
-            decode: list[str] = []
-        else:
-            lead = [f"const int64_t pk_b{k}, const int64_t pk_e{k}" for k in range(rank)]
-            header = [
-                f"    const int64_t pk_n{k} = pk_e{k} > pk_b{k} ? pk_e{k} - pk_b{k} : 0;"
-                for k in range(rank)
-            ]
-            count = " * ".join(f"pk_n{k}" for k in range(rank))
-            header += [
-                f"    const int64_t pk_count = {count};",
-                stride,
-                f"    for (int64_t pk_f = {first}; pk_f < pk_count; pk_f += pk_stride) {{",
-                "        int64_t pk_r = pk_f;",
-            ]
-            decode = []
-            for k in reversed(range(1, rank)):  # row-major: the last index varies fastest
-                decode.append(f"        const int64_t pk_i{k} = pk_b{k} + pk_r % pk_n{k};")
-                decode.append(f"        pk_r /= pk_n{k};")
-            decode.append("        const int64_t pk_i0 = pk_b0 + pk_r;")
-            idx = ", ".join(
-                f"({p.type.ctype})pk_i{k}"
-                for k, p in enumerate(kernel.params[:rank])  # type: ignore[union-attr]
-            )
-        if operation == "for":
-            call = f"{kname}({idx}{args});"
-        else:
-            assert operation == "reduce" and acc is not None
-            lead.append(f"{T}* pk_partials")
-            lines += [
-                f"    __shared__ {T} pk_shared[{BLOCK}];",
-                f"    {T} pk_total = PK_REDUCE_INIT;",
-            ]
-            call = f"{kname}({idx}, pk_total{args});"
-        lines += header
-        if rank == 1:
-            lines.append(f"        {call}")
-        else:
-            lines += decode
-            lines += [f"        {call}", "    }"]
-        if operation == "reduce":
-            lines.append("    pk_rt::block_reduce(pk_shared, pk_total, pk_partials, pk_reduce);")
+        return _range_entries(operation, rank, kernel, kname, index_type, acc, params, views, args)
     signature = ", ".join([*lead, *params])
     # Teams may have up to 1024 threads: the compiler must keep to the registers that allows.
     bound = 1024 if rank == TEAM else BLOCK
@@ -425,6 +389,120 @@ def _entry(
         *lines,
         "}",
     ]
+
+
+def _range_entries(
+    operation: str,
+    rank: int,
+    kernel: ir.Function,
+    kname: str,
+    index_type: DataType,
+    acc: DataType | ir.StructType | None,
+    params: list[str],
+    views: list[str],
+    args: str,
+) -> list[str]:
+    """The entries of a range or MDRange box ``for`` or ``reduce``: one body, a template
+    on the type of its index arithmetic (``PkI``), and two ``__global__`` entries,
+    :data:`ENTRY` (64-bit) and :data:`ENTRY_32` (32-bit, which the host launches when
+    every index and offset of the launch fits in an int32). The index the workunit sees
+    keeps its own type. See :mod:`pkernels.runtime.cuda_geometry` for the mapping."""
+    lead = (
+        ["const int64_t pk_begin", "const int64_t pk_end"]
+        if rank == 1
+        else [f"const int64_t pk_{e}{k}" for k in range(rank) for e in "be"]
+    )
+    lines: list[str] = []
+    if operation == "reduce":
+        assert acc is not None
+        T = acc.ctype
+        lead += [f"{T}* pk_partials", "unsigned int* pk_ticket", f"{T}* pk_result"]
+        lines.append(f"    {T} pk_total = PK_REDUCE_INIT;")
+        accumulator = ", pk_total"
+    else:
+        assert operation == "for"
+        accumulator = ""
+
+    def along(axis: str) -> tuple[str, str]:
+        """The first offset a thread takes along ``axis`` and the grid's stride there."""
+        return (
+            f"(PkI)blockIdx.{axis} * (PkI)blockDim.{axis} + (PkI)threadIdx.{axis}",
+            f"(PkI)gridDim.{axis} * (PkI)blockDim.{axis}",
+        )
+
+    first, stride = along("x")
+    if rank == 1:
+        # One index per thread when the grid covers the range (the loop runs once).
+        call = f"{kname}(({index_type.ctype})pk_i{accumulator}{args});"
+        lines += [
+            f"    for (PkI pk_i = (PkI)pk_begin + {first}; pk_i < (PkI)pk_end; pk_i += {stride})",
+            f"        {call}",
+        ]
+    else:
+        lines += [
+            f"    const PkI pk_n{k} = pk_e{k} > pk_b{k} ? (PkI)(pk_e{k} - pk_b{k}) : (PkI)0;"
+            for k in range(rank)
+        ]
+        inner, next_ = rank - 1, rank - 2
+        indent = "    "
+        if rank > 2:  # the outer indices, flattened row-major, along z
+            outer = " * ".join(f"pk_n{k}" for k in range(rank - 2))
+            z_first, z_stride = along("z")
+            lines += [
+                f"    const PkI pk_no = {outer};",
+                f"    for (PkI pk_o = {z_first}; pk_o < pk_no; pk_o += {z_stride}) {{",
+            ]
+            indent = "        "
+            if rank == 3:
+                lines.append(f"{indent}const PkI pk_i0 = (PkI)pk_b0 + pk_o;")
+            else:
+                lines += [
+                    f"{indent}const PkI pk_i0 = (PkI)pk_b0 + pk_o / pk_n1;",
+                    f"{indent}const PkI pk_i1 = (PkI)pk_b1 + pk_o % pk_n1;",
+                ]
+        y_first, y_stride = along("y")
+        lines += [
+            f"{indent}for (PkI pk_y = {y_first}; pk_y < pk_n{next_}; pk_y += {y_stride}) {{",
+            f"{indent}    const PkI pk_i{next_} = (PkI)pk_b{next_} + pk_y;",
+            f"{indent}    for (PkI pk_x = {first}; pk_x < pk_n{inner}; pk_x += {stride}) {{",
+            f"{indent}        const PkI pk_i{inner} = (PkI)pk_b{inner} + pk_x;",
+        ]
+        idx = ", ".join(
+            f"({p.type.ctype})pk_i{k}"
+            for k, p in enumerate(kernel.params[:rank])  # type: ignore[union-attr]
+        )
+        lines += [
+            f"{indent}        {kname}({idx}{accumulator}{args});",
+            f"{indent}    }}",
+            f"{indent}}}",
+        ]
+        if rank > 2:
+            lines.append("    }")
+    if operation == "reduce":
+        lines.append(
+            "    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce);"
+        )
+    signature = ", ".join([*lead, *params])
+    names = ", ".join(_parameter_name(p) for p in [*lead, *params])
+    out = [
+        "template <typename PkI>",
+        f"__device__ __forceinline__ void pk_range_body({signature}) {{",
+        *views,
+        *lines,
+        "}",
+    ]
+    for symbol, index in ((ENTRY, "int64_t"), (ENTRY_32, "int32_t")):
+        out += [
+            f'extern "C" __global__ void __launch_bounds__({BLOCK}) {symbol}({signature}) {{',
+            f"    pk_range_body<{index}>({names});",
+            "}",
+        ]
+    return out
+
+
+def _parameter_name(declaration: str) -> str:
+    """The name a C++ parameter declaration declares (``const double* x_data``: x_data)."""
+    return declaration.rsplit(" ", 1)[1].lstrip("*&")
 
 
 def _cuda_reduction(reducer: Reducer, acc: DataType | ir.StructType) -> list[str]:

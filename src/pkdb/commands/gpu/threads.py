@@ -78,8 +78,9 @@ def _announce(console: GpuConsole) -> None:
 def do_thread(console: GpuConsole, arg: str) -> None:
     """thread [N | NAME=VALUE[, NAME=VALUE]]
     Without argument, the focused thread. thread N focuses on thread N of
-    the grid (N = block * threads per block + thread); thread j=10 on the
-    thread that runs index j = 10 (a team kernel: league=L, team_rank=T).
+    the grid (N = block * threads per block + thread, blocks and threads
+    numbered x fastest); thread j=10 on the thread that runs index j = 10
+    (a team kernel: league=L, team_rank=T).
     """
     gpu = console.gpu
     stop = gpu.require_stop()
@@ -184,7 +185,7 @@ def do_parallel_print(console: GpuConsole, arg: str) -> None:
             return
     else:
         size = gpu.block_size()
-        first = stop.focus.block[0] * size
+        first = gpu.number_of_thread(stop.focus.block, (0, 0, 0))
         last = first + size - 1
     if not text:
         console.error("parallel_print needs an expression, e.g. 'parallel_print temp2'")
@@ -215,10 +216,16 @@ def do_parallel_print(console: GpuConsole, arg: str) -> None:
         return
     for number, value in zip(numbers, answer["data"]["values"], strict=True):
         block, thread = gpu.thread_of_number(number)
-        console.message(f"thread {number:>6} (block {block[0]}, thread {thread[0]}): {value}")
+        console.message(f"thread {number:>6} (block {_dim(block)}, thread {_dim(thread)}): {value}")
     seconds = time.monotonic() - started
     if seconds > 2:
         console.message(f"({len(numbers)} threads in {seconds:.1f} s)")
+
+
+def _dim(coordinate: tuple[int, int, int]) -> str:
+    """A block or thread coordinate: its x alone when y and z are 0 (1-D launches)."""
+    x, y, z = coordinate
+    return str(x) if y == z == 0 else f"({x},{y},{z})"
 
 
 @guarded

@@ -166,7 +166,13 @@ __device__ __noinline__ void fault(Fault* f, int kind, const char* file, int lin
     f->value = value;
     Text t{f->text, 0, (int)sizeof f->text};
     t.put(file); t.put(":"); t.put_int(line); t.put(": "); t.put(what);
-    t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
+    if (gridDim.y * gridDim.z * blockDim.y * blockDim.z == 1) {  // a 1-D launch: x alone
+        t.put(" (block "); t.put_int(blockIdx.x); t.put(", thread "); t.put_int(threadIdx.x);
+    } else {  // an MDRange box: (x,y,z), as cuda-gdb and pkdb's `cuda block B thread T`
+        t.put(" (block ("); t.put_int(blockIdx.x); t.put(","); t.put_int(blockIdx.y);
+        t.put(","); t.put_int(blockIdx.z); t.put("), thread ("); t.put_int(threadIdx.x);
+        t.put(","); t.put_int(threadIdx.y); t.put(","); t.put_int(threadIdx.z); t.put(")");
+    }
     t.put(")");
     __threadfence();
     pk_fault_hook(f);
@@ -446,20 +452,132 @@ __device__ T atomic_cas(T* p, T expected, T desired) {
     }
 }
 
-// ---- one block's partial of a parallel_reduce: the threads' partials added in shared
-// memory (a tree of fixed shape: the same total every run), written to out[blockIdx.x]
-// The block's threads' partials combined (a tree: blockDim.x is a power of two), into
-// out[blockIdx.x]; `combine` is the reduction's operation (the module's pk_reduce).
+// ---- parallel_reduce of a range or MDRange box, in one pass. Each thread combines its
+// indices into a partial (in the order it runs them); the block combines its threads'
+// partials (warp shuffles for 4- and 8-byte numbers, shared memory for complex numbers
+// and reducer structs), thread 0 stores the block's partial, and the last block to
+// arrive (an atomic ticket, after a fence) combines the blocks' partials, in a fixed
+// tree over block order, into *result. The shapes of both trees depend only on the
+// launch's geometry: the same total every run for a given range and GPU. The ticket
+// goes back to 0 in that last block (atomicInc wraps), so no launch clears it.
+
+// Most threads a range or box block has (the entry's __launch_bounds__).
+#define PK_RANGE_BLOCK 256
+
+// The types that cross lanes through a warp shuffle (their bits).
+template <typename T> struct Shuffles { static constexpr bool value = false; };
+template <> struct Shuffles<int32_t> { static constexpr bool value = true; };
+template <> struct Shuffles<uint32_t> { static constexpr bool value = true; };
+template <> struct Shuffles<int64_t> { static constexpr bool value = true; };
+template <> struct Shuffles<uint64_t> { static constexpr bool value = true; };
+template <> struct Shuffles<float> { static constexpr bool value = true; };
+template <> struct Shuffles<double> { static constexpr bool value = true; };
+
+template <typename T>
+__device__ __forceinline__ T shuffle_down(unsigned mask, T v, int offset) {
+    typedef typename UInt<sizeof(T)>::type U;
+    return bit_cast<T>((U)__shfl_down_sync(mask, bit_cast<U>(v), offset));
+}
+
+// The combination of the values of lanes 0..lanes-1 of a warp (1 to 32 lanes), in lane
+// 0: a tree, lane l taking lane l + offset where that lane exists. Exactly those lanes
+// call it (the shuffles' mask).
 template <typename T, typename F>
-__device__ void block_reduce(T* shared, T partial, T* out, F combine) {
-    shared[threadIdx.x] = partial;
-    __syncthreads();
-    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
-            shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + s]);
-        __syncthreads();
+__device__ __forceinline__ T warp_combine(T v, int lane, int lanes, F combine) {
+    const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const T other = shuffle_down(mask, v, offset);
+        if (lane + offset < lanes) v = combine(v, other);
     }
-    if (threadIdx.x == 0) out[blockIdx.x] = shared[0];
+    return v;
+}
+
+// The block's linear thread number, x + y * X + z * X * Y: the hardware's warps are runs
+// of 32 of these numbers.
+__device__ __forceinline__ int block_thread() {
+    return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
+
+// The values of the block's threads 0..count-1 (block_thread() numbers) combined, in
+// thread 0 only: warp trees then a tree over the warps' totals (4- and 8-byte numbers),
+// else a tree in shared memory. Every thread of the block calls it (it synchronises).
+template <typename T, typename F>
+__device__ __forceinline__ T block_combine(T v, int count, F combine) {
+    const int t = block_thread();
+    if constexpr (Shuffles<T>::value) {
+        __shared__ T warp_totals[PK_RANGE_BLOCK / 32];
+        const int warp = t >> 5, lane = t & 31;
+        const int left = count - (warp << 5);
+        const int lanes = left < 32 ? left : 32;
+        if (lane < lanes) {
+            v = warp_combine(v, lane, lanes, combine);
+            if (lane == 0) warp_totals[warp] = v;
+        }
+        __syncthreads();
+        const int warps = (count + 31) >> 5;
+        if (t < warps) v = warp_combine(warp_totals[t], t, warps, combine);
+        __syncthreads();  // warp_totals is read before a next call writes it
+        return v;
+    } else {
+        // Raw storage: a __shared__ array of a type with constructors is not allowed.
+        __shared__ __align__(16) unsigned char bytes[PK_RANGE_BLOCK * sizeof(T)];
+        T* slots = reinterpret_cast<T*>(bytes);
+        if (t < count) slots[t] = v;
+        __syncthreads();
+        int half = 1;
+        while (half < count) half <<= 1;
+        for (half >>= 1; half > 0; half >>= 1) {
+            if (t < half && t + half < count) slots[t] = combine(slots[t], slots[t + half]);
+            __syncthreads();
+        }
+        v = slots[0];
+        __syncthreads();  // slots is read before a next call writes it
+        return v;
+    }
+}
+
+// A block's partial as another block stored it: read at L2 (ld.global.cg), past this
+// multiprocessor's L1, for the numbers (the struct and complex slots: plain loads, which
+// the fences order the same way; no block of this SM read them before in the launch).
+template <typename T>
+__device__ __forceinline__ T load_partial(const T* p) {
+    if constexpr (Shuffles<T>::value) {
+        typedef typename UInt<sizeof(T)>::type U;
+        return bit_cast<T>((U)__ldcg(reinterpret_cast<const U*>(p)));
+    } else {
+        return *p;
+    }
+}
+
+// The end of a one-pass reduce (see above): every thread of every block calls it with its
+// partial. partials: a slot per block; ticket: 0 before the launch, 0 after it.
+template <typename T, typename F>
+__device__ void grid_reduce(T partial, T* partials, unsigned int* ticket, T* result,
+                            F combine) {
+    const unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
+    const unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const int n = (int)(blockDim.x * blockDim.y * blockDim.z);
+    const int t = block_thread();
+    __shared__ bool last;
+    T total = block_combine(partial, n, combine);
+    if (t == 0) {
+        partials[block] = total;
+        __threadfence();  // the partial is visible to every block before the ticket moves
+        last = atomicInc(ticket, blocks - 1) == blocks - 1;  // the last one resets it to 0
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();  // the other blocks' partials, as their fences published them
+    // Thread t combines blocks t, t + n, ... in order (the first one it has as its start),
+    // then the block's tree: a fixed order for a given block count.
+    if (t < (int)blocks) {
+        total = load_partial(partials + t);
+        for (unsigned int b = t + n; b < blocks; b += n)
+            total = combine(total, load_partial(partials + b));
+    }
+    const int holders = (int)blocks < n ? (int)blocks : n;
+    total = block_combine(total, holders, combine);
+    if (t == 0) *result = total;
 }
 
 }  // namespace pk_rt
