@@ -55,6 +55,7 @@ def launch_message(
         variable_kinds=dict(kernel.entry.variable_kinds),
         subviews=shown_subviews(workunit, kernel.entry.subviews),
         pools=launch_pools(dispatch),
+        field_names=field_names(workunit),
         kernel_symbol=kernel.kernel_symbol,
         team_member=team_member_name(workunit, dispatch.policy),
         crash_signal=crash_signal,
@@ -82,6 +83,11 @@ def shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
 def launch_pools(dispatch: Any) -> dict[str, str]:
     """The random pools the launch draws from, by the kernel's parameter name (a
     workload's fields as the kernel names them: ``self_pool``), as the program shows them."""
+    return {name: repr(pool) for name, pool in pool_arguments(dispatch).items()}
+
+
+def pool_arguments(dispatch: Any) -> dict[str, Any]:
+    """The random pool objects the launch draws from, by the kernel's parameter name."""
     from pkernels.api.random_pools import RandomPool
 
     arguments = dict(dispatch.kwargs)
@@ -89,7 +95,19 @@ def launch_pools(dispatch: Any) -> dict[str, str]:
         from pkernels.translate.methods import method_form
 
         arguments.update(method_form(dispatch.workunit)[1])
-    return {name: repr(value) for name, value in arguments.items() if isinstance(value, RandomPool)}
+    return {name: value for name, value in arguments.items() if isinstance(value, RandomPool)}
+
+
+def field_names(workunit: Any) -> dict[str, str]:
+    """A workload method's fields by the kernel's parameter name (``self_pool``), as the
+    method writes them (``self.pool``); {} for a plain workunit."""
+    if not isinstance(workunit, types.MethodType):
+        return {}
+    from pkernels.translate.methods import method_form
+
+    form = method_form(workunit)[0]
+    owner = form.__pkernels_self__
+    return {f"{owner}_{name}": f"{owner}.{name}" for name in form.__pkernels_fields__}
 
 
 def team_member_name(workunit: Any, policy: Any) -> str:

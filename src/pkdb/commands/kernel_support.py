@@ -131,6 +131,14 @@ def format_value(value: Any) -> str:
     return repr(value)
 
 
+def shown_name(launch: Any, name: str) -> str:
+    """How ``args`` and ``locals`` name the kernel variable ``name`` (the debugger's):
+    as the program writes it, a workload's field ``self.pool`` rather than the
+    parameter ``self_pool`` the kernel takes it as, and no C++ keyword's ``_``."""
+    py_name = name[:-1] if name.endswith("_") else name
+    return (launch.field_names if launch else {}).get(py_name, py_name)
+
+
 def pool_argument(launch: Any, name: str, text: str) -> str | None:
     """How ``args`` shows the kernel parameter ``name`` (gdb's text ``text``) when it
     receives a random pool: the pool the program passed, and this launch's key, which
