@@ -265,8 +265,9 @@ class GpuKernelSession(DebuggerSession):
 
     def kernel_values(self, frame: int | None = None) -> dict[str, Any]:
         """The focused thread's scalars (and team member, structs) of a kernel frame as
-        Python values, for the evaluation helper; views are left out (the helper maps
-        the arrays themselves). A host frame has none."""
+        Python values, for the evaluation helper; views and random pools are left out
+        (the helper maps the arrays themselves and has the program's pools). A host
+        frame has none."""
         stop = self.require_stop()
         level = self.frame_level(stop.frame if frame is None else frame)
         if level is None:
@@ -276,12 +277,15 @@ class GpuKernelSession(DebuggerSession):
         launch = self.launch
         views = launch.views if launch else {}
         kinds = launch.variable_kinds if launch else {}
+        pools = launch.pools if launch else {}
         team_member = launch.team_member if launch else ""
         values: dict[str, Any] = {}
         for name, text in raw.items():
             if name.startswith("pk_") or name in views:
                 continue
             py_name = name[:-1] if name.endswith("_") else name
+            if py_name in pools:
+                continue  # the kernel holds the launch's key; the helper has the pool
             if team_member and py_name == team_member:
                 position = self.team_position()
                 if position is not None:

@@ -28,6 +28,7 @@ class FakeCudaGdb:
     threads: int
     values: Any
     function: str = "pk_kernel::yAx"
+    arguments: tuple[str, ...] = ("j", "cols", "y_view")  # the kernel's parameters
     focus_now: CudaFocus = field(default_factory=lambda: CudaFocus(0, (0, 0, 0), (0, 0, 0)))
     inserted: list[Breakpoint] = field(default_factory=list)
     conditions: dict[int, str | None] = field(default_factory=dict)
@@ -122,12 +123,10 @@ class FakeCudaGdb:
         return self.values(self.focus_now.block[0], self.focus_now.thread[0])
 
     def args(self, thread_id=None, frame=0) -> dict[str, str]:
-        return {k: v for k, v in self._thread_values().items() if k.startswith("arg:")} or {
-            k: v for k, v in self._thread_values().items() if k in ("j", "cols", "y_view")
-        }
+        return {k: v for k, v in self._thread_values().items() if k in self.arguments}
 
     def locals(self, thread_id=None, frame=0) -> dict[str, str]:
-        return {k: v for k, v in self._thread_values().items() if k not in ("j", "cols", "y_view")}
+        return {k: v for k, v in self._thread_values().items() if k not in self.arguments}
 
     def evaluate(self, expression: str, thread_id=None, frame=0) -> str:
         self.commands.append(f"evaluate {expression}")

@@ -241,3 +241,40 @@ def test_struct_fields_and_float32_read_as_on_the_cpu(console):
     assert console.run("p p.id + 1") == "4"
     assert console.run("p type(h).__name__, h / 3") == repr(("float32", np.float32(2) / 3))
     assert console.run("locals").splitlines() == ["p = struct(x=0.0, id=3)", "h = np.float32(2.0)"]
+
+
+def test_a_random_pool_is_the_programs_pool_not_the_launch_key(console):
+    """The kernel holds a pool's launch key (a uint64): p shows the program's pool, which
+    the helper has by the kernel's parameter name; args shows both; a workload's pool
+    field is named as the method writes it (self.pool)."""
+    import pkernels as pk
+
+    session, fake = console.gpu, console.gpu.controller
+    fake.values = lambda block, thread: {"j": "10", "pool": "977", "self_pool": "978"}
+    fake.arguments += ("pool", "self_pool")
+    pool = pk.Random_XorShift64_Pool(5, 4)
+    session.launch.pools = {"pool": repr(pool), "self_pool": repr(pool)}
+    session.launch.field_names = {"self_pool": "self.pool"}
+    session.evaluator.launch({"pool": describe(pool)}, {})
+    assert console.run("p pool") == repr(pool)
+    assert console.run("p pool.seed + j") == "15"
+    args = console.run("args").splitlines()
+    assert f"pool = {pool!r} (this launch's key: 977)" in args
+    assert f"self.pool = {pool!r} (this launch's key: 978)" in args
+    assert not [line for line in args if line.startswith("self_pool")]
+
+
+def test_the_launch_snapshot_names_pools_by_kernel_parameter():
+    """A pool passed inline (no name at the call site) is the helper's under the
+    kernel's parameter name, over a call-site name that differs."""
+    import pkernels as pk
+    from pkdb.agent.device_snapshot import snapshot
+
+    pool = pk.Random_XorShift64_Pool(3, 8)
+    described = snapshot(None, {}, {"pool": pool})
+    assert set(described["names"]) == {"pool"} and described["views"] == {}
+    from pkdb.device_eval.helper import Namespaces
+
+    namespaces = Namespaces()
+    assert namespaces.launch(described["names"], {}) == []
+    assert repr(namespaces.scope({})["pool"]) == repr(pool)

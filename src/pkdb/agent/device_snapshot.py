@@ -125,12 +125,17 @@ def _is_kernel_code(func: types.FunctionType) -> bool:
     return marker_of(func) is not None
 
 
-def snapshot(frame: types.FrameType | None, views: dict[str, Any]) -> dict[str, Any]:
+def snapshot(
+    frame: types.FrameType | None, views: dict[str, Any], pools: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The helper's names at a launch: the call site's globals, then its locals, then
-    the kernel's views by parameter name (``views``)."""
+    the kernel's random pools by parameter name (``pools``: the kernel holds only a
+    pool's launch key, so ``p pool`` must find the program's pool under the parameter's
+    name, whatever the call site calls it), and the kernel's views by parameter name
+    (``views``)."""
     names: dict[str, Any] = {}
     scopes = [] if frame is None else [frame.f_globals, frame.f_locals]
-    for scope in scopes:
+    for scope in [*scopes, pools or {}]:
         for name, value in list(scope.items()):
             if name.startswith("__") and name != "__name__":
                 continue

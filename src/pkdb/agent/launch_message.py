@@ -105,7 +105,7 @@ def field_names(workunit: Any) -> dict[str, str]:
         return {}
     from pkernels.translate.methods import method_form
 
-    form = method_form(workunit)[0]
+    form: Any = method_form(workunit)[0]  # carries the method's self name and fields
     owner = form.__pkernels_self__
     return {f"{owner}_{name}": f"{owner}.{name}" for name in form.__pkernels_fields__}
 

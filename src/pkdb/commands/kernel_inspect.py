@@ -18,8 +18,8 @@ from .kernel_support import (
     kernel_values,
     listed_range,
     pool_argument,
-    shown_name,
     show_frames,
+    shown_name,
 )
 from .registry import Command
 
