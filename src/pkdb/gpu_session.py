@@ -301,9 +301,13 @@ class GpuKernelSession(DebuggerSession):
                 values[py_name] = value
         return values
 
-    def _scratch_values(self, name: str, text: str, level: int) -> list[Any] | None:
-        """A scratch view's elements (a list: what the team's memory holds now)."""
+    def _scratch_values(self, name: str, text: str, level: int) -> Any:
+        """A scratch view's elements, what the team's memory holds now: a marked copy
+        (:func:`pkdb.memviews.encode_copy`: a NumPy array in the helper), or a list
+        when its element type is not known."""
         import re
+
+        from . import memviews
 
         match = re.search(r"extent = \{([^}]*)\}", text)
         if match is None:
@@ -319,6 +323,13 @@ class GpuKernelSession(DebuggerSession):
         except TargetError:
             return None
         numbers = [parse_gdb_value(v.strip()) for v in raw.strip("{}").split(",")]
+        try:
+            ctype = self.require_controller().variable_types(frame=level).get(name, "")
+        except TargetError:
+            ctype = ""
+        copy = memviews.encode_copy(numbers, ctype, extents)
+        if copy is not None:
+            return copy
         if len(extents) == 2:
             width = extents[1]
             return [numbers[r * width : (r + 1) * width] for r in range(extents[0])]

@@ -278,3 +278,19 @@ def test_the_launch_snapshot_names_pools_by_kernel_parameter():
     namespaces = Namespaces()
     assert namespaces.launch(described["names"], {}) == []
     assert repr(namespaces.scope({})["pool"]) == repr(pool)
+
+
+def test_a_scratch_view_is_read_from_the_device_as_an_array(console):
+    """A team's scratch view lives in the block's shared memory, which the helper cannot
+    map: its elements come through cuda-gdb (gdb prints a whole double as 4) and the
+    helper sees a NumPy array of them, typed by the view's C++ type, as on the CPU."""
+    fake = console.gpu.controller
+    fake.values = lambda block, thread: {
+        "j": "10", "s": "{data = 0x7f0000001000, extent = {4}, stride = {1}}"
+    }  # fmt: skip
+    fake.types = {"s": "pk_rt::View<double, 1, true>"}
+    fake.expressions = {"*s.data@4": "{4, 5, 6, 7.5}"}
+    assert console.run("p s") == "array([4. , 5. , 6. , 7.5])"
+    assert console.run("p s[1:3] * 2") == "array([10., 12.])"
+    assert console.run("p s[0]") == "np.float64(4.0)"
+    assert console.run("locals") == "s = view(shape=(4,), dtype=float64)"

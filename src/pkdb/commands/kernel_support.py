@@ -124,7 +124,7 @@ def format_value(value: Any) -> str:
         return repr(complex_values.decode(value))
     if subviews.is_encoded(value):
         return subviews.describe(value)
-    if memviews.is_encoded(value):
+    if memviews.is_encoded(value) or memviews.is_copy(value):
         return memviews.describe(value)
     if isinstance(value, bool):
         return "True" if value else "False"
