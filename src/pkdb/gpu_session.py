@@ -217,6 +217,11 @@ class GpuKernelSession(DebuggerSession):
         if event is None or event.exited:
             return None
         focus = controller.focus_at(event)
+        if focus is None and self.active and _interrupted(event):
+            # Ctrl-C reaches the program's host threads (the terminal is the program's
+            # while it runs): the user asked to stop the kernel, so focus on one of its
+            # threads rather than let the interrupt pass.
+            focus = self._focus_a_device_thread()
         if focus is None:
             # The focus is on host code: nothing of the kernel's to show (a signal the
             # program handles itself, say): let it run on.
@@ -224,6 +229,20 @@ class GpuKernelSession(DebuggerSession):
             return None
         self.stop = GpuStop(event, focus)
         return self.stop
+
+    def _focus_a_device_thread(self) -> CudaFocus | None:
+        """Focus on the first thread of the running kernel at a Python line (else any of
+        its threads); None when no device thread runs."""
+        controller = self.require_controller()
+        try:
+            rows = controller.device_threads()
+            at_python = [r for r in rows if r.file and r.file.endswith(".py")]
+            candidates = at_python or rows
+            if not candidates:
+                return None
+            return controller.switch_focus(candidates[0].first_block, candidates[0].first_thread)
+        except TargetError:
+            return None
 
     def fault_message(self, event: StopEvent) -> str | None:
         """A failed check's text, when ``event`` stopped in ``pk_fault_hook``."""
@@ -451,6 +470,11 @@ class GpuKernelSession(DebuggerSession):
         if frame is None or not frame.file or not frame.line:
             return ""
         return linecache.getline(frame.file, frame.line).strip()
+
+
+def _interrupted(event: StopEvent) -> bool:
+    """The stop is Ctrl-C's (cuda-gdb names SIGINT, or signal 0 for its own interrupt)."""
+    return event.reason == "signal-received" and event.signal_name in ("SIGINT", "0")
 
 
 def _cpp_name(py_name: str) -> str:

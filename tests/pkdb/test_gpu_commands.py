@@ -294,3 +294,20 @@ def test_a_scratch_view_is_read_from_the_device_as_an_array(console):
     assert console.run("p s[1:3] * 2") == "array([10., 12.])"
     assert console.run("p s[0]") == "np.float64(4.0)"
     assert console.run("locals") == "s = view(shape=(4,), dtype=float64)"
+
+
+def test_ctrl_c_with_the_focus_on_the_host_focuses_a_kernel_thread(console):
+    """Ctrl-C reaches the program's host threads: cuda-gdb's focus may be on one of them.
+    While a kernel is debugged that stop is the user's: pkdb focuses a device thread at
+    a Python line. Another host signal without a device focus is passed over."""
+    session, fake = console.gpu, console.gpu.controller
+    session.stop = None
+    fake.focus_now = None  # type: ignore[assignment]  # cuda-gdb: focus on a host thread
+    fake.events.append(StopEvent("signal-received", signal_name="SIGINT"))
+    stop = session.poll_stop(0.0)
+    assert stop is not None and stop.focus == CudaFocus(0, (0, 0, 0), (0, 0, 0))
+    assert "continue" not in fake.commands
+    session.stop = None
+    fake.focus_now = None  # type: ignore[assignment]
+    fake.events.append(StopEvent("signal-received", signal_name="SIGUSR1"))
+    assert session.poll_stop(0.0) is None and fake.commands[-1] == "continue"
