@@ -311,3 +311,18 @@ def test_ctrl_c_with_the_focus_on_the_host_focuses_a_kernel_thread(console):
     fake.focus_now = None  # type: ignore[assignment]
     fake.events.append(StopEvent("signal-received", signal_name="SIGUSR1"))
     assert session.poll_stop(0.0) is None and fake.commands[-1] == "continue"
+
+
+def test_a_workloads_self_reaches_the_helper_with_its_fields():
+    """At a GPU stop in a workload method, p self.pool and p self.scale see the fields
+    the kernel reads (args names them so)."""
+    import pkernels as pk
+    from pkdb.agent.device_snapshot import snapshot
+    from pkdb.device_eval.helper import Namespaces
+
+    pool = pk.Random_XorShift64_Pool(7, 16)
+    described = snapshot(None, {}, None, ("self", {"pool": pool, "scale": 2.0}))
+    namespaces = Namespaces()
+    assert namespaces.launch(described["names"], {}) == []
+    owner = namespaces.scope({})["self"]
+    assert repr(owner.pool) == repr(pool) and owner.scale == 2.0

@@ -413,3 +413,47 @@ def test_a_random_pool_at_a_gpu_stop_is_the_programs_pool(tmp_path):
         assert "whole [0, 1, 2, 3]" in out
     finally:
         session.close()
+
+
+WORKLOAD_PROGRAM = """
+import pkernels as pk
+
+
+@pk.workload
+class Walkers:
+    def __init__(self) -> None:
+        self.steps: pk.View1D[pk.double] = pk.View([64], pk.double, space=pk.CudaSpace)
+        self.pool: pk.Random_XorShift64_Pool = pk.Random_XorShift64_Pool(7, 16)
+
+    @pk.workunit
+    def step(self, i: int) -> None:
+        r: float = pk.rand(pk.double)
+        self.steps[i] = i + r
+
+
+w = Walkers()
+pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 64), w.step)
+print("whole", [int(v) for v in w.steps.data[:4].get()])
+"""
+WORKLOAD_STORE = 13  # self.steps[i] = i + r
+
+
+def test_a_workloads_pool_field_at_a_gpu_stop_is_self_dot_pool(tmp_path):
+    """The kernel takes self.pool as its parameter self_pool: args names it self.pool, as
+    the method does, and p self.pool is the program's pool."""
+    program = write(tmp_path, "walkers_gpu.py", WORKLOAD_PROGRAM)
+    session = gpu_session(program)
+    try:
+        run(session, f"break {WORKLOAD_STORE} if i == 2", HOST_PROMPT)
+        out = run(session, "continue")
+        assert re.search(r"CUDA block 0, thread 2 \(i=2\) hit breakpoint 1$", out, re.M), out
+        pool = "Random_XorShift64_Pool(seed=7, num_states=16)"
+        args = run(session, "args").splitlines()
+        assert [a for a in args if a.startswith(f"self.pool = {pool} (this launch's key: ")], args
+        assert not [a for a in args if a.startswith("self_")], args
+        assert run(session, "p self.pool") == pool
+        run(session, "clear 1")
+        out = session.cmd("continue", r"The program exited")
+        assert "whole [0, 1, 2, 3]" in out
+    finally:
+        session.close()

@@ -238,12 +238,17 @@ class KernelObserver:
         if threading.get_ident() != _MAIN_THREAD_ID or not kernel.debug:
             return  # eval at a stop, a clause, a release build: no debugger
         from .device_snapshot import python_details, snapshot
-        from .launch_message import pool_arguments
+        from .launch_message import pool_arguments, workload_fields
 
         message = launch_message(self.link, dispatch, kernel)
         message.cuda_geometry = kernel.geometry(dispatch.policy, dispatch.kwargs)
         try:
-            described = snapshot(dispatch.frame, dispatch.kwargs, pool_arguments(dispatch))
+            described = snapshot(
+                dispatch.frame,
+                dispatch.kwargs,
+                pool_arguments(dispatch),
+                workload_fields(dispatch.workunit),
+            )
         except Exception as exc:  # noqa: BLE001 - no evaluation helper, but the stops work
             described = {"names": {}, "views": {}}
             _say_in_program_output(f"pkdb: GPU stops will not evaluate Python here: {exc}")

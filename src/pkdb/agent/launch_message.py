@@ -101,13 +101,24 @@ def pool_arguments(dispatch: Any) -> dict[str, Any]:
 def field_names(workunit: Any) -> dict[str, str]:
     """A workload method's fields by the kernel's parameter name (``self_pool``), as the
     method writes them (``self.pool``); {} for a plain workunit."""
-    if not isinstance(workunit, types.MethodType):
+    found = workload_fields(workunit)
+    if found is None:
         return {}
+    owner, fields = found
+    return {f"{owner}_{name}": f"{owner}.{name}" for name in fields}
+
+
+def workload_fields(workunit: Any) -> tuple[str, dict[str, Any]] | None:
+    """A workload method's ``self`` name and the fields its kernel reads, by field name
+    (``("self", {"pool": <the pool>})``); None for a plain workunit."""
+    if not isinstance(workunit, types.MethodType):
+        return None
     from pkernels.translate.methods import method_form
 
-    form: Any = method_form(workunit)[0]  # carries the method's self name and fields
+    form: Any
+    form, arguments = method_form(workunit)  # the form carries the self name and fields
     owner = form.__pkernels_self__
-    return {f"{owner}_{name}": f"{owner}.{name}" for name in form.__pkernels_fields__}
+    return owner, {name: arguments[f"{owner}_{name}"] for name in form.__pkernels_fields__}
 
 
 def team_member_name(workunit: Any, policy: Any) -> str:
