@@ -26,11 +26,7 @@ def launch_message(
     from ..kernel_protocol import KernelLaunch  # loaded once a kernel is debugged
 
     workunit = dispatch.workunit
-    views = {
-        name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
-        for name, value in dispatch.kwargs.items()
-        if hasattr(value, "ndim") and hasattr(value, "shape")
-    }
+    views = view_shapes(dispatch.kwargs)
     _, first, last = function_span(workunit)
     return KernelLaunch(
         id=link.new_id(),
@@ -64,6 +60,19 @@ def launch_message(
         step_in=bool(dispatch.extra.get("pkdb_step_in")),
         slow_conditions=slow_conditions(dispatch, kernel),
     )
+
+
+def view_shapes(arguments: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The array arguments among ``arguments`` (a ``pk.View`` by its array): name ->
+    rank, dtype and shape."""
+    from pkernels.api.views import unwrap
+
+    arrays = {name: unwrap(value) for name, value in arguments.items()}
+    return {
+        name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
+        for name, value in arrays.items()
+        if hasattr(value, "ndim") and hasattr(value, "shape")
+    }
 
 
 def shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
