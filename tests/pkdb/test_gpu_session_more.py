@@ -450,8 +450,10 @@ def test_a_workloads_pool_field_at_a_gpu_stop_is_self_dot_pool(tmp_path):
         pool = "Random_XorShift64_Pool(seed=7, num_states=16)"
         args = run(session, "args").splitlines()
         assert [a for a in args if a.startswith(f"self.pool = {pool} (this launch's key: ")], args
+        assert "self.steps = <device view of float64, shape (64,)>" in args, args
         assert not [a for a in args if a.startswith("self_")], args
         assert run(session, "p self.pool") == pool
+        assert run(session, "p self.steps.shape") == "(64,)"  # the live device array
         run(session, "clear 1")
         out = session.cmd("continue", r"The program exited")
         assert "whole [0, 1, 2, 3]" in out
