@@ -107,6 +107,8 @@ def encode_copy(elements: list[Any], ctype: str, shape: list[int]) -> dict[str, 
     match = _VIEW_TYPE.search(ctype)
     if match is None or match.group(1) not in _DTYPES or len(shape) != int(match.group(2)):
         return None
+    if not all(isinstance(e, int | float) for e in elements):  # complex, structs: not read
+        return None
     return {_COPY: {"elements": elements, "dtype": _DTYPES[match.group(1)], "shape": shape}}
 
 

@@ -326,3 +326,15 @@ def test_a_workloads_self_reaches_the_helper_with_its_fields():
     assert namespaces.launch(described["names"], {}) == []
     owner = namespaces.scope({})["self"]
     assert repr(owner.pool) == repr(pool) and owner.scale == 2.0
+
+
+def test_a_scratch_copy_is_typed_by_the_views_cpp_type():
+    from pkdb import memviews
+
+    copy = memviews.encode_copy([1, 2, 3, 4], "pk_rt::View<float, 2, true>", [2, 2])
+    array = memviews.decode_copy(copy)
+    assert array.dtype == np.float32 and array.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert memviews.encode_copy([1, 2], "pk_rt::View<double, 2, true>", [2]) is None  # rank
+    complex_view = "pk_rt::View<pk_rt::complex<double>, 1, true>"
+    assert memviews.encode_copy(["{re = 1, im = 2}"], complex_view, [1]) is None
+    assert memviews.decode_copy([1, 2]) == [1, 2]  # anything else as it is
