@@ -1,7 +1,7 @@
 """More of pkdb on the GPU, each a user's session through a real terminal: CUDA
 exceptions stopped at the Python line (a debug build, and a release build while
 cuda-gdb is attached), Ctrl-C in a running kernel, a team's scratch memory, hotswap,
-parallel_launch, and a random pool at a GPU stop.
+parallel_launch, a random pool at a GPU stop, a workload's pool field.
 
 Marked ``gpu``: they skip without CuPy, a GPU and cuda-gdb. Run them on a GPU machine:
 ``python3 -m pytest -q tests/pkdb/test_gpu_session_more.py``.
