@@ -217,6 +217,11 @@ class GpuKernelSession(DebuggerSession):
         if event is None or event.exited:
             return None
         focus = controller.focus_at(event)
+        if focus is None and self.active and _interrupted(event):
+            # Ctrl-C reaches the program's host threads (the terminal is the program's
+            # while it runs): the user asked to stop the kernel, so focus on one of its
+            # threads rather than let the interrupt pass.
+            focus = self._focus_a_device_thread()
         if focus is None:
             # The focus is on host code: nothing of the kernel's to show (a signal the
             # program handles itself, say): let it run on.
@@ -224,6 +229,20 @@ class GpuKernelSession(DebuggerSession):
             return None
         self.stop = GpuStop(event, focus)
         return self.stop
+
+    def _focus_a_device_thread(self) -> CudaFocus | None:
+        """Focus on the first thread of the running kernel at a Python line (else any of
+        its threads); None when no device thread runs."""
+        controller = self.require_controller()
+        try:
+            rows = controller.device_threads()
+            at_python = [r for r in rows if r.file and r.file.endswith(".py")]
+            candidates = at_python or rows
+            if not candidates:
+                return None
+            return controller.switch_focus(candidates[0].first_block, candidates[0].first_thread)
+        except TargetError:
+            return None
 
     def fault_message(self, event: StopEvent) -> str | None:
         """A failed check's text, when ``event`` stopped in ``pk_fault_hook``."""
@@ -265,8 +284,9 @@ class GpuKernelSession(DebuggerSession):
 
     def kernel_values(self, frame: int | None = None) -> dict[str, Any]:
         """The focused thread's scalars (and team member, structs) of a kernel frame as
-        Python values, for the evaluation helper; views are left out (the helper maps
-        the arrays themselves). A host frame has none."""
+        Python values, for the evaluation helper; views and random pools are left out
+        (the helper maps the arrays themselves and has the program's pools). A host
+        frame has none."""
         stop = self.require_stop()
         level = self.frame_level(stop.frame if frame is None else frame)
         if level is None:
@@ -276,12 +296,15 @@ class GpuKernelSession(DebuggerSession):
         launch = self.launch
         views = launch.views if launch else {}
         kinds = launch.variable_kinds if launch else {}
+        pools = launch.pools if launch else {}
         team_member = launch.team_member if launch else ""
         values: dict[str, Any] = {}
         for name, text in raw.items():
             if name.startswith("pk_") or name in views:
                 continue
             py_name = name[:-1] if name.endswith("_") else name
+            if py_name in pools:
+                continue  # the kernel holds the launch's key; the helper has the pool
             if team_member and py_name == team_member:
                 position = self.team_position()
                 if position is not None:
@@ -297,9 +320,13 @@ class GpuKernelSession(DebuggerSession):
                 values[py_name] = value
         return values
 
-    def _scratch_values(self, name: str, text: str, level: int) -> list[Any] | None:
-        """A scratch view's elements (a list: what the team's memory holds now)."""
+    def _scratch_values(self, name: str, text: str, level: int) -> Any:
+        """A scratch view's elements, what the team's memory holds now: a marked copy
+        (:func:`pkdb.memviews.encode_copy`: a NumPy array in the helper), or a list
+        when its element type is not known."""
         import re
+
+        from . import memviews
 
         match = re.search(r"extent = \{([^}]*)\}", text)
         if match is None:
@@ -315,6 +342,13 @@ class GpuKernelSession(DebuggerSession):
         except TargetError:
             return None
         numbers = [parse_gdb_value(v.strip()) for v in raw.strip("{}").split(",")]
+        try:
+            ctype = self.require_controller().variable_types(frame=level).get(name, "")
+        except TargetError:
+            ctype = ""
+        copy = memviews.encode_copy(numbers, ctype, extents)
+        if copy is not None:
+            return copy
         if len(extents) == 2:
             width = extents[1]
             return [numbers[r * width : (r + 1) * width] for r in range(extents[0])]
@@ -452,6 +486,11 @@ def _cuda_geometry() -> Any:
     from pkernels.runtime import cuda_geometry
 
     return cuda_geometry
+
+
+def _interrupted(event: StopEvent) -> bool:
+    """The stop is Ctrl-C's (cuda-gdb names SIGINT, or signal 0 for its own interrupt)."""
+    return event.reason == "signal-received" and event.signal_name in ("SIGINT", "0")
 
 
 def _cpp_name(py_name: str) -> str:

@@ -63,6 +63,9 @@ class KernelLaunch(Message):
     # Random pools by the kernel's parameter name (a workload's self.pool is self_pool):
     # the program's repr of each. The kernel holds only the launch's key (a uint64).
     pools: dict[str, str] = field(default_factory=dict)
+    # A workload method's fields by the kernel's parameter name, as the program writes
+    # them (``self_pool`` -> ``self.pool``): what args and locals show.
+    field_names: dict[str, str] = field(default_factory=dict)
     kernel_symbol: str = ""  # the C++ function of the workunit body, e.g. pk_kernel::yAx
     team_member: str = ""  # a TeamPolicy workunit's team member parameter ("" otherwise)
     # Not 0: a release build got this fatal signal; gdb attaches to see it again. Or

@@ -85,7 +85,42 @@ def resolve(value: dict[str, Any]) -> Any:
 
 
 def describe(value: dict[str, Any]) -> str:
-    """How ``locals`` and ``args`` show it, as views of the caller's arrays are shown:
-    ``view(shape=(8,), dtype=float64)`` (``p`` shows the elements)."""
-    spec = value[_MARKER]
+    """How ``locals`` and ``args`` show it (or its copy), as views of the caller's arrays
+    are shown: ``view(shape=(8,), dtype=float64)`` (``p`` shows the elements)."""
+    spec = value[_MARKER] if _MARKER in value else value[_COPY]
     return f"view(shape={tuple(spec['shape'])}, dtype={spec['dtype']})"
+
+
+# -- copies: a GPU thread's scratch view --------------------------------------------------
+#
+# At a GPU stop the whole program is held and Python runs in the evaluation helper, which
+# cannot map a block's shared memory: the front end reads the elements through cuda-gdb
+# and sends them as a marked copy, which the helper sees as a NumPy array (reads show
+# what the team wrote; writes stay in the copy).
+
+_COPY = "__pkdb_memcopy__"
+
+
+def encode_copy(elements: list[Any], ctype: str, shape: list[int]) -> dict[str, Any] | None:
+    """The elements (as gdb printed them, parsed; row-major) of a view of C++ type
+    ``ctype`` and ``shape`` as a marked copy; None for a type that is no known view."""
+    match = _VIEW_TYPE.search(ctype)
+    if match is None or match.group(1) not in _DTYPES or len(shape) != int(match.group(2)):
+        return None
+    if not all(isinstance(e, int | float) for e in elements):  # complex, structs: not read
+        return None
+    return {_COPY: {"elements": elements, "dtype": _DTYPES[match.group(1)], "shape": shape}}
+
+
+def is_copy(value: object) -> bool:
+    return isinstance(value, dict) and _COPY in value
+
+
+def decode_copy(value: object) -> object:
+    """The NumPy array of a marked copy; anything else as is."""
+    if not is_copy(value):
+        return value
+    import numpy as np
+
+    spec = value[_COPY]  # type: ignore[index]
+    return np.array(spec["elements"], dtype=spec["dtype"]).reshape(spec["shape"])

@@ -114,11 +114,13 @@ def decode(value: object) -> object:
 
 def decode_values(values: dict[str, Any]) -> dict[str, Any]:
     """Kernel variables as sent by the front end, with team members, structs, float32
-    and complex values as objects."""
-    from . import complex_values, float32
+    and complex values as objects (and a GPU scratch view's copy as a NumPy array)."""
+    from . import complex_values, float32, memviews
     from .structs import decode as decode_struct
 
     return {
-        name: complex_values.decode(float32.decode(decode_struct(decode(value))))
+        name: memviews.decode_copy(
+            complex_values.decode(float32.decode(decode_struct(decode(value))))
+        )
         for name, value in values.items()
     }

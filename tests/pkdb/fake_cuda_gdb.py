@@ -28,6 +28,9 @@ class FakeCudaGdb:
     threads: int
     values: Any
     function: str = "pk_kernel::yAx"
+    arguments: tuple[str, ...] = ("j", "cols", "y_view")  # the kernel's parameters
+    types: dict[str, str] = field(default_factory=dict)  # variable -> C++ type
+    expressions: dict[str, str] = field(default_factory=dict)  # more that evaluate answers
     focus_now: CudaFocus = field(default_factory=lambda: CudaFocus(0, (0, 0, 0), (0, 0, 0)))
     inserted: list[Breakpoint] = field(default_factory=list)
     conditions: dict[int, str | None] = field(default_factory=dict)
@@ -122,22 +125,23 @@ class FakeCudaGdb:
         return self.values(self.focus_now.block[0], self.focus_now.thread[0])
 
     def args(self, thread_id=None, frame=0) -> dict[str, str]:
-        return {k: v for k, v in self._thread_values().items() if k.startswith("arg:")} or {
-            k: v for k, v in self._thread_values().items() if k in ("j", "cols", "y_view")
-        }
+        return {k: v for k, v in self._thread_values().items() if k in self.arguments}
 
     def locals(self, thread_id=None, frame=0) -> dict[str, str]:
-        return {k: v for k, v in self._thread_values().items() if k not in ("j", "cols", "y_view")}
+        return {k: v for k, v in self._thread_values().items() if k not in self.arguments}
 
     def evaluate(self, expression: str, thread_id=None, frame=0) -> str:
         self.commands.append(f"evaluate {expression}")
         name, _, value = expression.partition(" = ")
         if value:
             return value
-        values = self._thread_values()
+        values = {**self.expressions, **self._thread_values()}
         if expression in values:
             return values[expression]
         raise TargetError(f'No symbol "{expression}" in current context.')
+
+    def variable_types(self, thread_id=None, frame=0) -> dict[str, str]:
+        return {k: self.types.get(k, "double") for k in self._thread_values()}
 
     def send_raw(self, command: str, thread_id=None) -> str:
         self.commands.append(f"send {command}")

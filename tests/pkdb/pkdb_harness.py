@@ -184,6 +184,15 @@ def wait_busy(session: PtySession, seconds: float = 0.3, timeout: float = 30.0) 
     assert wait_until(lambda: cpu_seconds(pid) >= start + seconds, timeout), "not running"
 
 
+def row(table: str, label: str) -> list[str]:
+    """The cells of the row starting with ``label`` of a table pkdb printed
+    (``parallel_launch``'s), split at 2+ blanks."""
+    for line in table.splitlines():
+        if line.startswith(label):
+            return re.split(r"\s{2,}", line[len(label) :].strip())
+    raise AssertionError(f"no row {label!r} in:\n{table}")
+
+
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

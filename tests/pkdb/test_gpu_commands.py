@@ -258,3 +258,100 @@ def test_struct_fields_and_float32_read_as_on_the_cpu(console):
     assert console.run("p p.id + 1") == "4"
     assert console.run("p type(h).__name__, h / 3") == repr(("float32", np.float32(2) / 3))
     assert console.run("locals").splitlines() == ["p = struct(x=0.0, id=3)", "h = np.float32(2.0)"]
+
+
+def test_a_random_pool_is_the_programs_pool_not_the_launch_key(console):
+    """The kernel holds a pool's launch key (a uint64): p shows the program's pool, which
+    the helper has by the kernel's parameter name; args shows both; a workload's pool
+    field is named as the method writes it (self.pool)."""
+    import pkernels as pk
+
+    session, fake = console.gpu, console.gpu.controller
+    fake.values = lambda block, thread: {"j": "10", "pool": "977", "self_pool": "978"}
+    fake.arguments += ("pool", "self_pool")
+    pool = pk.Random_XorShift64_Pool(5, 4)
+    session.launch.pools = {"pool": repr(pool), "self_pool": repr(pool)}
+    session.launch.field_names = {"self_pool": "self.pool"}
+    session.evaluator.launch({"pool": describe(pool)}, {})
+    assert console.run("p pool") == repr(pool)
+    assert console.run("p pool.seed + j") == "15"
+    args = console.run("args").splitlines()
+    assert f"pool = {pool!r} (this launch's key: 977)" in args
+    assert f"self.pool = {pool!r} (this launch's key: 978)" in args
+    assert not [line for line in args if line.startswith("self_pool")]
+
+
+def test_the_launch_snapshot_names_pools_by_kernel_parameter():
+    """A pool passed inline (no name at the call site) is the helper's under the
+    kernel's parameter name, over a call-site name that differs."""
+    import pkernels as pk
+    from pkdb.agent.device_snapshot import snapshot
+
+    pool = pk.Random_XorShift64_Pool(3, 8)
+    described = snapshot(None, {}, {"pool": pool})
+    assert set(described["names"]) == {"pool"} and described["views"] == {}
+    from pkdb.device_eval.helper import Namespaces
+
+    namespaces = Namespaces()
+    assert namespaces.launch(described["names"], {}) == []
+    assert repr(namespaces.scope({})["pool"]) == repr(pool)
+
+
+def test_a_scratch_view_is_read_from_the_device_as_an_array(console):
+    """A team's scratch view lives in the block's shared memory, which the helper cannot
+    map: its elements come through cuda-gdb (gdb prints a whole double as 4) and the
+    helper sees a NumPy array of them, typed by the view's C++ type, as on the CPU."""
+    fake = console.gpu.controller
+    fake.values = lambda block, thread: {
+        "j": "10", "s": "{data = 0x7f0000001000, extent = {4}, stride = {1}}"
+    }  # fmt: skip
+    fake.types = {"s": "pk_rt::View<double, 1, true>"}
+    fake.expressions = {"*s.data@4": "{4, 5, 6, 7.5}"}
+    assert console.run("p s") == "array([4. , 5. , 6. , 7.5])"
+    assert console.run("p s[1:3] * 2") == "array([10., 12.])"
+    assert console.run("p s[0]") == "np.float64(4.0)"
+    assert console.run("locals") == "s = view(shape=(4,), dtype=float64)"
+
+
+def test_ctrl_c_with_the_focus_on_the_host_focuses_a_kernel_thread(console):
+    """Ctrl-C reaches the program's host threads: cuda-gdb's focus may be on one of them.
+    While a kernel is debugged that stop is the user's: pkdb focuses a device thread at
+    a Python line. Another host signal without a device focus is passed over."""
+    session, fake = console.gpu, console.gpu.controller
+    session.stop = None
+    fake.focus_now = None  # type: ignore[assignment]  # cuda-gdb: focus on a host thread
+    fake.events.append(StopEvent("signal-received", signal_name="SIGINT"))
+    stop = session.poll_stop(0.0)
+    assert stop is not None and stop.focus == CudaFocus(0, (0, 0, 0), (0, 0, 0))
+    assert "continue" not in fake.commands
+    session.stop = None
+    fake.focus_now = None  # type: ignore[assignment]
+    fake.events.append(StopEvent("signal-received", signal_name="SIGUSR1"))
+    assert session.poll_stop(0.0) is None and fake.commands[-1] == "continue"
+
+
+def test_a_workloads_self_reaches_the_helper_with_its_fields():
+    """At a GPU stop in a workload method, p self.pool and p self.scale see the fields
+    the kernel reads (args names them so)."""
+    import pkernels as pk
+    from pkdb.agent.device_snapshot import snapshot
+    from pkdb.device_eval.helper import Namespaces
+
+    pool = pk.Random_XorShift64_Pool(7, 16)
+    described = snapshot(None, {}, None, ("self", {"pool": pool, "scale": 2.0}))
+    namespaces = Namespaces()
+    assert namespaces.launch(described["names"], {}) == []
+    owner = namespaces.scope({})["self"]
+    assert repr(owner.pool) == repr(pool) and owner.scale == 2.0
+
+
+def test_a_scratch_copy_is_typed_by_the_views_cpp_type():
+    from pkdb import memviews
+
+    copy = memviews.encode_copy([1, 2, 3, 4], "pk_rt::View<float, 2, true>", [2, 2])
+    array = memviews.decode_copy(copy)
+    assert array.dtype == np.float32 and array.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert memviews.encode_copy([1, 2], "pk_rt::View<double, 2, true>", [2]) is None  # rank
+    complex_view = "pk_rt::View<pk_rt::complex<double>, 1, true>"
+    assert memviews.encode_copy(["{re = 1, im = 2}"], complex_view, [1]) is None
+    assert memviews.decode_copy([1, 2]) == [1, 2]  # anything else as it is

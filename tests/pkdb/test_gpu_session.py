@@ -14,49 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pkdb_harness import PtySession, write
+from gpu_harness import GPU_MARKS, HOST_PROMPT
+from gpu_harness import gpu_session as _session
+from gpu_harness import run as _run
+from pkdb_harness import write
 
 ROOT = Path(__file__).resolve().parents[2]
-GPU_PROMPT = r"\(pkdb-cuda\) "
-HOST_PROMPT = r"\(pkdb\) "
-FIRST_STOP = 120  # seconds: NVRTC -G compile, cuda-gdb attach, the helper's start
-
-
-def _gpu_missing() -> str | None:
-    try:
-        import cupy
-    except ImportError:
-        return "CuPy is not installed"
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return "no GPU"
-    except Exception as exc:  # noqa: BLE001
-        return f"no GPU ({exc})"
-    from pkdb.targets.base import TargetError
-    from pkdb.targets.factory import cuda_gdb_path
-
-    try:
-        cuda_gdb_path()
-    except TargetError:
-        return "cuda-gdb is not installed"
-    return None
-
-
-MISSING = _gpu_missing()
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(MISSING is not None, reason=f"needs a GPU and cuda-gdb: {MISSING}"),
-]
-
-
-def _session(program: Path, *args: str, options: tuple[str, ...] = ()) -> PtySession:
-    session = PtySession(program, *args, options=options)
-    session.child.timeout = FIRST_STOP
-    return session
-
-
-def _run(session: PtySession, line: str, prompt: str = GPU_PROMPT) -> str:
-    return session.cmd(line, prompt).strip()
+pytestmark = GPU_MARKS
 
 
 @pytest.fixture

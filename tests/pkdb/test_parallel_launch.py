@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pkdb_harness import PtySession, write
+from pkdb_harness import PtySession, row, write
 
 KERNEL_PROMPT = r"\(pkdb-openmp\) "
 
@@ -84,14 +84,6 @@ def session(tmp_path: Path, kernel_pty):
     )
     assert "out[i * 1000]" in lines[LINE_PAST_THE_END - 1]
     return lambda: kernel_pty(program)
-
-
-def row(table: str, label: str) -> list[str]:
-    """The cells of the table row starting with ``label`` (split at 2+ blanks)."""
-    for line in table.splitlines():
-        if line.startswith(label):
-            return re.split(r"\s{2,}", line[len(label) :].strip())
-    raise AssertionError(f"no row {label!r} in:\n{table}")
 
 
 def at_stop(start) -> PtySession:

@@ -11,7 +11,8 @@ need, as JSON:
 * numbers, strings, small NumPy arrays and other plain values: pickled copies;
 * modules: by name (imported in the helper);
 * kernels and ``@pk.function`` helpers: their source, file and line (the helper defines
-  them again, so an evaluation can dispatch new kernels on the live device arrays).
+  them again, so an evaluation can dispatch new kernels on the live device arrays);
+* a workload method's ``self``: the fields its kernel reads, each described as above.
 
 Handles come from ``cuMemGetAddressRange`` (the allocation holding the array: CuPy
 sub-allocates from larger blocks) and ``cudaIpcGetMemHandle`` of that allocation.
@@ -125,18 +126,35 @@ def _is_kernel_code(func: types.FunctionType) -> bool:
     return marker_of(func) is not None
 
 
-def snapshot(frame: types.FrameType | None, views: dict[str, Any]) -> dict[str, Any]:
+def snapshot(
+    frame: types.FrameType | None,
+    views: dict[str, Any],
+    pools: dict[str, Any] | None = None,
+    workload: tuple[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The helper's names at a launch: the call site's globals, then its locals, then
-    the kernel's views by parameter name (``views``)."""
+    the kernel's random pools by parameter name (``pools``: the kernel holds only a
+    pool's launch key, so ``p pool`` must find the program's pool under the parameter's
+    name, whatever the call site calls it), a workload method's ``self`` with the
+    fields its kernel reads (``workload``: the self name and the fields by name, so that
+    ``p self.pool`` and ``p self.x[0:4]`` work, the arrays live), and the kernel's views
+    by parameter name (``views``)."""
     names: dict[str, Any] = {}
     scopes = [] if frame is None else [frame.f_globals, frame.f_locals]
-    for scope in scopes:
+    for scope in [*scopes, pools or {}]:
         for name, value in list(scope.items()):
             if name.startswith("__") and name != "__name__":
                 continue
             described = describe(value)
             if described is not None:
                 names[name] = described
+    if workload is not None:
+        owner, fields = workload
+        described_fields = {name: describe(value) for name, value in fields.items()}
+        names[owner] = {
+            "kind": "fields",
+            "fields": {name: d for name, d in described_fields.items() if d is not None},
+        }
     kernel_views = {}
     for name, value in views.items():
         described = device_array(value) if hasattr(value, "__cuda_array_interface__") else None

@@ -238,11 +238,20 @@ class KernelObserver:
         if threading.get_ident() != _MAIN_THREAD_ID or not kernel.debug:
             return  # eval at a stop, a clause, a release build: no debugger
         from .device_snapshot import python_details, snapshot
+        from .launch_message import pool_arguments, view_shapes, workload_fields
 
         message = launch_message(self.link, dispatch, kernel)
         message.cuda_geometry = kernel.geometry(dispatch.policy, dispatch.kwargs)
+        workload = workload_fields(dispatch.workunit)
+        if workload is not None:
+            # A workload's views are device views too (kernel parameters self_<field>):
+            # shown by shape, never read element by element through cuda-gdb.
+            owner, fields = workload
+            message.views.update(view_shapes({f"{owner}_{n}": v for n, v in fields.items()}))
         try:
-            described = snapshot(dispatch.frame, dispatch.kwargs)
+            described = snapshot(
+                dispatch.frame, dispatch.kwargs, pool_arguments(dispatch), workload
+            )
         except Exception as exc:  # noqa: BLE001 - no evaluation helper, but the stops work
             described = {"names": {}, "views": {}}
             _say_in_program_output(f"pkdb: GPU stops will not evaluate Python here: {exc}")

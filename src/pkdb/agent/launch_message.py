@@ -26,11 +26,7 @@ def launch_message(
     from ..kernel_protocol import KernelLaunch  # loaded once a kernel is debugged
 
     workunit = dispatch.workunit
-    views = {
-        name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
-        for name, value in dispatch.kwargs.items()
-        if hasattr(value, "ndim") and hasattr(value, "shape")
-    }
+    views = view_shapes(dispatch.kwargs)
     _, first, last = function_span(workunit)
     return KernelLaunch(
         id=link.new_id(),
@@ -55,6 +51,7 @@ def launch_message(
         variable_kinds=dict(kernel.entry.variable_kinds),
         subviews=shown_subviews(workunit, kernel.entry.subviews),
         pools=launch_pools(dispatch),
+        field_names=field_names(workunit),
         kernel_symbol=kernel.kernel_symbol,
         team_member=team_member_name(workunit, dispatch.policy),
         crash_signal=crash_signal,
@@ -63,6 +60,19 @@ def launch_message(
         step_in=bool(dispatch.extra.get("pkdb_step_in")),
         slow_conditions=slow_conditions(dispatch, kernel),
     )
+
+
+def view_shapes(arguments: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The array arguments among ``arguments`` (a ``pk.View`` by its array): name ->
+    rank, dtype and shape."""
+    from pkernels.api.views import unwrap
+
+    arrays = {name: unwrap(value) for name, value in arguments.items()}
+    return {
+        name: {"rank": value.ndim, "dtype": str(value.dtype), "shape": list(value.shape)}
+        for name, value in arrays.items()
+        if hasattr(value, "ndim") and hasattr(value, "shape")
+    }
 
 
 def shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +92,11 @@ def shown_subviews(workunit: Any, subviews: dict[str, Any]) -> dict[str, Any]:
 def launch_pools(dispatch: Any) -> dict[str, str]:
     """The random pools the launch draws from, by the kernel's parameter name (a
     workload's fields as the kernel names them: ``self_pool``), as the program shows them."""
+    return {name: repr(pool) for name, pool in pool_arguments(dispatch).items()}
+
+
+def pool_arguments(dispatch: Any) -> dict[str, Any]:
+    """The random pool objects the launch draws from, by the kernel's parameter name."""
     from pkernels.api.random_pools import RandomPool
 
     arguments = dict(dispatch.kwargs)
@@ -89,7 +104,30 @@ def launch_pools(dispatch: Any) -> dict[str, str]:
         from pkernels.translate.methods import method_form
 
         arguments.update(method_form(dispatch.workunit)[1])
-    return {name: repr(value) for name, value in arguments.items() if isinstance(value, RandomPool)}
+    return {name: value for name, value in arguments.items() if isinstance(value, RandomPool)}
+
+
+def field_names(workunit: Any) -> dict[str, str]:
+    """A workload method's fields by the kernel's parameter name (``self_pool``), as the
+    method writes them (``self.pool``); {} for a plain workunit."""
+    found = workload_fields(workunit)
+    if found is None:
+        return {}
+    owner, fields = found
+    return {f"{owner}_{name}": f"{owner}.{name}" for name in fields}
+
+
+def workload_fields(workunit: Any) -> tuple[str, dict[str, Any]] | None:
+    """A workload method's ``self`` name and the fields its kernel reads, by field name
+    (``("self", {"pool": <the pool>})``); None for a plain workunit."""
+    if not isinstance(workunit, types.MethodType):
+        return None
+    from pkernels.translate.methods import method_form
+
+    form: Any
+    form, arguments = method_form(workunit)  # the form carries the self name and fields
+    owner = form.__pkernels_self__
+    return owner, {name: arguments[f"{owner}_{name}"] for name in form.__pkernels_fields__}
 
 
 def team_member_name(workunit: Any, policy: Any) -> str:

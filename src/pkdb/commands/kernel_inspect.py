@@ -19,6 +19,7 @@ from .kernel_support import (
     listed_range,
     pool_argument,
     show_frames,
+    shown_name,
 )
 from .registry import Command
 
@@ -113,7 +114,8 @@ def do_locals(console: KernelConsole, arg: str) -> None:
         console.message("(no locals)")
     for name in shown:
         value = values.get(name)
-        console.message(f"{name} = {format_value(value) if value is not None else names[name]}")
+        text = format_value(value) if value is not None else names[name]
+        console.message(f"{shown_name(kernel.launch, name)} = {text}")
 
 
 @guarded
@@ -133,13 +135,14 @@ def do_args(console: KernelConsole, arg: str) -> None:
     views = kernel.launch.views if kernel.launch else {}
     for name, text in raw.items():
         pool = pool_argument(kernel.launch, name, text)
+        shown = shown_name(kernel.launch, name)
         if name in views:
             info = views[name]
-            console.message(f"{name} = view(shape={tuple(info['shape'])}, dtype={info['dtype']})")
+            console.message(f"{shown} = view(shape={tuple(info['shape'])}, dtype={info['dtype']})")
         elif pool is not None:
-            console.message(f"{name} = {pool}")
+            console.message(f"{shown} = {pool}")
         else:
-            console.message(f"{name} = {format_value(values.get(name, text))}")
+            console.message(f"{shown} = {format_value(values.get(name, text))}")
 
 
 def _host_names(console: KernelConsole, which: str) -> None:

@@ -124,11 +124,19 @@ def format_value(value: Any) -> str:
         return repr(complex_values.decode(value))
     if subviews.is_encoded(value):
         return subviews.describe(value)
-    if memviews.is_encoded(value):
+    if memviews.is_encoded(value) or memviews.is_copy(value):
         return memviews.describe(value)
     if isinstance(value, bool):
         return "True" if value else "False"
     return repr(value)
+
+
+def shown_name(launch: Any, name: str) -> str:
+    """How ``args`` and ``locals`` name the kernel variable ``name`` (the debugger's):
+    as the program writes it, a workload's field ``self.pool`` rather than the
+    parameter ``self_pool`` the kernel takes it as, and no C++ keyword's ``_``."""
+    py_name = name[:-1] if name.endswith("_") else name
+    return (launch.field_names if launch else {}).get(py_name, py_name)
 
 
 def pool_argument(launch: Any, name: str, text: str) -> str | None:

@@ -19,6 +19,7 @@ import pickle
 import pprint
 import sys
 import traceback
+import types
 from typing import Any
 
 _MISSING = object()
@@ -68,6 +69,9 @@ class Namespaces:
             return importlib.import_module(description["name"])
         if kind == "device":
             return self._device_array(description)
+        if kind == "fields":  # a workload's self: the fields its kernel reads
+            fields = description["fields"]
+            return types.SimpleNamespace(**{n: self._value(d) for n, d in fields.items()})
         raise ValueError(f"unknown kind {kind!r}")
 
     def _device_array(self, d: dict[str, Any]) -> Any:

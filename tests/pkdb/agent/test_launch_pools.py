@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import pkernels as pk
-from pkdb.agent.launch_message import launch_pools
+from pkdb.agent.launch_message import field_names, launch_pools
 
 
 @pk.workload
@@ -35,3 +35,10 @@ def test_a_keyword_pool_and_a_workload_field_by_kernel_parameter_name() -> None:
     dispatch = SimpleNamespace(workunit=walkers.step, kwargs={})
     assert launch_pools(dispatch) == {"self_pool": "Random_XorShift64_Pool(seed=7, num_states=16)"}
     assert walkers.pool.launches == 0  # naming the pool draws no launch key
+
+
+def test_a_workloads_fields_are_named_as_the_method_writes_them() -> None:
+    # The kernel takes self.pool as the parameter self_pool: args shows self.pool.
+    names = field_names(Walkers().step)
+    assert names == {"self_steps": "self.steps", "self_pool": "self.pool"}
+    assert field_names(fill) == {}

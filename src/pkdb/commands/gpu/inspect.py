@@ -3,7 +3,7 @@ locals, args, and the frames (where, up, down)."""
 
 from __future__ import annotations
 
-from ..kernel_support import format_value, pool_argument, python_name, show_frames
+from ..kernel_support import format_value, pool_argument, python_name, show_frames, shown_name
 from .console import GpuConsole, guarded
 
 
@@ -92,14 +92,15 @@ def _show_values(console: GpuConsole, arguments: bool) -> None:
         if name.startswith("pk_"):
             continue
         py_name = name[:-1] if name.endswith("_") else name
+        shown = shown_name(gpu.launch, name)  # a workload's field as self.pool
         pool = pool_argument(gpu.launch, name, raw[name]) if arguments else None
         if pool is not None:
-            console.message(f"{py_name} = {pool}")
+            console.message(f"{shown} = {pool}")
         elif py_name in values:
-            console.message(f"{py_name} = {format_value(values[py_name])}")
+            console.message(f"{shown} = {format_value(values[py_name])}")
         elif gpu.launch and py_name in gpu.launch.views:
             info = gpu.launch.views[py_name]
-            console.message(f"{py_name} = <device view of {info['dtype']}, shape "
+            console.message(f"{shown} = <device view of {info['dtype']}, shape "
                             f"{tuple(info['shape'])}>")  # fmt: skip
 
 
