@@ -410,7 +410,8 @@ def test_a_box_reduce_of_a_struct_and_a_for_launch_on_the_fake_gpu():
     cupy.result = np.array([(7.0, 41)], dtype=layout).tobytes()
     found = kernel._launch_range(cupy, pk.RangePolicy(0, 100), [])
     assert found == (7.0, 41) and type(found) is pk.ValLocScalar
-    assert cupy.launches[0][1:3] == ((1, 1, 1), (256, 1, 1))
+    # 100 indices spread over the 10 multiprocessors: blocks of 64 (spread_threads).
+    assert cupy.launches[0][1:3] == ((2, 1, 1), (64, 1, 1))
     assert kernel._launch_range(cupy, pk.RangePolicy(5, 5), []) == (-math.inf, 2**63 - 1)
     assert len(cupy.launches) == 1  # an empty range launches nothing
     kernel, cupy = _fake_kernel(_fill3, "for", 3, out=np.zeros((3, 4, 5)))
@@ -495,3 +496,13 @@ def test_a_tiling_past_the_block_limit_is_refused(cp):
     with pytest.raises(pk.DispatchError, match=r"tiling \(32, 32\) makes blocks of 1024 threads"):
         pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [64, 64], (32, 32)), _fill2,
                         out=cp.zeros((64, 64)))  # fmt: skip
+
+
+def test_a_short_range_spreads_over_the_multiprocessors_in_smaller_blocks():
+    from pkernels.runtime.cuda_geometry import spread_threads
+
+    assert spread_threads(8192, 256, 132) == 64  # yAx's rows: 128 blocks, not 32
+    assert spread_threads(300, 256, 132) == 64  # never below 64 threads a block
+    assert spread_threads(1 << 27, 256, 132) == 256  # a long range keeps its blocks
+    assert spread_threads(132 * 256, 256, 132) == 256
+    assert spread_threads(131 * 256, 256, 132) == 128

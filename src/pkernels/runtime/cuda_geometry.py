@@ -72,6 +72,15 @@ def range_shape(begin: int, end: int, threads: int, max_blocks: int | None = Non
     return LaunchShape((blocks, 1, 1), (threads, 1, 1), index32)
 
 
+def spread_threads(count: int, threads: int, multiprocessors: int, least: int = 64) -> int:
+    """Threads per block for a range of ``count`` indices: ``threads``, halved (down to
+    ``least``) while the launch would leave multiprocessors without a block, so that a
+    short range (a row per thread over 8192 rows) runs on the whole GPU."""
+    while threads > least and -(-count // threads) < multiprocessors:
+        threads //= 2
+    return threads
+
+
 def box_block(counts: Sequence[int], threads: int, tiling: Sequence[int] | None) -> Dim3:
     """The block shape of a box with ``counts`` indices per dimension: ``tiling`` (see the
     module docstring), else ``threads`` spread over x, y, z."""

@@ -73,7 +73,7 @@ from ..errors import CompileError, DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, ENTRY_32, TEAM, CudaEntry
 from ..translate.ir import StructType
-from .cuda_geometry import LaunchShape, box_shape, range_shape
+from .cuda_geometry import LaunchShape, box_shape, range_shape, spread_threads
 from .marshal import INT_RANGES, struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
@@ -362,7 +362,11 @@ class CudaKernel:
         if self.entry.operation == "reduce":
             budget = state.blocks_per_multiprocessor * _multiprocessors(cp)
         if self.entry.rank == 1:
-            return range_shape(policy.begin, policy.end, state.threads, budget)
+            threads = state.threads
+            if not self.debug:  # (a debug build keeps its block size: see _RangeState)
+                count = max(0, policy.end - policy.begin)
+                threads = spread_threads(count, threads, _multiprocessors(cp))
+            return range_shape(policy.begin, policy.end, threads, budget)
         tiling = getattr(policy, "tiling", None)
         if tiling is not None:
             _check_tiling(tiling, state.threads_limit)
