@@ -8,15 +8,17 @@ the debug build (no release half on the GPU)."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ..api.decorators import KernelMarker
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
 from ..errors import DispatchError, KernelError
-from ..runtime.hooks import BuildMode
+from ..runtime.hooks import DEFAULT_BUILD, BuildMode
 from ..runtime.marshal import argument_type
 from ..translate.kernel import check_reducer, lower_workunit
 from .faults import FAULT_ERRORS
@@ -31,6 +33,20 @@ _CUDA_BUILDS = {
 }
 
 
+def _cuda_mode(mode: BuildMode) -> BuildMode:
+    """The build mode the GPU runs for a dispatch's ``mode``: GUARDED and HYBRID have no
+    GPU builds of their own."""
+    if mode is BuildMode.GUARDED:
+        return BuildMode.CHECKED
+    if mode is BuildMode.HYBRID:
+        return BuildMode.DEBUG
+    return mode
+
+
+#: The memo key part of the build the dispatch's fast path runs.
+_DEFAULT_CUDA_BUILD = ("cuda", _CUDA_BUILDS[_cuda_mode(DEFAULT_BUILD)])
+
+
 class CudaBackend:
     """The :class:`~.protocol.Backend` of the Cuda space."""
 
@@ -38,11 +54,7 @@ class CudaBackend:
     faults: Mapping[int, type[KernelError]] = FAULT_ERRORS
 
     def build_mode(self, launch: Launch) -> BuildMode:
-        if launch.build is BuildMode.GUARDED:
-            return BuildMode.CHECKED
-        if launch.build is BuildMode.HYBRID:
-            return BuildMode.DEBUG
-        return launch.build
+        return _cuda_mode(launch.build)
 
     def kernel(self, launch: Launch) -> Any:
         from ..runtime.cuda_launch import cupy_module
@@ -63,7 +75,22 @@ class CudaBackend:
     def cached_range_kernel(
         self, operation: str, workunit: Any, kwargs: dict[str, Any]
     ) -> Any | None:
-        return None  # every GPU dispatch takes the full path
+        """The kernel of a range launch of the commonest dispatch (as the host's: a plain
+        @pk.workunit function, the default build, arguments that fit it) when this process
+        has loaded it already, as its ``range_launcher``; None for anything else, which
+        the full path then handles and checks (a PyTorch tensor, say: its key is no
+        kernel's)."""
+        if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
+            return None
+        marker = getattr(workunit, "__pkernels__", None)
+        if type(marker) is not KernelMarker or marker.kind != "workunit":
+            return None
+        try:
+            key, _ = specialization_key(workunit, operation, kwargs, 1, _DEFAULT_CUDA_BUILD)
+        except (KeyError, DispatchError):
+            return None  # the full path reports what does not fit
+        kernel = marker.specializations.get(key)
+        return None if kernel is None else kernel.range_launcher
 
 
 def cuda_kernel(launch: Launch, build: str) -> Any:

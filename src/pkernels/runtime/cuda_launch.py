@@ -46,6 +46,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,8 @@ from typing import Any
 import numpy as np
 
 from ..api.policies import RangePolicy
-from ..api.random_pools import RandomPool
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
-from ..api.types import DataType, real_part_type
 from ..backends.faults import fault_error
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
@@ -66,7 +65,9 @@ from ..errors import CompileError, DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, TEAM, CudaEntry
 from ..translate.ir import StructType
-from .marshal import INT_RANGES, struct_dtype
+from .cuda_arguments import CudaArgumentPlan
+from .cuda_wait import wait_for_stream
+from .marshal import struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -251,6 +252,10 @@ class CudaKernel:
     debug: bool = False
     library: Path | None = None  # no shared library: the module lives in the GPU
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
+    _plan: CudaArgumentPlan = field(init=False, repr=False)
+    _reports_faults: bool = field(init=False, repr=False)
+    #: This kernel as the dispatch's range fast path launches it.
+    range_launcher: RangeLauncher = field(init=False, repr=False)
 
     @property
     def kernel_symbol(self) -> str:
@@ -267,15 +272,20 @@ class CudaKernel:
             self._record = self.module.get_global("pk_fault_record")
         return self._record
 
+    def __post_init__(self) -> None:
+        self._plan = CudaArgumentPlan(self.entry.params)
+        # Whether a launch resets and reads the fault record (checked and debug builds,
+        # and every team kernel, whose release builds report scratch and barrier faults).
+        self._reports_faults = self.checks or self.entry.rank == TEAM
+        self.range_launcher = RangeLauncher(self)
+
     def launch(self, policy: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``policy``; return the total of a reduce or scan."""
-        cp = cupy_module()
-        args = cuda_arguments(self.entry.params, kwargs)
+        cp = _cupy if _cupy is not None else cupy_module()
+        args = self._plan.marshal(kwargs)
         if self.entry.uses_print:
-            import sys
-
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
-        record = self.fault_record() if self.checks or self.entry.rank == TEAM else None
+        record = self.fault_record() if self._reports_faults else None
         if record is not None:
             record.memset_async(0, 8)  # the flag and the kind
         if self.entry.rank == TEAM:
@@ -423,12 +433,47 @@ class CudaKernel:
         return None if partials is None else self._combined(partials)
 
     def _run(self, cp: Any, blocks: int, threads: int, args: tuple, shared: int = 0) -> None:
-        self.function((blocks,), (threads,), args, shared_mem=shared)
-        # Wait on a blocking-sync event: the thread sleeps instead of spinning a core, which
-        # an OpenMP kernel running at the same time (parallel_launch) needs.
-        done = cp.cuda.Event(block=True, disable_timing=True)
-        done.record()
-        done.synchronize()
+        # The RawKernel's Function for this GPU, called directly: RawKernel.__call__ only
+        # adds a layer of keyword arguments on the way.
+        self.function.kernel((blocks,), (threads,), args, shared)
+        wait_for_stream(cp)
+
+
+class RangeLauncher:
+    """A Cuda kernel as the dispatch's range fast path takes it (see
+    ``CudaBackend.cached_range_kernel``): ``launch(space, begin, end, kwargs)``."""
+
+    __slots__ = ("kernel", "_policy")
+
+    def __init__(self, kernel: CudaKernel) -> None:
+        self.kernel = kernel
+        self._policy: Any = None  # the last launch's RangePolicy (frozen: reused as it is)
+
+    def launch(self, space: Any, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
+        policy = self._policy
+        if (
+            policy is None
+            or policy.end != end
+            or policy.begin != begin
+            or policy.space is not space
+        ):
+            policy = self._policy = _range_policy(space, begin, end)
+        return self.kernel.launch(policy, kwargs)
+
+
+def _range_policy(space: Any, begin: int, end: int) -> RangePolicy:
+    """``RangePolicy(space, begin, end)`` for the fast path, whose bounds are a checked
+    policy's or 0 and an int: only an int outside the int64 range needs the checks."""
+    if not _INT64_MIN <= end <= _INT64_MAX:  # parallel_for(2**70, ...): the policy's error
+        return RangePolicy(space, begin, end)
+    policy = object.__new__(RangePolicy)
+    object.__setattr__(policy, "space", space)
+    object.__setattr__(policy, "begin", begin)
+    object.__setattr__(policy, "end", end)
+    return policy
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def raise_recorded_fault(record: Any) -> None:
@@ -547,41 +592,7 @@ def _static_value(e: ir.Expr, kwargs: dict[str, Any]) -> int | None:
 
 def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
     """The kernel arguments for ``kwargs``: a view as its data pointer, extents and strides
-    (in elements), scalars as NumPy scalars of the parameter's type (passed by value)."""
-    out: list[Any] = []
-    pools: list[tuple[int, RandomPool]] = []  # (slot, pool): a uint64 parameter's pool
-    for p in params:
-        value = kwargs[p.name]
-        if isinstance(p.type, ir.ViewType):
-            itemsize = value.itemsize
-            strides = value.strides
-            if any(s % itemsize for s in strides):
-                raise DispatchError(
-                    f"{p.name}: array strides {strides} are not multiples of its element size"
-                )
-            out.append(np.uint64(value.data.ptr))
-            out.extend(np.int64(n) for n in value.shape)
-            out.extend(np.int64(s // itemsize) for s in strides)
-            continue
-        assert isinstance(p.type, DataType)
-        scalar = p.type.np_dtype.type
-        if p.type.is_float:
-            out.append(scalar(float(value)))
-        elif p.type.is_complex:  # its parts (emit_cuda._marshalled)
-            number, part = complex(value), real_part_type(p.type).np_dtype.type
-            out += [part(number.real), part(number.imag)]
-        elif p.type.kind == "bool":
-            out.append(np.bool_(bool(value)))
-        elif p.type.name == "uint64" and isinstance(value, RandomPool):
-            pools.append((len(out), value))
-            out.append(scalar(0))
-        else:
-            number = int(value)
-            low, high = INT_RANGES[p.type.name]
-            if not low <= number <= high:
-                raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")
-            out.append(scalar(number))
-    # A pool's key last, once nothing can be refused: taking one advances the pool.
-    for slot, pool in pools:
-        out[slot] = np.uint64(pool.launch_key())
-    return out
+    (in elements), scalars as values of the parameter's type (passed by value); see
+    :class:`~pkernels.runtime.cuda_arguments.CudaArgumentPlan`, which a loaded kernel
+    keeps."""
+    return CudaArgumentPlan(params).marshal(kwargs)
