@@ -17,6 +17,7 @@ import numpy as np
 from ..api.decorators import KernelMarker
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
+from ..api.views import cupy_array_of, is_foreign_device_array
 from ..errors import DispatchError, KernelError
 from ..runtime.hooks import DEFAULT_BUILD, BuildMode
 from ..runtime.marshal import argument_type
@@ -67,6 +68,9 @@ class CudaBackend:
                     f"NumPy array: pass cupy.asarray({name}) (and read results back with "
                     ".get())"
                 )
+            if is_foreign_device_array(value):
+                launch.kwargs = _with_cupy_arrays(launch.kwargs)
+                break
         return cuda_kernel(launch, _CUDA_BUILDS[launch.build])
 
     def launch(self, kernel: Any, launch: Launch) -> Any:
@@ -91,6 +95,20 @@ class CudaBackend:
             return None  # the full path reports what does not fit
         kernel = marker.specializations.get(key)
         return None if kernel is None else kernel.range_launcher
+
+
+def _with_cupy_arrays(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each GPU array of another library (``__cuda_array_interface__``)
+    as a CuPy array over its memory (the caller's object sees the kernel's writes)."""
+    out = {}
+    for name, value in kwargs.items():
+        if is_foreign_device_array(value):
+            try:
+                value = cupy_array_of(value)
+            except TypeError as exc:
+                raise DispatchError(f"{name}: {exc}") from None
+        out[name] = value
+    return out
 
 
 def cuda_kernel(launch: Launch, build: str) -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..api import types as t
 from ..api.random_pools import RandomPool
-from ..api.views import View, unwrap
+from ..api.views import View, is_foreign_device_array, unwrap
 from ..errors import DispatchError
 from ..translate.ir import Param, RandomPoolType, StructType, Type, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
@@ -38,9 +38,9 @@ def signature_key(value: Any) -> Any:
     if isinstance(value, View):
         return signature_key(value.data)
     if is_device_array(value):
-        if kind.__module__.partition(".")[0] != "cupy":
-            # A PyTorch CUDA tensor, any other array with __cuda_array_interface__: the
-            # full dispatch wraps its memory as a CuPy array (api.views.unwrap).
+        if is_foreign_device_array(value):
+            # A PyTorch tensor, another library's GPU array (__cuda_array_interface__):
+            # the full dispatch takes its memory (as a NumPy or CuPy array).
             return _FOREIGN
         _CUPY_ARRAYS.add(kind)
         return signature_key(value)
