@@ -241,3 +241,27 @@ def test_struct_fields_and_float32_read_as_on_the_cpu(console):
     assert console.run("p p.id + 1") == "4"
     assert console.run("p type(h).__name__, h / 3") == repr(("float32", np.float32(2) / 3))
     assert console.run("locals").splitlines() == ["p = struct(x=0.0, id=3)", "h = np.float32(2.0)"]
+
+
+class _MemoryReader:
+    """cuda-gdb's answer to ``*s.data@N``: the elements 0.0, 1.0, ... N - 1."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def evaluate(self, expression: str, frame: int = 0) -> str:
+        self.asked.append(expression)
+        count = int(expression.rsplit("@", 1)[1])
+        return "{" + ", ".join(str(float(k)) for k in range(count)) + "}"
+
+
+def test_a_scratch_view_is_read_by_its_strides():
+    session = GpuKernelSession()
+    reader = session.controller = _MemoryReader()  # type: ignore[assignment]
+    column_major = "{data = 0x7f00, extent = {2, 3}, stride = {1, 2}}"
+    assert session._scratch_values("s", column_major, 0) == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    row_major = "{data = 0x7f00, extent = {2, 3}, stride = {3, 1}}"
+    assert session._scratch_values("s", row_major, 0) == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    padded = "{data = 0x7f00, extent = {4}, stride = {2}}"  # every other element
+    assert session._scratch_values("s", padded, 0) == [0.0, 2.0, 4.0, 6.0]
+    assert reader.asked == ["*s.data@6", "*s.data@6", "*s.data@7"]
