@@ -7,6 +7,7 @@ the views' layouts and ``__cuda_array_interface__`` objects are checked without 
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 import types
 from typing import Any
@@ -66,13 +67,36 @@ class FakeDeviceArray:
         self.host[key] = value.host if isinstance(value, FakeDeviceArray) else value
 
 
+class FakeCPointer:
+    """CuPy's ``CPointer``: the address of an argument's value, passed as it is."""
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+
 class _Function:
     def __init__(self, calls: list[tuple[Any, ...]]) -> None:
         self.calls = calls
         self.max_threads_per_block = 1024
 
     def __call__(self, grid: tuple, block: tuple, args: tuple, shared: int = 0) -> None:
-        self.calls.append((grid, block, args, shared))
+        # What the driver would copy at the launch: the 8 bytes at each CPointer.
+        taken = tuple(
+            ctypes.string_at(a.ptr, 8) if isinstance(a, FakeCPointer) else a for a in args
+        )
+        self.calls.append((grid, block, taken, shared))
+
+
+def _values(args: tuple[Any, ...], examples: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A launch's arguments, each slot's bytes read as the type of its example's value."""
+    formats = {float: "<d", int: "<q", bool: "<?", np.float32: "<f", np.int32: "<i"}
+    out = []
+    for arg, example in zip(args, examples, strict=True):
+        if isinstance(arg, bytes):
+            code = formats[type(example)]
+            arg = type(example)(struct.unpack_from(code, arg)[0])
+        out.append(arg)
+    return tuple(out)
 
 
 class _RawKernel:
@@ -146,7 +170,10 @@ def _fake_cupy(calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
         memory = (ctypes.c_char * span).from_address(face["data"][0])
         return FakeDeviceArray(np.ndarray(shape, dtype, buffer=memory, strides=strides))
 
-    cuda = types.SimpleNamespace(runtime=FakeRuntime(), Event=FakeEvent, Device=_Device)
+    cuda = types.SimpleNamespace(
+        runtime=FakeRuntime(), Event=FakeEvent, Device=_Device,
+        function=types.SimpleNamespace(CPointer=FakeCPointer),
+    )  # fmt: skip
     return types.SimpleNamespace(
         cuda=cuda, zeros=zeros, empty=zeros, asarray=asarray, ndarray=FakeDeviceArray
     )
@@ -219,6 +246,36 @@ def test_scalars_take_their_parameters_types():
                      np.float32, np.float32]  # fmt: skip
 
 
+def _bytes_cupy_packs(value: Any) -> bytes:
+    """The bytes CuPy's CScalar holds for a value (cupy/_core/_scalar.pyx): a Python int
+    as an int64 (a uint64 from 2**63), a float as a float64, a bool as NumPy's bool, a
+    NumPy scalar as its own type."""
+    if type(value) is int:
+        return np.array(value, np.uint64 if value >= 2**63 else np.int64).tobytes()
+    if type(value) in (float, bool):
+        return np.array(value).tobytes()
+    return np.asarray(value).tobytes()
+
+
+def test_the_packed_slots_hold_what_cupy_would_pack_of_the_values():
+    A = FakeDeviceArray(np.zeros((3, 4), order="F"))
+    plan = CudaArgumentPlan(
+        _params(A=ViewType(float64, 2), d=float64, f=float32, i=int32, u=uint64_type, b=bool_,
+                small=pk.int8, w=complex64, n=int64)
+    )  # fmt: skip
+    kwargs = {"A": A, "d": -1.5, "f": 3.25, "i": -9, "u": 2**64 - 2, "b": True, "small": -3,
+              "w": 1.5 - 2.5j, "n": -(2**63)}  # fmt: skip
+    cp = types.SimpleNamespace(cuda=types.SimpleNamespace(function=types.SimpleNamespace(
+        CPointer=FakeCPointer)))  # fmt: skip
+    pointers = plan.packed(kwargs, cp)
+    values = plan.marshal(kwargs)
+    assert len(pointers) == len(values) == 5 + 9
+    for pointer, value in zip(pointers, values, strict=True):
+        expected = _bytes_cupy_packs(value)
+        assert ctypes.string_at(pointer.ptr, len(expected)) == expected, value
+    assert plan.packed(kwargs, cp) is pointers  # made once: the buffer is rewritten
+
+
 def test_bad_arguments_are_refused_by_name_before_a_pool_key_is_taken():
     pool = pk.Random_XorShift64_Pool(5, 64)
     plan = CudaArgumentPlan(_params(p=uint64_type, small=int32))
@@ -251,8 +308,15 @@ def test_the_fast_path_launches_what_the_full_path_does(fake_gpu, monkeypatch):
     assert not kernels  # neither took the full path
     assert fake_gpu.built == ["release"]
     full, fast, from_int = (call[2] for call in fake_gpu.calls)
-    assert full == fast and full[:2] == (1, 5) and from_int[:2] == (0, 5)
-    assert full[2:] == (out.data.ptr, 5, 1, x.data.ptr, 5, 1, 2.0)
+    # The kernel's own arguments come last (the launch's bounds first: 1, 5 or 0, 5).
+    expected = (out.data.ptr, 5, 1, x.data.ptr, 5, 1, 2.0)
+    assert full == fast and _values(full[-7:], expected) == expected
+    assert from_int[-7:] == full[-7:] and from_int != full
+    (kernel,) = scale.__pkernels__.specializations.values()
+    with kernel._plan.buffer_lock:  # another thread launching it: the values go to CuPy
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 1, 5), scale, out=out, x=x, a=2.0)
+    assert fake_gpu.calls[-1][2][-7:] == expected
+    assert [type(a) for a in fake_gpu.calls[-1][2][-7:]] == [int] * 6 + [float]
     with pytest.raises(DispatchError, match="NumPy array"):  # another key: the full path's check
         pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), scale, out=np.zeros(5), x=x, a=2.0)
     with pytest.raises(ValueError, match="outside the int64 range"):
@@ -301,7 +365,8 @@ def test_views_on_the_gpu_are_layout_left_by_default(fake_gpu):
     B.resize(0, 5)
     assert B.data.host.flags.f_contiguous and B.shape == (5, 4)
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), fill_rows, A=B, value=1.0)
-    assert fake_gpu.calls[-1][2][2:] == (B.data.data.ptr, 5, 4, 1, 5, 1.0)  # strides of F order
+    expected = (B.data.data.ptr, 5, 4, 1, 5, 1.0)  # the strides of F order
+    assert _values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
 
 
 # ---------------------------------------------------------------- other GPU arrays
@@ -327,8 +392,8 @@ def test_cuda_array_interface_objects_are_views_of_cuda_kernels(fake_gpu):
     out = CudaArrayInterface(FakeDeviceArray(host_out))
     x = CudaArrayInterface(FakeDeviceArray(np.arange(10.0)[::2]))
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), scale, out=out, x=x, a=3.0)
-    args = fake_gpu.calls[-1][2]
-    assert args[2:] == (host_out.ctypes.data, 5, 1, x._array.data.ptr, 5, 2, 3.0)
+    expected = (host_out.ctypes.data, 5, 1, x._array.data.ptr, 5, 2, 3.0)
+    assert _values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
     view = pk.array(out)
     assert isinstance(view.data, FakeDeviceArray) and view.data.data.ptr == host_out.ctypes.data
 

@@ -2,16 +2,21 @@
 
 :class:`CudaArgumentPlan` is worked out once per loaded kernel (as the CPU's
 :class:`~pkernels.runtime.marshal.ArgumentPlan`): a launch then walks a tuple of small
-steps instead of the IR types. The values are in the forms CuPy's kernel call packs
-cheapest (``cupy/cuda/function.pyx``: each argument becomes a ``CScalar``): a Python
-``int`` for the 8-byte integers (CuPy packs it as an int64, or a uint64 from 2**63: the
-same bytes either way), a Python ``float`` for a float64, a Python ``bool``; NumPy
-scalars only for the narrower types (int32, float32 ...), whose size CuPy reads from
-the scalar's dtype.
+steps instead of the IR types. CuPy's kernel call (``cupy/cuda/function.pyx``) makes a
+``CScalar`` of each value it is given, but passes a ``CPointer`` as it is: so a launch
+writes its values into the plan's own host buffer, one 8-byte slot each, with one
+``struct.pack_into``, and hands CuPy the ``CPointer`` of each slot, made once (the
+driver copies the values when the kernel is launched). :meth:`CudaArgumentPlan.marshal`
+gives the values themselves, in the forms CuPy packs cheapest where it must make a
+``CScalar``: a Python ``int`` for the 8-byte integers (an int64, or a uint64 from 2**63:
+the same bytes), a Python ``float`` for a float64, NumPy scalars for the narrower types.
 """
 
 from __future__ import annotations
 
+import ctypes
+import struct
+import threading
 from typing import Any
 
 from ..api.random_pools import RandomPool
@@ -24,6 +29,11 @@ from .marshal import INT_RANGES
 # What a step does with its argument (_POOL_OR_INT: a uint64 parameter, which a random
 # pool's launch key also fills; _COMPLEX: the real and imaginary parts, each a slot).
 _VIEW, _FLOAT64, _FLOAT, _BOOL, _INT64, _INT, _POOL_OR_INT, _COMPLEX = range(8)
+# The struct format of each scalar type (a complex number: its part type's, twice).
+_STRUCT_CODES = {
+    "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B", "uint16": "H",
+    "uint32": "I", "uint64": "Q", "float32": "f", "float64": "d", "bool": "?",
+}  # fmt: skip
 
 
 class CudaArgumentPlan:
@@ -33,11 +43,17 @@ class CudaArgumentPlan:
 
     def __init__(self, params: list[ir.Param]) -> None:
         steps: list[tuple[str, int, Any]] = []
+        layout = "<"  # each value's struct format, padded to its 8-byte slot
         for p in params:
             if isinstance(p.type, ir.ViewType):
                 steps.append((p.name, _VIEW, None))
+                layout += "Q" + "q" * (2 * p.type.rank)  # the pointer, extents, strides
                 continue
             assert isinstance(p.type, DataType)
+            parts = 2 if p.type.is_complex else 1
+            value_type = real_part_type(p.type) if p.type.is_complex else p.type
+            code = _STRUCT_CODES[value_type.name]
+            layout += (code + "x" * (8 - struct.calcsize("<" + code))) * parts
             scalar = p.type.np_dtype.type
             if p.type.is_float:
                 if p.type.name == "float64":
@@ -59,6 +75,25 @@ class CudaArgumentPlan:
                 else:
                     steps.append((p.name, _INT, (*bounds, scalar)))
         self.steps = tuple(steps)
+        self._layout = struct.Struct(layout)
+        self._slots = (ctypes.c_uint64 * max(1, self._layout.size // 8))()
+        self._pointers: tuple[Any, ...] | None = None  # made at the first launch
+        #: Held by the launch using the buffer; another launch of the kernel at the same
+        #: time (another thread) passes its values to CuPy instead.
+        self.buffer_lock = threading.Lock()
+
+    def packed(self, kwargs: dict[str, Any], cp: Any) -> tuple[Any, ...]:
+        """The kernel's arguments for ``kwargs`` (as :meth:`marshal` checks them) written
+        into this plan's buffer: a CuPy ``CPointer`` to each slot (``cp``: CuPy). The
+        caller holds :attr:`buffer_lock` until the kernel is launched."""
+        values = self.marshal(kwargs)
+        pointers = self._pointers
+        if pointers is None:
+            base, pointer = ctypes.addressof(self._slots), cp.cuda.function.CPointer
+            count = self._layout.size // 8
+            pointers = self._pointers = tuple(pointer(base + 8 * k) for k in range(count))
+        self._layout.pack_into(self._slots, 0, *values)
+        return pointers
 
     def marshal(self, kwargs: dict[str, Any]) -> list[Any]:
         """The kernel's arguments for ``kwargs`` (a ``pk.View``: its array); DispatchError

@@ -282,7 +282,15 @@ class CudaKernel:
     def launch(self, policy: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``policy``; return the total of a reduce or scan."""
         cp = _cupy if _cupy is not None else cupy_module()
-        args = self._plan.marshal(kwargs)
+        plan = self._plan
+        if not plan.buffer_lock.acquire(blocking=False):  # another thread launches it now
+            return self._launch(cp, policy, kwargs, plan.marshal(kwargs))
+        try:  # the plan's buffer holds the arguments until the kernel is launched
+            return self._launch(cp, policy, kwargs, plan.packed(kwargs, cp))
+        finally:
+            plan.buffer_lock.release()
+
+    def _launch(self, cp: Any, policy: Any, kwargs: dict[str, Any], args: Any) -> Any:
         if self.entry.uses_print:
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
         record = self.fault_record() if self._reports_faults else None
