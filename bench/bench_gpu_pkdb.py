@@ -4,7 +4,9 @@
    scripted session with one host breakpoint after the dispatches (set, continue to it,
    continue to the end) under plain ``python -m pdb``, under ``pkdb`` (the kernel has no
    breakpoint: its release build runs, no cuda-gdb: breakpoint skipping) and under
-   ``pkdb --debug-all-kernels`` (every launch the NVRTC -G build, cuda-gdb attached).
+   ``pkdb --debug-all-kernels`` (a launch proven unable to fail a check runs its release
+   build, as the CPU's fast debug builds; yAx's are proven) and the same with ``set
+   fast_debug_builds off`` (every launch the NVRTC -G build, cuda-gdb attached).
    Rounds of fresh sessions, every variant once a round; "vs pdb" is the median of the
    per-round ratios, with a 90% bootstrap interval. Targets: 1.05x and 1.25x.
 2. Latency at a GPU stop, through a pseudo-terminal: ``continue`` from the host prompt
@@ -38,8 +40,9 @@ KERNEL_LINE = 24  # temp2 += A_view[j][i] * x_view[i]
 
 
 def session_variants(args: list[str]) -> dict[str, list[str]]:
-    """The three sessions on examples/yax_gpu.py ``args`` (N M repeats): pdb, pkdb,
-    pkdb --debug-all-kernels, each breaking once after the dispatches."""
+    """The sessions on examples/yax_gpu.py ``args`` (N M repeats): pdb, pkdb, pkdb
+    --debug-all-kernels (fast debug builds on, then off), each breaking once after the
+    dispatches."""
     script = ["-c", f"break {AFTER_DISPATCHES}", "-c", "continue", "-c", "continue"]
     return {
         "python -m pdb": [sys.executable, "-m", "pdb", *script, str(PROGRAM), *args],
@@ -47,6 +50,9 @@ def session_variants(args: list[str]) -> dict[str, list[str]]:
                                        *args],
         "pkdb --debug-all-kernels": [sys.executable, "-m", "pkdb", "--debug-all-kernels",
                                      *script, str(PROGRAM), *args],
+        "  ... fast_debug_builds off": [sys.executable, "-m", "pkdb", "--debug-all-kernels",
+                                        "-c", "set fast_debug_builds off", *script,
+                                        str(PROGRAM), *args],
     }  # fmt: skip
 
 

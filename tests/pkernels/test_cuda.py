@@ -1334,3 +1334,45 @@ def test_a_cubin_cupy_hands_back_one_byte_short_is_cached_whole(tmp_path):
     assert _whole_cubin(cubin[:-1]) == cubin
     assert _whole_cubin(cubin) == cubin
     assert _whole_cubin(cubin[:-9]) == cubin[:-9]  # cut short for real: left to the check
+
+
+@pk.workunit
+def gather(i, out, x, where):
+    out[i] = x[where[i]]
+
+
+class _AskBuild:
+    """Asks every dispatch for ``mode``; records the build each launch ran."""
+
+    def __init__(self, mode) -> None:
+        self.mode = mode
+        self.builds: list[str] = []
+
+    def dispatch_started(self, dispatch) -> None:
+        dispatch.build = self.mode
+
+    def before_launch(self, dispatch, kernel) -> None:
+        self.builds.append(kernel.build)
+
+
+@gpu
+@pytest.mark.parametrize(
+    ("mode", "unproven"), [("HYBRID", "debug"), ("GUARDED", "checked")], ids=["hybrid", "guarded"]
+)
+def test_a_launch_proven_in_range_runs_the_release_build_on_the_gpu(cp, mode, unproven):
+    from pkt_support import observing
+
+    from pkernels.runtime.hooks import BuildMode
+
+    n = 1000
+    x, out = cp.arange(n, dtype=cp.float64), cp.zeros(n)
+    with observing(_AskBuild(BuildMode[mode])) as observer:
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, n), axpy, out=out, x=x, a=2.0)
+        # Indices read from data: no proof can hold, so the build that checks them.
+        where = cp.asarray(np.arange(n)[::-1].copy())
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, n), gather, out=out, x=x, where=where)
+        where[5] = n  # out of range: the checking build reports it, naming the line
+        with pytest.raises(pk.KernelIndexError):
+            pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, n), gather, out=out, x=x, where=where)
+    assert observer.builds == ["release", unproven, unproven]
+    assert out[0].item() == float(n - 1)

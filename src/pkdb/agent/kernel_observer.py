@@ -153,11 +153,16 @@ class KernelObserver:
         settings = self.debugger.settings
         if dispatch.space is spaces.Cuda:
             # The debug build (NVRTC -G) when a breakpoint is in the kernel: cuda-gdb then
-            # attaches before it runs (no fast half on the GPU); otherwise the release
-            # build, with no debugger (breakpoint skipping).
+            # attaches before it runs; otherwise the release build, with no debugger
+            # (breakpoint skipping). Under debug_all_kernels a kernel without breakpoints
+            # is HYBRID (with fast_debug_builds): the release build where its bounds proof
+            # holds (no check can fail), else the debug build.
             dispatch.extra["pkdb_breakpoints"] = breakpoints
-            if breakpoints or settings.get("debug_all_kernels"):
+            if breakpoints:
                 dispatch.build = self._build_modes.DEBUG
+            elif settings.get("debug_all_kernels"):
+                fast = settings.get("fast_debug_builds")
+                dispatch.build = self._build_modes.HYBRID if fast else self._build_modes.DEBUG
             return True
         modes = self._build_modes
         mask = None

@@ -138,6 +138,7 @@ class MiSession:
         self.internal_errors: list[str] = []
         self._dead = threading.Event()
         self._closing = False
+        self._trace = _open_trace()
         if process is not None and channel is not None:
             self._proc = process
             # MI over the terminal: written and read through two file objects of its fd.
@@ -330,6 +331,8 @@ class MiSession:
         self._stderr_reader.join(timeout)
 
     def _write(self, text: str) -> None:
+        if self._trace is not None:
+            self._trace.record(self.pid, ">", text)
         try:
             self._writer.write(text.encode())
             self._writer.flush()
@@ -359,6 +362,8 @@ class MiSession:
                 line = _clean(raw.decode(errors="replace"))
                 if not line:
                     continue
+                if self._trace is not None:
+                    self._trace.record(self.pid, "<", line)
                 try:
                     record = parse_response(line)
                 except Exception:  # noqa: BLE001 - a malformed line must not kill the reader
@@ -407,6 +412,42 @@ class MiSession:
         if kind == "output":
             self._unclaimed_streams.append(("output", record.get("payload") or ""))
         # "done" is the "(gdb)" prompt: nothing to do.
+
+
+class _MiTrace:
+    """The MI traffic of every debugger of this process, timed, appended to the file
+    ``PKDB_MI_LOG`` names (for reports of a debugger that misbehaves or is slow): one
+    line per command sent (``>``) and record read (``<``), with seconds since the first."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._file = open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - process-long
+        self._start = time.monotonic()
+        self._lock = threading.Lock()
+
+    def record(self, pid: int, direction: str, text: str) -> None:
+        line = text.rstrip("\n")
+        if len(line) > 400:
+            line = line[:400] + f"... ({len(line)} chars)"
+        with self._lock:
+            self._file.write(f"{time.monotonic() - self._start:10.4f} {pid} {direction} {line}\n")
+
+
+_trace: _MiTrace | None = None
+
+
+def _open_trace() -> _MiTrace | None:
+    """The process's MI trace when ``PKDB_MI_LOG`` names a file, else None."""
+    global _trace
+    path = os.environ.get("PKDB_MI_LOG")
+    if not path:
+        return None
+    if _trace is None or _trace.path != path:
+        try:
+            _trace = _MiTrace(path)
+        except OSError:
+            return None  # a log that cannot be written must not stop the session
+    return _trace
 
 
 def _lines(stream: IO[bytes]) -> Iterator[bytes]:

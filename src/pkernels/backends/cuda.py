@@ -3,8 +3,10 @@ cannot run) and launched on CuPy arrays (:mod:`pkernels.runtime.cuda_launch`, im
 the first Cuda dispatch: it brings CuPy, which CPU-only installs never need).
 
 Three builds of each kernel, as on the CPU: release, checked and debug (``-G``, for
-cuda-gdb); GUARDED runs the checked build (no bounds proofs on the GPU yet) and HYBRID
-the debug build (no release half on the GPU)."""
+cuda-gdb). A launch the translation's bounds proof (:mod:`pkernels.translate.bounds_proof`)
+shows unable to fail a check runs the release build under GUARDED and HYBRID; otherwise
+GUARDED runs the checked build and HYBRID the debug build (a GPU launch has no release
+half to hand indices over from: it runs as a whole in one build)."""
 
 from __future__ import annotations
 
@@ -15,13 +17,15 @@ from typing import Any
 import numpy as np
 
 from ..api.decorators import KernelMarker
+from ..api.policies import RangePolicy
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
 from ..api.views import cupy_array_of, is_foreign_device_array
 from ..errors import DispatchError, KernelError
 from ..runtime.hooks import DEFAULT_BUILD, BuildMode
 from ..runtime.marshal import argument_type
-from ..translate.kernel import check_reducer, lower_workunit
+from ..translate.bounds_proof import launch_proof
+from ..translate.kernel import TEAM, check_reducer, lower_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch
 from .specialise import line_span, specialization_key
@@ -34,18 +38,9 @@ _CUDA_BUILDS = {
 }
 
 
-def _cuda_mode(mode: BuildMode) -> BuildMode:
-    """The build mode the GPU runs for a dispatch's ``mode``: GUARDED and HYBRID have no
-    GPU builds of their own."""
-    if mode is BuildMode.GUARDED:
-        return BuildMode.CHECKED
-    if mode is BuildMode.HYBRID:
-        return BuildMode.DEBUG
-    return mode
-
-
-#: The memo key part of the build the dispatch's fast path runs.
-_DEFAULT_CUDA_BUILD = ("cuda", _CUDA_BUILDS[_cuda_mode(DEFAULT_BUILD)])
+#: The memo key part of the build the dispatch's fast path runs (DEFAULT_BUILD is
+#: RELEASE or CHECKED: a build of its own on the GPU, no proof to look at).
+_DEFAULT_CUDA_BUILD = ("cuda", _CUDA_BUILDS[DEFAULT_BUILD])
 
 
 class CudaBackend:
@@ -55,22 +50,16 @@ class CudaBackend:
     faults: Mapping[int, type[KernelError]] = FAULT_ERRORS
 
     def build_mode(self, launch: Launch) -> BuildMode:
-        return _cuda_mode(launch.build)
+        mode = launch.build
+        if mode is BuildMode.GUARDED or mode is BuildMode.HYBRID:
+            if _proven(launch):
+                return BuildMode.RELEASE
+            return BuildMode.CHECKED if mode is BuildMode.GUARDED else BuildMode.DEBUG
+        return mode
 
     def kernel(self, launch: Launch) -> Any:
-        from ..runtime.cuda_launch import cupy_module
-
-        cupy_module()  # a clear error without CuPy or a GPU
-        for name, value in launch.kwargs.items():
-            if isinstance(value, np.ndarray):
-                raise DispatchError(
-                    f"{name}: the Cuda execution space runs on GPU memory, but this is a "
-                    f"NumPy array: pass cupy.asarray({name}) (and read results back with "
-                    ".get())"
-                )
-            if is_foreign_device_array(value):
-                launch.kwargs = _with_cupy_arrays(launch.kwargs)
-                break
+        _cuda_ready()
+        _take_device_arguments(launch)
         return cuda_kernel(launch, _CUDA_BUILDS[launch.build])
 
     def launch(self, kernel: Any, launch: Launch) -> Any:
@@ -97,6 +86,21 @@ class CudaBackend:
         return None if kernel is None else kernel.range_launcher
 
 
+def _take_device_arguments(launch: Launch) -> None:
+    """Refuse NumPy arrays; make GPU arrays of other libraries CuPy arrays over their
+    memory in ``launch.kwargs`` (what the kernel is specialised for and launched on)."""
+    for name, value in launch.kwargs.items():
+        if isinstance(value, np.ndarray):
+            raise DispatchError(
+                f"{name}: the Cuda execution space runs on GPU memory, but this is a "
+                f"NumPy array: pass cupy.asarray({name}) (and read results back with "
+                ".get())"
+            )
+        if is_foreign_device_array(value):
+            launch.kwargs = _with_cupy_arrays(launch.kwargs)
+            return
+
+
 def _with_cupy_arrays(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` with each GPU array of another library (``__cuda_array_interface__``)
     as a CuPy array over its memory (the caller's object sees the kernel's writes)."""
@@ -109,6 +113,28 @@ def _with_cupy_arrays(kwargs: dict[str, Any]) -> dict[str, Any]:
                 raise DispatchError(f"{name}: {exc}") from None
         out[name] = value
     return out
+
+
+def _cuda_ready() -> None:
+    from ..runtime.cuda_launch import cupy_module
+
+    cupy_module()  # a clear error without CuPy or a GPU
+
+
+def _proven(launch: Launch) -> bool:
+    """Whether this range or box launch is proven unable to fail a check (the release
+    build's proof, compiled first if need be: a proven launch runs it)."""
+    if launch.rank == TEAM:
+        return False  # no proofs for teams
+    _cuda_ready()
+    _take_device_arguments(launch)
+    proof = cuda_kernel(launch, "release").proof
+    if proof is None:
+        return False
+    policy = launch.policy
+    if type(policy) is RangePolicy:
+        return bool(proof.holds(policy.begin, policy.end, launch.kwargs))
+    return bool(proof.holds(policy.begins, policy.ends, launch.kwargs))
 
 
 def cuda_kernel(launch: Launch, build: str) -> Any:
@@ -130,6 +156,7 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
             index = int64  # a TeamPolicy module has no index
         check_reducer(workunit, function, reducer)
         entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
+        proof = launch_proof(function, helpers, operation, rank)
         path, code, compiled, module = build_cuda(entry, f"workunit {workunit.__qualname__}", build)
         kernel = CudaKernel(
             workunit.__name__,
@@ -143,6 +170,7 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
             module,
             build=build,
             debug=build == "debug",
+            proof=proof,
         )
         launch.marker.specializations[key] = kernel
     return kernel

@@ -251,6 +251,7 @@ class CudaKernel:
     build: str = "release"
     debug: bool = False
     library: Path | None = None  # no shared library: the module lives in the GPU
+    proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
     _plan: CudaArgumentPlan = field(init=False, repr=False)
     _reports_faults: bool = field(init=False, repr=False)

@@ -84,6 +84,23 @@ def test_command_timeout_then_the_session_goes_on(fake):
     assert fake.command("-again").payload == {"echo": "again"}
 
 
+def test_pkdb_mi_log_records_the_traffic_with_times(tmp_path, monkeypatch):
+    log = tmp_path / "mi.log"
+    monkeypatch.setenv("PKDB_MI_LOG", str(log))
+    script = tmp_path / "fake_debugger.py"
+    script.write_text(FAKE_DEBUGGER)
+    with MiSession([sys.executable, str(script)]) as session:
+        session.command("-hello there")
+    lines = log.read_text().splitlines()
+    sent = [line for line in lines if " > " in line]
+    read = [line for line in lines if " < " in line]
+    assert [line.split(" > ", 1)[1] for line in sent][:2] == ["1-gdb-version", "2-hello there"]
+    assert any(line.endswith('2^done,echo="hello there"') for line in read)
+    seconds = [float(line.split()[0]) for line in lines]
+    assert seconds == sorted(seconds)
+    assert all(line.split()[1] == str(session.pid) for line in lines)
+
+
 def test_not_an_mi_command(fake):
     with pytest.raises(ValueError):
         fake.command("info threads")
