@@ -83,7 +83,49 @@ class CudaBackend:
         except (KeyError, DispatchError):
             return None  # the full path reports what does not fit
         kernel = marker.specializations.get(key)
-        return None if kernel is None else kernel.range_launcher
+        if kernel is None:
+            return None
+        launcher = kernel.range_launcher
+        if launcher is None:
+            launcher = kernel.range_launcher = RangeLauncher(kernel)
+        return launcher
+
+
+class RangeLauncher:
+    """A Cuda kernel as the dispatch's range fast path takes it (see
+    ``CudaBackend.cached_range_kernel``): ``launch(space, begin, end, kwargs)``."""
+
+    __slots__ = ("kernel", "_policy")
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._policy: Any = None  # the last launch's RangePolicy (frozen: reused as it is)
+
+    def launch(self, space: Any, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
+        policy = self._policy
+        if (
+            policy is None
+            or policy.end != end
+            or policy.begin != begin
+            or policy.space is not space
+        ):
+            policy = self._policy = _range_policy(space, begin, end)
+        return self.kernel.launch(policy, kwargs)
+
+
+def _range_policy(space: Any, begin: int, end: int) -> RangePolicy:
+    """``RangePolicy(space, begin, end)`` for the fast path, whose bounds are a checked
+    policy's or 0 and an int: only an int outside the int64 range needs the checks."""
+    if not _INT64_MIN <= end <= _INT64_MAX:  # parallel_for(2**70, ...): the policy's error
+        return RangePolicy(space, begin, end)
+    policy = object.__new__(RangePolicy)
+    object.__setattr__(policy, "space", space)
+    object.__setattr__(policy, "begin", begin)
+    object.__setattr__(policy, "end", end)
+    return policy
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _take_device_arguments(launch: Launch) -> None:

@@ -13,8 +13,10 @@ CPU (:data:`OPTIONS`). Each workunit keeps its loaded kernels per argument signa
 :attr:`KernelMarker.specializations`, so a repeated dispatch only marshals and launches.
 
 Every launch synchronises its stream before returning (as the CPU spaces return after
-the kernel ran): the results of reduce and scan, ``print`` output and faults are there
-when ``parallel_*`` returns. Launch shapes:
+the kernel ran; :func:`~pkernels.runtime.cuda_wait.wait_for_stream`): the results of
+reduce and scan, ``print`` output and faults are there when ``parallel_*`` returns. A
+kernel's arguments are marshalled by its :class:`~.cuda_arguments.CudaArgumentPlan`.
+Launch shapes:
 
 * range / MDRange: blocks of :data:`~pkernels.translate.emit_cuda.BLOCK` threads, at
   most 32 blocks per multiprocessor, grid-stride loops over the indices; reduce adds
@@ -255,8 +257,8 @@ class CudaKernel:
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
     _plan: CudaArgumentPlan = field(init=False, repr=False)
     _reports_faults: bool = field(init=False, repr=False)
-    #: This kernel as the dispatch's range fast path launches it.
-    range_launcher: RangeLauncher = field(init=False, repr=False)
+    #: This kernel as the dispatch's range fast path launches it (made at its first).
+    range_launcher: Any = field(default=None, init=False, repr=False)
 
     @property
     def kernel_symbol(self) -> str:
@@ -278,7 +280,6 @@ class CudaKernel:
         # Whether a launch resets and reads the fault record (checked and debug builds,
         # and every team kernel, whose release builds report scratch and barrier faults).
         self._reports_faults = self.checks or self.entry.rank == TEAM
-        self.range_launcher = RangeLauncher(self)
 
     def launch(self, policy: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``policy``; return the total of a reduce or scan."""
@@ -446,43 +447,6 @@ class CudaKernel:
         # adds a layer of keyword arguments on the way.
         self.function.kernel((blocks,), (threads,), args, shared)
         wait_for_stream(cp)
-
-
-class RangeLauncher:
-    """A Cuda kernel as the dispatch's range fast path takes it (see
-    ``CudaBackend.cached_range_kernel``): ``launch(space, begin, end, kwargs)``."""
-
-    __slots__ = ("kernel", "_policy")
-
-    def __init__(self, kernel: CudaKernel) -> None:
-        self.kernel = kernel
-        self._policy: Any = None  # the last launch's RangePolicy (frozen: reused as it is)
-
-    def launch(self, space: Any, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
-        policy = self._policy
-        if (
-            policy is None
-            or policy.end != end
-            or policy.begin != begin
-            or policy.space is not space
-        ):
-            policy = self._policy = _range_policy(space, begin, end)
-        return self.kernel.launch(policy, kwargs)
-
-
-def _range_policy(space: Any, begin: int, end: int) -> RangePolicy:
-    """``RangePolicy(space, begin, end)`` for the fast path, whose bounds are a checked
-    policy's or 0 and an int: only an int outside the int64 range needs the checks."""
-    if not _INT64_MIN <= end <= _INT64_MAX:  # parallel_for(2**70, ...): the policy's error
-        return RangePolicy(space, begin, end)
-    policy = object.__new__(RangePolicy)
-    object.__setattr__(policy, "space", space)
-    object.__setattr__(policy, "begin", begin)
-    object.__setattr__(policy, "end", end)
-    return policy
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def raise_recorded_fault(record: Any) -> None:
