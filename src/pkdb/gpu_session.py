@@ -20,7 +20,9 @@ thread``, block and thread along x); ``thread j=10`` finds the thread that runs 
 
 from __future__ import annotations
 
+import itertools
 import linecache
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -332,27 +334,38 @@ class GpuKernelSession(DebuggerSession):
         if match is None:
             return None
         extents = [int(n) for n in match.group(1).split(",") if n.strip()]
-        count = 1
-        for n in extents:
-            count *= max(n, 0)
-        if not 0 < count <= SCRATCH_READ_LIMIT:
+        # Read by the view's own strides (in elements), not assuming row-major order.
+        found = re.search(r"stride = \{([^}]*)\}", text)
+        strides = [int(n) for n in found.group(1).split(",") if n.strip()] if found else []
+        if len(strides) != len(extents) or any(s < 0 for s in strides):
+            strides = [math.prod(extents[k + 1 :]) for k in range(len(extents))]  # row-major
+        count = math.prod(max(n, 0) for n in extents)
+        span = sum((n - 1) * s for n, s in zip(extents, strides, strict=True)) + 1
+        if not 0 < count <= SCRATCH_READ_LIMIT or span > SCRATCH_READ_LIMIT:
             return None
         try:
-            raw = self.require_controller().evaluate(f"*{name}.data@{count}", frame=level)
+            raw = self.require_controller().evaluate(f"*{name}.data@{span}", frame=level)
         except TargetError:
             return None
         numbers = [parse_gdb_value(v.strip()) for v in raw.strip("{}").split(",")]
+        if len(numbers) < span:  # not the elements asked for: show none rather than wrong ones
+            return None
+        # The elements in index order (rows of a rank-2 view; rank 3 flattened, as before).
+        flat = [
+            numbers[sum(i * s for i, s in zip(index, strides, strict=True))]
+            for index in itertools.product(*map(range, extents))
+        ]
         try:
             ctype = self.require_controller().variable_types(frame=level).get(name, "")
         except TargetError:
             ctype = ""
-        copy = memviews.encode_copy(numbers, ctype, extents)
+        copy = memviews.encode_copy(flat, ctype, extents)
         if copy is not None:
             return copy
         if len(extents) == 2:
             width = extents[1]
-            return [numbers[r * width : (r + 1) * width] for r in range(extents[0])]
-        return numbers
+            return [flat[r * width : (r + 1) * width] for r in range(extents[0])]
+        return flat
 
     def team_position(self) -> TeamPosition | None:
         """The focused thread's place in a TeamPolicy launch: its team rank is its

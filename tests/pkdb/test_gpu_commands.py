@@ -355,3 +355,30 @@ def test_a_scratch_copy_is_typed_by_the_views_cpp_type():
     complex_view = "pk_rt::View<pk_rt::complex<double>, 1, true>"
     assert memviews.encode_copy(["{re = 1, im = 2}"], complex_view, [1]) is None
     assert memviews.decode_copy([1, 2]) == [1, 2]  # anything else as it is
+
+
+class _MemoryReader:
+    """cuda-gdb's answer to ``*s.data@N``: the elements 0.0, 1.0, ... N - 1."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def evaluate(self, expression: str, frame: int = 0) -> str:
+        self.asked.append(expression)
+        count = int(expression.rsplit("@", 1)[1])
+        return "{" + ", ".join(str(float(k)) for k in range(count)) + "}"
+
+    def variable_types(self, frame: int = 0) -> dict[str, str]:
+        return {}  # the element type unknown: the elements as a list
+
+
+def test_a_scratch_view_is_read_by_its_strides():
+    session = GpuKernelSession()
+    reader = session.controller = _MemoryReader()  # type: ignore[assignment]
+    column_major = "{data = 0x7f00, extent = {2, 3}, stride = {1, 2}}"
+    assert session._scratch_values("s", column_major, 0) == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    row_major = "{data = 0x7f00, extent = {2, 3}, stride = {3, 1}}"
+    assert session._scratch_values("s", row_major, 0) == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    padded = "{data = 0x7f00, extent = {4}, stride = {2}}"  # every other element
+    assert session._scratch_values("s", padded, 0) == [0.0, 2.0, 4.0, 6.0]
+    assert reader.asked == ["*s.data@6", "*s.data@6", "*s.data@7"]

@@ -668,6 +668,103 @@ def test_strided_and_transposed_matrices(cp):
         np.testing.assert_allclose(y.get(), A @ x, rtol=1e-13)
 
 
+@pk.workunit
+def yax_rows(j, acc: pk.Acc[pk.double], y, A, x):
+    temp2: float = 0.0
+    for i in range(A.extent(1)):
+        temp2 += A[j][i] * x[i]
+    acc += y[j] * temp2
+
+
+@gpu
+def test_views_are_layout_left_on_the_gpu_and_yax_agrees_with_layout_right(cp):
+    # Kokkos' (and PyKokkos') CudaSpace default: column-major, so a thread per row j
+    # reads coalesced memory; layout=LayoutRight gives C order; the results agree.
+    assert pk.get_default_layout(pk.CudaSpace) is pk.LayoutLeft
+    rng = np.random.default_rng(5)
+    M, N = 300, 200
+    host_A, host_x, host_y = rng.random((M, N)), rng.random(N), rng.random(M)
+    left = pk.View([M, N], pk.double, space=pk.CudaSpace)
+    right = pk.View([M, N], pk.double, space=pk.CudaSpace, layout=pk.LayoutRight)
+    assert left.data.flags.f_contiguous and not left.data.flags.c_contiguous
+    assert left.layout is pk.LayoutLeft and right.layout is pk.LayoutRight
+    assert right.data.flags.c_contiguous
+    left.data[:] = cp.asarray(host_A)
+    right.data[:] = cp.asarray(host_A)
+    x, y = cp.asarray(host_x), cp.asarray(host_y)
+    policy = pk.RangePolicy(pk.Cuda, 0, M)
+    total_left = pk.parallel_reduce(policy, yax_rows, y=y, A=left, x=x)
+    total_right = pk.parallel_reduce(policy, yax_rows, y=y, A=right, x=x)
+    expected = host_y @ (host_A @ host_x)
+    assert total_left == pytest.approx(expected, rel=1e-12)
+    assert total_right == pytest.approx(total_left, rel=1e-13)
+    pk.set_default_space(pk.Cuda)
+    default = pk.View([4, 3], pk.double)
+    assert default.layout is pk.LayoutLeft and default.data.flags.f_contiguous
+    assert pk.View([4, 1], pk.double).layout is pk.LayoutLeft  # both orders: as made
+    pk.set_default_space(pk.OpenMP)
+    assert pk.View([4, 3], pk.double).layout is pk.LayoutRight  # the host's default
+
+
+class _InterfaceOnly:
+    """Another library's GPU array: only ``__cuda_array_interface__`` (that of a CuPy
+    array, its strides given in bytes, or None when C-contiguous, as version 2 allows)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    @property
+    def __cuda_array_interface__(self):
+        face = dict(self.array.__cuda_array_interface__)
+        if self.array.flags.c_contiguous:
+            face["strides"] = None
+        return face
+
+
+@gpu
+def test_cuda_array_interface_objects_are_views_and_see_the_kernels_writes(cp):
+    rng = np.random.default_rng(6)
+    A = rng.random((40, 30))
+    x = rng.random(30)
+    for matrix in (cp.asarray(A), cp.asarray(A.T.copy()).T, cp.asarray(A)[::-1][::-1]):
+        y = cp.zeros(40)
+        pk.parallel_for(
+            pk.RangePolicy(pk.Cuda, 0, 40), matvec_rows,
+            y=_InterfaceOnly(y), A=_InterfaceOnly(matrix), x=_InterfaceOnly(cp.asarray(x)),
+        )  # fmt: skip
+        np.testing.assert_allclose(y.get(), A @ x, rtol=1e-13)  # written in y's memory
+    out = cp.zeros(20)
+    view = pk.array(_InterfaceOnly(out[::2]))  # a view of its memory, strides and all
+    assert view.data.data.ptr == out.data.ptr and view.data.strides == (16,)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 10), axpy, out=view, x=cp.ones(10), a=2.0)
+    np.testing.assert_array_equal(out.get()[::2], 2.0)
+    np.testing.assert_array_equal(out.get()[1::2], 0.0)
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_torch_cuda() is None, reason="needs PyTorch with CUDA")
+def test_pytorch_cuda_tensors_are_views_of_cuda_kernels(cp):
+    torch = _torch_cuda()
+    out = torch.zeros(6, dtype=torch.float64, device="cuda")
+    x = torch.arange(12, dtype=torch.float64, device="cuda")[::2]  # strided
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 6), axpy, out=out, x=x, a=3.0)
+    assert out.cpu().tolist() == [3.0 * v for v in range(0, 12, 2)]
+    A = torch.arange(12.0, dtype=torch.float64, device="cuda").reshape(3, 4).t()  # transposed
+    y = torch.zeros(4, dtype=torch.float64, device="cuda")
+    ones = torch.ones(3, dtype=torch.float64, device="cuda")
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 4), matvec_rows, y=y, A=A, x=ones)
+    assert y.cpu().tolist() == A.sum(dim=1).cpu().tolist()
+    with pytest.raises(pk.DispatchError, match=r"out: .*GPU memory.* CPU space"):
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 6), axpy, out=out, x=x, a=1.0)
+
+
 @gpu
 def test_python_arithmetic_and_small_types(cp):
     a = np.array([7, -7, 7, -7, 0, 5], dtype=np.int64)

@@ -299,6 +299,10 @@ class _FakeKernel:
     def __init__(self, cupy: _FakeCupy, name: str) -> None:
         self.cupy, self.name, self.ptr = cupy, name, id(self)
 
+    @property
+    def kernel(self) -> _FakeKernel:  # RawKernel.kernel: the Function the launcher calls
+        return self
+
     def __call__(self, grid, block, args) -> None:
         self.cupy.launches.append((self.name, grid, block, args))
         if self.cupy.result is not None:
@@ -329,6 +333,8 @@ class _FakeCupy:
             attributes = {"MultiProcessorCount": 10}
 
         class Event:
+            ptr = 0
+
             def __init__(self, **kwargs) -> None:
                 pass
 
@@ -338,8 +344,18 @@ class _FakeCupy:
             def synchronize(self) -> None:
                 pass
 
+        class Runtime:
+            @staticmethod
+            def getDevice():  # noqa: N802
+                return 0
+
+            @staticmethod
+            def eventQuery(ptr):  # noqa: N802
+                return 0  # done: the launches here run at once
+
         class Cuda:
             driver = Driver
+            runtime = Runtime
 
             def Device(self):  # noqa: N802
                 return Device()

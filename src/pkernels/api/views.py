@@ -104,9 +104,11 @@ class View(NDArrayOperatorsMixin, metaclass=_SubclassMaking):
     shares its memory) and prints. Like a Kokkos view, it is a handle: ``copy.copy`` and
     ``copy.deepcopy`` give the view itself (a copied object shares its views, as copying
     a C++ struct of views does); ``v.data.copy()`` copies the elements. As ``int`` means
-    ``pk.int32`` in PyKokkos, ``pk.View(shape, int)`` holds int32; ``layout=pk.LayoutLeft``
-    allocates column-major (Fortran) order. A subclass (``class Params(pk.View)`` whose
-    ``__init__`` calls ``super().__init__(shape, dtype)``) is a view of that class.
+    ``pk.int32`` in PyKokkos, ``pk.View(shape, int)`` holds int32. As in Kokkos, a view
+    of rank 2 or more is column-major (``LayoutLeft``, Fortran order) on the GPU and
+    row-major (``LayoutRight``, C order) on the host; ``layout=`` chooses. A subclass
+    (``class Params(pk.View)`` whose ``__init__`` calls ``super().__init__(shape,
+    dtype)``) is a view of that class.
     """
 
     def __init__(
@@ -121,7 +123,12 @@ class View(NDArrayOperatorsMixin, metaclass=_SubclassMaking):
         if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
             dtype = get_default_precision()
         self._array = _allocate(type(self) is View, shape, dtype, space, layout, trait, array)
-        if layout is not Layout.LayoutDefault:
+        if layout is Layout.LayoutDefault and trait is not Trait.Unmanaged:
+            # Kokkos' default: LayoutLeft on the GPU (what a view of one column, both
+            # C and F ordered, reports), LayoutRight (told by the array) on the host.
+            if not isinstance(self._array, np.ndarray):
+                self._layout = Layout.LayoutLeft
+        elif layout is not Layout.LayoutDefault:
             self._layout = layout  # rank 1 is both: it says what was asked
 
     @classmethod
@@ -219,15 +226,18 @@ class View(NDArrayOperatorsMixin, metaclass=_SubclassMaking):
 
     @property
     def layout(self) -> Layout:
-        """``LayoutLeft`` for a column-major view of rank 2 or more (or one made with
-        ``layout=pk.LayoutLeft``), else ``LayoutRight``."""
+        """``LayoutLeft`` for a column-major view of rank 2 or more (a ``pk.View`` made on
+        the GPU without ``layout=``, or with ``layout=pk.LayoutLeft``), else
+        ``LayoutRight``; a view whose array is both (one row or column, rank 1) reports
+        the layout it was made with."""
         array = self._array
         requested = self.__dict__.get("_layout")
         if requested is not None and array.ndim <= 1:
             return requested
-        column_major = (
-            array.ndim > 1 and array.flags["F_CONTIGUOUS"] and not array.flags["C_CONTIGUOUS"]
-        )
+        c_order, f_order = array.flags["C_CONTIGUOUS"], array.flags["F_CONTIGUOUS"]
+        if requested is not None and c_order and f_order:  # (n, 1), say: both, as asked
+            return requested
+        column_major = array.ndim > 1 and f_order and not c_order
         return Layout.LayoutLeft if column_major else Layout.LayoutRight
 
     @property
@@ -388,7 +398,7 @@ def _allocate(
     """The array of ``pk.View(shape, dtype, space, layout, trait, array)`` (``plain``: of
     pk.View itself, not a subclass)."""
     shape_tuple, np_dtype = _shape_of(shape), view_dtype(dtype).np_dtype
-    order = "F" if _checked(layout, Layout, "layout") is Layout.LayoutLeft else "C"
+    _checked(layout, Layout, "layout")
     if _checked(trait, Trait, "trait") is Trait.Unmanaged:
         if array is None:
             raise TypeError("an Unmanaged View wraps an existing array: pass array=...")
@@ -399,7 +409,10 @@ def _allocate(
     if on_device(space) if plain else space is MemorySpace.CudaSpace:
         from ..runtime.cuda_launch import cupy_module
 
+        # Kokkos' CudaSpace default, LayoutLeft: a thread per row reads coalesced memory.
+        order = "C" if layout is Layout.LayoutRight else "F"
         return cupy_module().zeros(shape_tuple, dtype=np_dtype, order=order)
+    order = "F" if layout is Layout.LayoutLeft else "C"
     return np.zeros(shape_tuple, dtype=np_dtype, order=order)
 
 
@@ -434,9 +447,8 @@ def get_default_layout(space: MemorySpace) -> Layout:
     """Kokkos' default layout of views in memory ``space``, as PyKokkos answers it:
     ``LayoutRight`` (row-major) in ``HostSpace``, ``LayoutLeft`` (column-major) in
     ``CudaSpace``; ``MemorySpaceDefault`` is the memory space of the default execution
-    space. ``pk.View(..., layout=pk.get_default_layout(space))`` allocates that layout;
-    a ``pk.View`` without ``layout=`` is row-major in every space here (kernels index
-    both layouts alike)."""
+    space. A ``pk.View`` without ``layout=`` is allocated in that layout (column-major
+    on the GPU, for rank 2 and more); kernels index both layouts alike."""
     if not isinstance(space, MemorySpace):
         raise TypeError(f"get_default_layout takes a MemorySpace, not {space!r}")
     if space is MemorySpace.MemorySpaceDefault:
@@ -467,9 +479,38 @@ def as_array(data: Any) -> Any:
         return data._array
     if is_tensor(data):
         return tensor_array(data)
+    if is_foreign_device_array(data):
+        return cupy_array_of(data)
     if _is_device_array(data):
         return data
     return np.asarray(data)
+
+
+def is_foreign_device_array(value: object) -> bool:
+    """Whether ``value`` is GPU memory that is not a CuPy array: an object with
+    ``__cuda_array_interface__`` (Numba's device arrays, JAX's, a PyTorch CUDA tensor
+    ...), told apart without importing CuPy."""
+    kind = type(value)
+    return hasattr(kind, "__cuda_array_interface__") and kind.__module__[:4] != "cupy"
+
+
+def cupy_array_of(value: Any) -> Any:
+    """A CuPy array over the memory of ``value``, an object with
+    ``__cuda_array_interface__`` (versions 2 and 3: data pointer, shape, typestr, strides
+    in bytes or None for C order), without a copy: a kernel's writes show in
+    ``value``."""
+    if is_tensor(value):
+        return tensor_array(value)
+    from ..runtime.cuda_launch import cupy_module
+
+    cp = cupy_module()
+    try:
+        return cp.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - CuPy's reason, whatever it raises
+        raise TypeError(
+            f"this {type(value).__name__} cannot be a kernel view: CuPy does not take its "
+            f"__cuda_array_interface__ ({exc})"
+        ) from None
 
 
 def is_tensor(value: object) -> bool:

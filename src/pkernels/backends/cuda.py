@@ -10,16 +10,19 @@ half to hand indices over from: it runs as a whole in one build)."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ..api.decorators import KernelMarker
 from ..api.policies import RangePolicy
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
+from ..api.views import cupy_array_of, is_foreign_device_array
 from ..errors import DispatchError, KernelError
-from ..runtime.hooks import BuildMode
+from ..runtime.hooks import DEFAULT_BUILD, BuildMode
 from ..runtime.marshal import argument_type
 from ..translate.bounds_proof import launch_proof
 from ..translate.kernel import TEAM, check_reducer, lower_workunit
@@ -33,6 +36,11 @@ _CUDA_BUILDS = {
     BuildMode.CHECKED: "checked",
     BuildMode.DEBUG: "debug",
 }
+
+
+#: The memo key part of the build the dispatch's fast path runs (DEFAULT_BUILD is
+#: RELEASE or CHECKED: a build of its own on the GPU, no proof to look at).
+_DEFAULT_CUDA_BUILD = ("cuda", _CUDA_BUILDS[DEFAULT_BUILD])
 
 
 class CudaBackend:
@@ -51,13 +59,7 @@ class CudaBackend:
 
     def kernel(self, launch: Launch) -> Any:
         _cuda_ready()
-        for name, value in launch.kwargs.items():
-            if isinstance(value, np.ndarray):
-                raise DispatchError(
-                    f"{name}: the Cuda execution space runs on GPU memory, but this is a "
-                    f"NumPy array: pass cupy.asarray({name}) (and read results back with "
-                    ".get())"
-                )
+        _take_device_arguments(launch)
         return cuda_kernel(launch, _CUDA_BUILDS[launch.build])
 
     def launch(self, kernel: Any, launch: Launch) -> Any:
@@ -66,7 +68,93 @@ class CudaBackend:
     def cached_range_kernel(
         self, operation: str, workunit: Any, kwargs: dict[str, Any]
     ) -> Any | None:
-        return None  # every GPU dispatch takes the full path
+        """The kernel of a range launch of the commonest dispatch (as the host's: a plain
+        @pk.workunit function, the default build, arguments that fit it) when this process
+        has loaded it already, as its ``range_launcher``; None for anything else, which
+        the full path then handles and checks (a PyTorch tensor, say: its key is no
+        kernel's)."""
+        if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
+            return None
+        marker = getattr(workunit, "__pkernels__", None)
+        if type(marker) is not KernelMarker or marker.kind != "workunit":
+            return None
+        try:
+            key, _ = specialization_key(workunit, operation, kwargs, 1, _DEFAULT_CUDA_BUILD)
+        except (KeyError, DispatchError):
+            return None  # the full path reports what does not fit
+        kernel = marker.specializations.get(key)
+        if kernel is None:
+            return None
+        launcher = kernel.range_launcher
+        if launcher is None:
+            launcher = kernel.range_launcher = RangeLauncher(kernel)
+        return launcher
+
+
+class RangeLauncher:
+    """A Cuda kernel as the dispatch's range fast path takes it (see
+    ``CudaBackend.cached_range_kernel``): ``launch(space, begin, end, kwargs)``."""
+
+    __slots__ = ("kernel", "_policy")
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._policy: Any = None  # the last launch's RangePolicy (frozen: reused as it is)
+
+    def launch(self, space: Any, begin: int, end: int, kwargs: dict[str, Any]) -> Any:
+        policy = self._policy
+        if (
+            policy is None
+            or policy.end != end
+            or policy.begin != begin
+            or policy.space is not space
+        ):
+            policy = self._policy = _range_policy(space, begin, end)
+        return self.kernel.launch(policy, kwargs)
+
+
+def _range_policy(space: Any, begin: int, end: int) -> RangePolicy:
+    """``RangePolicy(space, begin, end)`` for the fast path, whose bounds are a checked
+    policy's or 0 and an int: only an int outside the int64 range needs the checks."""
+    if not _INT64_MIN <= end <= _INT64_MAX:  # parallel_for(2**70, ...): the policy's error
+        return RangePolicy(space, begin, end)
+    policy = object.__new__(RangePolicy)
+    object.__setattr__(policy, "space", space)
+    object.__setattr__(policy, "begin", begin)
+    object.__setattr__(policy, "end", end)
+    return policy
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _take_device_arguments(launch: Launch) -> None:
+    """Refuse NumPy arrays; make GPU arrays of other libraries CuPy arrays over their
+    memory in ``launch.kwargs`` (what the kernel is specialised for and launched on)."""
+    for name, value in launch.kwargs.items():
+        if isinstance(value, np.ndarray):
+            raise DispatchError(
+                f"{name}: the Cuda execution space runs on GPU memory, but this is a "
+                f"NumPy array: pass cupy.asarray({name}) (and read results back with "
+                ".get())"
+            )
+        if is_foreign_device_array(value):
+            launch.kwargs = _with_cupy_arrays(launch.kwargs)
+            return
+
+
+def _with_cupy_arrays(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each GPU array of another library (``__cuda_array_interface__``)
+    as a CuPy array over its memory (the caller's object sees the kernel's writes)."""
+    out = {}
+    for name, value in kwargs.items():
+        if is_foreign_device_array(value):
+            try:
+                value = cupy_array_of(value)
+            except TypeError as exc:
+                raise DispatchError(f"{name}: {exc}") from None
+        out[name] = value
+    return out
 
 
 def _cuda_ready() -> None:
@@ -81,6 +169,7 @@ def _proven(launch: Launch) -> bool:
     if launch.rank == TEAM:
         return False  # no proofs for teams
     _cuda_ready()
+    _take_device_arguments(launch)
     proof = cuda_kernel(launch, "release").proof
     if proof is None:
         return False

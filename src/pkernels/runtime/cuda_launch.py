@@ -13,8 +13,10 @@ CPU (:data:`OPTIONS`). Each workunit keeps its loaded kernels per argument signa
 :attr:`KernelMarker.specializations`, so a repeated dispatch only marshals and launches.
 
 Every launch synchronises its stream before returning (as the CPU spaces return after
-the kernel ran): the results of reduce and scan, ``print`` output and faults are there
-when ``parallel_*`` returns. Launch shapes:
+the kernel ran; :func:`~pkernels.runtime.cuda_wait.wait_for_stream`): the results of
+reduce and scan, ``print`` output and faults are there when ``parallel_*`` returns. A
+kernel's arguments are marshalled by its :class:`~.cuda_arguments.CudaArgumentPlan`.
+Launch shapes:
 
 * range / MDRange: blocks of 256, 128, 64 or 32 threads, chosen per kernel by the
   occupancy calculator (:class:`_RangeState`), grids shaped by
@@ -52,6 +54,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,10 +63,8 @@ from typing import Any
 import numpy as np
 
 from ..api.policies import RangePolicy
-from ..api.random_pools import RandomPool
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
-from ..api.types import DataType, real_part_type
 from ..backends.faults import fault_error
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
 from ..build.compiler import GENERATED_PATH
@@ -73,8 +74,10 @@ from ..errors import CompileError, DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, ENTRY_32, TEAM, CudaEntry
 from ..translate.ir import StructType
+from .cuda_arguments import CudaArgumentPlan
 from .cuda_geometry import LaunchShape, box_shape, range_shape, spread_threads
-from .marshal import INT_RANGES, struct_dtype
+from .cuda_wait import wait_for_stream
+from .marshal import struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 # IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
@@ -261,6 +264,10 @@ class CudaKernel:
     proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
     _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
+    _plan: CudaArgumentPlan = field(init=False, repr=False)
+    _reports_faults: bool = field(init=False, repr=False)
+    #: This kernel as the dispatch's range fast path launches it (made at its first).
+    range_launcher: Any = field(default=None, init=False, repr=False)
 
     @property
     def kernel_symbol(self) -> str:
@@ -277,15 +284,27 @@ class CudaKernel:
             self._record = self.module.get_global("pk_fault_record")
         return self._record
 
+    def __post_init__(self) -> None:
+        self._plan = CudaArgumentPlan(self.entry.params)
+        # Whether a launch resets and reads the fault record (checked and debug builds,
+        # and every team kernel, whose release builds report scratch and barrier faults).
+        self._reports_faults = self.checks or self.entry.rank == TEAM
+
     def launch(self, policy: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``policy``; return the total of a reduce or scan."""
-        cp = cupy_module()
-        args = cuda_arguments(self.entry.params, kwargs)
-        if self.entry.uses_print:
-            import sys
+        cp = _cupy if _cupy is not None else cupy_module()
+        plan = self._plan
+        if not plan.buffer_lock.acquire(blocking=False):  # another thread launches it now
+            return self._launch(cp, policy, kwargs, plan.marshal(kwargs))
+        try:  # the plan's buffer holds the arguments until the kernel is launched
+            return self._launch(cp, policy, kwargs, plan.packed(kwargs, cp))
+        finally:
+            plan.buffer_lock.release()
 
+    def _launch(self, cp: Any, policy: Any, kwargs: dict[str, Any], args: Any) -> Any:
+        if self.entry.uses_print:
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
-        record = self.fault_record() if self.checks or self.entry.rank == TEAM else None
+        record = self.fault_record() if self._reports_faults else None
         if record is not None:
             record.memset_async(0, 8)  # the flag and the kind
         if self.entry.rank == TEAM:
@@ -474,12 +493,10 @@ class CudaKernel:
         return None if partials is None else self._combined(partials)
 
     def _run(self, cp: Any, blocks: int, threads: int, args: tuple, shared: int = 0) -> None:
-        self.function((blocks,), (threads,), args, shared_mem=shared)
-        # Wait on a blocking-sync event: the thread sleeps instead of spinning a core, which
-        # an OpenMP kernel running at the same time (parallel_launch) needs.
-        done = cp.cuda.Event(block=True, disable_timing=True)
-        done.record()
-        done.synchronize()
+        # The RawKernel's Function for this GPU, called directly: RawKernel.__call__ only
+        # adds a layer of keyword arguments on the way.
+        self.function.kernel((blocks,), (threads,), args, shared)
+        wait_for_stream(cp)
 
 
 def raise_recorded_fault(record: Any) -> None:
@@ -589,12 +606,10 @@ def _check_tiling(tiling: tuple[int, ...], limit: int) -> None:
 
 
 def _launch_shaped(cp: Any, function: Any, shape: LaunchShape, args: tuple) -> None:
-    """Launch ``function`` over ``shape`` and wait for it, as :meth:`CudaKernel._run`
-    waits (a blocking-sync event: the thread sleeps instead of spinning a core)."""
-    function(shape.grid, shape.block, args)
-    done = cp.cuda.Event(block=True, disable_timing=True)
-    done.record()
-    done.synchronize()
+    """Launch ``function`` (a RawKernel) over ``shape`` and wait for it, as
+    :meth:`CudaKernel._run` does (its Function called directly; :func:`wait_for_stream`)."""
+    function.kernel(shape.grid, shape.block, args)
+    wait_for_stream(cp)
 
 
 def _scan_shape(n: int) -> tuple[int, int, int]:
@@ -687,41 +702,7 @@ def _static_value(e: ir.Expr, kwargs: dict[str, Any]) -> int | None:
 
 def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
     """The kernel arguments for ``kwargs``: a view as its data pointer, extents and strides
-    (in elements), scalars as NumPy scalars of the parameter's type (passed by value)."""
-    out: list[Any] = []
-    pools: list[tuple[int, RandomPool]] = []  # (slot, pool): a uint64 parameter's pool
-    for p in params:
-        value = kwargs[p.name]
-        if isinstance(p.type, ir.ViewType):
-            itemsize = value.itemsize
-            strides = value.strides
-            if any(s % itemsize for s in strides):
-                raise DispatchError(
-                    f"{p.name}: array strides {strides} are not multiples of its element size"
-                )
-            out.append(np.uint64(value.data.ptr))
-            out.extend(np.int64(n) for n in value.shape)
-            out.extend(np.int64(s // itemsize) for s in strides)
-            continue
-        assert isinstance(p.type, DataType)
-        scalar = p.type.np_dtype.type
-        if p.type.is_float:
-            out.append(scalar(float(value)))
-        elif p.type.is_complex:  # its parts (emit_cuda._marshalled)
-            number, part = complex(value), real_part_type(p.type).np_dtype.type
-            out += [part(number.real), part(number.imag)]
-        elif p.type.kind == "bool":
-            out.append(np.bool_(bool(value)))
-        elif p.type.name == "uint64" and isinstance(value, RandomPool):
-            pools.append((len(out), value))
-            out.append(scalar(0))
-        else:
-            number = int(value)
-            low, high = INT_RANGES[p.type.name]
-            if not low <= number <= high:
-                raise DispatchError(f"{p.name}: {number} does not fit in {p.type.name}")
-            out.append(scalar(number))
-    # A pool's key last, once nothing can be refused: taking one advances the pool.
-    for slot, pool in pools:
-        out[slot] = np.uint64(pool.launch_key())
-    return out
+    (in elements), scalars as values of the parameter's type (passed by value); see
+    :class:`~pkernels.runtime.cuda_arguments.CudaArgumentPlan`, which a loaded kernel
+    keeps."""
+    return CudaArgumentPlan(params).marshal(kwargs)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..api import types as t
 from ..api.random_pools import RandomPool
-from ..api.views import View, is_tensor, unwrap
+from ..api.views import View, is_foreign_device_array, unwrap
 from ..errors import DispatchError
 from ..translate.ir import Param, RandomPoolType, StructType, Type, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
@@ -29,21 +29,28 @@ def signature_key(value: Any) -> Any:
         strides = value.strides
         contiguous = value.ndim > 0 and strides[-1] == value.itemsize
         return (value.dtype, value.ndim, contiguous)
-    if type(value) in _NUMBERS:  # a plain number: not a view (saves ~300 ns an argument)
-        return type(value)
+    kind = type(value)
+    if kind in _NUMBERS:  # a plain number: not a view (saves ~300 ns an argument)
+        return kind
+    if kind in _CUPY_ARRAYS:  # a CuPy array (one set look-up: the Cuda fast path's views)
+        strides = value.strides
+        return ("device", value.dtype, value.ndim, value.ndim > 0 and strides[-1] == value.itemsize)
     if isinstance(value, View):
         return signature_key(value.data)
     if is_device_array(value):
-        if is_tensor(value):  # a PyTorch tensor: the full dispatch takes its memory
-            return _TENSOR
-        strides = value.strides
-        contiguous = value.ndim > 0 and strides[-1] == value.itemsize
-        return ("device", value.dtype, value.ndim, contiguous)
-    return type(value)
+        if is_foreign_device_array(value):
+            # A PyTorch tensor, another library's GPU array (__cuda_array_interface__):
+            # the full dispatch takes its memory (as a NumPy or CuPy array).
+            return _FOREIGN
+        _CUPY_ARRAYS.add(kind)
+        return signature_key(value)
+    return kind
 
 
 _NUMBERS = frozenset({int, float, bool})
-_TENSOR = ("torch tensor",)  # no compiled kernel has it: the full path unwraps tensors
+#: CuPy's array types, as the first dispatch of each meets them (CuPy is not imported here).
+_CUPY_ARRAYS: set[type] = set()
+_FOREIGN = ("foreign array",)  # no compiled kernel has it: the full path unwraps these
 
 
 def is_device_array(value: Any) -> bool:

@@ -1,0 +1,49 @@
+"""Waiting for a Cuda launch to finish, cheaply for a short kernel and without keeping a
+core busy for a long one.
+
+A Cuda launch returns once its kernel ran (as the CPU spaces do), so every launch ends
+with :func:`wait_for_stream`. A stream or device synchronisation would spin a core for
+the kernel's whole run (CUDA's default schedule, with fewer GPUs than cores), which an
+OpenMP kernel running at the same time (pkdb's ``parallel_launch``) needs. A blocking-sync
+event sleeps instead, but waking a sleeping thread adds tens of microseconds, more than a
+short kernel takes. So the wait polls the event for at most :data:`SPIN_SECONDS` (a short
+kernel is done by then), then sleeps on it. The event is made once per thread and GPU
+(making and destroying one per launch cost microseconds of its own).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+#: How long a launch's wait polls before it sleeps on the event (seconds).
+SPIN_SECONDS = 50e-6
+_NOT_READY = 600  # cudaErrorNotReady: what cudaEventQuery answers while work is queued
+
+
+class _ThreadEvents(threading.local):
+    def __init__(self) -> None:
+        self.by_device: dict[int, Any] = {}  # device id -> its cupy.cuda.Event
+
+
+_events = _ThreadEvents()
+
+
+def wait_for_stream(cp: Any) -> None:
+    """Return once the work queued so far on this thread's current CuPy stream is done;
+    raise CUDA's error (CuPy's ``CUDARuntimeError``) where a kernel failed."""
+    runtime = cp.cuda.runtime
+    device = runtime.getDevice()
+    event = _events.by_device.get(device)
+    if event is None:  # the thread's first wait on this GPU: its event, kept for the next
+        event = _events.by_device[device] = cp.cuda.Event(block=True, disable_timing=True)
+    event.record()
+    ptr = event.ptr
+    status = runtime.eventQuery(ptr)
+    if status == _NOT_READY:
+        deadline = time.perf_counter() + SPIN_SECONDS
+        while status == _NOT_READY and time.perf_counter() < deadline:
+            status = runtime.eventQuery(ptr)
+    if status != 0:  # still running: sleep until it is done; or failed: raise its error
+        event.synchronize()

@@ -1,0 +1,412 @@
+"""The Cuda space's launch path, on any machine: a stand-in for CuPy records what a
+launch hands to the GPU (the kernel's arguments, its grid) and answers event queries as
+a GPU would, so the argument forms, the dispatch's fast path, the wait after a launch,
+the views' layouts and ``__cuda_array_interface__`` objects are checked without a GPU
+(test_cuda.py runs the same on one)."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pkernels as pk
+from pkernels.api.random_pools import RandomPool
+from pkernels.api.types import bool_, complex64, complex128, float32, float64, int32, int64
+from pkernels.api.types import uint64 as uint64_type
+from pkernels.backends.cuda import CudaBackend
+from pkernels.errors import DispatchError
+from pkernels.runtime import cuda_launch, cuda_wait
+from pkernels.runtime.cuda_arguments import CudaArgumentPlan
+from pkernels.translate.ir import Param, ViewType
+
+# ---------------------------------------------------------------- a stand-in for CuPy
+
+
+class _Memory:
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+    def memset_async(self, value: int, size: int) -> None:
+        ctypes.memset(self.ptr, value, size)
+
+    def copy_to_host(self, destination: Any, size: int) -> None:
+        ctypes.memmove(destination, self.ptr, size)
+
+
+class FakeDeviceArray:
+    """A "GPU" array over host memory, with what pkernels reads of a CuPy array."""
+
+    __module__ = "cupy"
+
+    def __init__(self, host: np.ndarray) -> None:
+        self.host = host
+        self.shape, self.strides, self.dtype = host.shape, host.strides, host.dtype
+        self.itemsize, self.ndim, self.size, self.flags = (
+            host.itemsize, host.ndim, host.size, host.flags
+        )  # fmt: skip
+        self.data = _Memory(host.__array_interface__["data"][0])
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {"shape": self.shape, "typestr": self.dtype.str, "version": 3,
+                "data": (self.data.ptr, False), "strides": self.strides}  # fmt: skip
+
+    def get(self) -> np.ndarray:
+        return self.host.copy()
+
+    def __getitem__(self, key: Any) -> FakeDeviceArray:
+        return FakeDeviceArray(self.host[key])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.host[key] = value.host if isinstance(value, FakeDeviceArray) else value
+
+
+class FakeCPointer:
+    """CuPy's ``CPointer``: the address of an argument's value, passed as it is."""
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+
+class _Function:
+    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
+        self.calls = calls
+        self.max_threads_per_block = 1024
+
+    def __call__(self, grid: tuple, block: tuple, args: tuple, shared: int = 0) -> None:
+        # What the driver would copy at the launch: the 8 bytes at each CPointer.
+        taken = tuple(
+            ctypes.string_at(a.ptr, 8) if isinstance(a, FakeCPointer) else a for a in args
+        )
+        self.calls.append((grid, block, taken, shared))
+
+
+def _values(args: tuple[Any, ...], examples: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A launch's arguments, each slot's bytes read as the type of its example's value."""
+    formats = {float: "<d", int: "<q", bool: "<?", np.float32: "<f", np.int32: "<i"}
+    out = []
+    for arg, example in zip(args, examples, strict=True):
+        if isinstance(arg, bytes):
+            code = formats[type(example)]
+            arg = type(example)(struct.unpack_from(code, arg)[0])
+        out.append(arg)
+    return tuple(out)
+
+
+class _RawKernel:
+    """What build_cuda hands back: its ``kernel`` is the Function for this GPU."""
+
+    max_threads_per_block = 1024
+
+    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
+        self.kernel = _Function(calls)
+
+
+class _Module:
+    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
+        self.record = FakeDeviceArray(np.zeros(128, np.uint8)).data
+        self.calls = calls
+
+    def get_function(self, name: str) -> _RawKernel:  # the 32-bit entry
+        return _RawKernel(self.calls)
+
+    def get_global(self, name: str) -> _Memory:
+        return self.record
+
+
+class FakeEvent:
+    made = 0
+
+    def __init__(self, block: bool = False, disable_timing: bool = False) -> None:
+        assert block and disable_timing  # a blocking-sync event, no timing
+        FakeEvent.made += 1
+        self.ptr, self.records, self.synchronized = FakeEvent.made, 0, 0
+
+    def record(self) -> None:
+        self.records += 1
+
+    def synchronize(self) -> None:
+        self.synchronized += 1
+
+
+class FakeRuntime:
+    """cudaEventQuery's answers, in order (then cudaSuccess), and the current GPU."""
+
+    def __init__(self) -> None:
+        self.answers: list[int] = []
+        self.device = 0
+        self.queries = 0
+
+    def getDevice(self) -> int:  # noqa: N802 - CuPy's name
+        return self.device
+
+    def getDeviceCount(self) -> int:  # noqa: N802 - CuPy's name
+        return 1
+
+    def eventQuery(self, ptr: int) -> int:  # noqa: N802 - CuPy's name
+        self.queries += 1
+        return self.answers.pop(0) if self.answers else 0
+
+
+class _Device:
+    id = 0
+    attributes = {"MultiProcessorCount": 4}
+
+    def __init__(self, index: int | None = None) -> None:
+        pass
+
+
+def _fake_cupy(calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
+    def zeros(shape: Any, dtype: Any = np.float64, order: str = "C") -> FakeDeviceArray:
+        return FakeDeviceArray(np.zeros(shape, dtype=dtype, order=order))
+
+    def asarray(value: Any) -> FakeDeviceArray:
+        if isinstance(value, FakeDeviceArray):
+            return value
+        face = value.__cuda_array_interface__  # what CuPy reads: the memory, no copy
+        dtype, shape = np.dtype(face["typestr"]), face["shape"]
+        strides = face["strides"] or np.empty(shape, dtype).strides  # None: C order
+        span = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
+        memory = (ctypes.c_char * span).from_address(face["data"][0])
+        return FakeDeviceArray(np.ndarray(shape, dtype, buffer=memory, strides=strides))
+
+    cuda = types.SimpleNamespace(
+        runtime=FakeRuntime(), Event=FakeEvent, Device=_Device,
+        function=types.SimpleNamespace(CPointer=FakeCPointer),
+    )  # fmt: skip
+    return types.SimpleNamespace(
+        cuda=cuda, zeros=zeros, empty=zeros, asarray=asarray, ndarray=FakeDeviceArray
+    )
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """CuPy stood in for: ``fake_gpu.calls`` holds each kernel launch's (grid, block,
+    args, shared memory); the kernels are translated for real, not compiled."""
+    calls: list[tuple[Any, ...]] = []
+    cp = _fake_cupy(calls)
+    built: list[str] = []
+
+    def build_cuda(entry: Any, label: str, build: str = "release") -> tuple:
+        built.append(build)
+        from pathlib import Path
+
+        return Path("kernel.cu"), entry.source, _RawKernel(calls), _Module(calls)
+
+    monkeypatch.setattr(cuda_launch, "_cupy", cp)
+    monkeypatch.setattr(cuda_launch, "build_cuda", build_cuda)
+    monkeypatch.setattr(cuda_wait, "_events", cuda_wait._ThreadEvents())
+    cp.calls, cp.built = calls, built
+    yield cp
+    for workunit in (scale, fill_rows):  # no fake kernel outlives the test
+        workunit.__pkernels__.specializations.clear()
+
+
+# ---------------------------------------------------------------- kernels
+
+
+@pk.workunit
+def scale(i, out, x, a: float):
+    out[i] = a * x[i]
+
+
+@pk.workunit
+def fill_rows(j, A, value: float):
+    for i in range(A.extent(1)):
+        A[j][i] = value
+
+
+# ---------------------------------------------------------------- the argument plan
+
+
+def _params(**types_: Any) -> list[Param]:
+    return [Param(name, t) for name, t in types_.items()]
+
+
+def test_views_pass_pointer_extents_and_strides_in_elements_as_python_ints():
+    host = np.zeros((4, 6), order="F")[:, ::-2]  # column-major, every other column reversed
+    A = FakeDeviceArray(host)
+    plan = CudaArgumentPlan(_params(A=ViewType(float64, 2)))
+    args = plan.marshal({"A": A})
+    assert args == [A.data.ptr, 4, 3, 1, -8]
+    assert all(type(a) is int for a in args)  # CuPy packs a Python int as 8 bytes
+    view = pk.View.wrapping(A)
+    assert plan.marshal({"A": view}) == args  # a pk.View: its array
+
+
+def test_scalars_take_their_parameters_types():
+    plan = CudaArgumentPlan(
+        _params(d=float64, f=float32, i=int32, n=int64, b=bool_, z=complex128, w=complex64)
+    )
+    args = plan.marshal({"d": 2, "f": 0.1, "i": np.int64(-7), "n": 2**40, "b": 3, "z": 1 + 2j,
+                         "w": np.complex64(3 - 4j)})  # fmt: skip
+    assert args == [2.0, np.float32(0.1), -7, 2**40, True, 1.0, 2.0, 3.0, -4.0]
+    kinds = [type(a) for a in args]
+    assert kinds == [float, np.float32, np.int32, int, bool, float, float,
+                     np.float32, np.float32]  # fmt: skip
+
+
+def _bytes_cupy_packs(value: Any) -> bytes:
+    """The bytes CuPy's CScalar holds for a value (cupy/_core/_scalar.pyx): a Python int
+    as an int64 (a uint64 from 2**63), a float as a float64, a bool as NumPy's bool, a
+    NumPy scalar as its own type."""
+    if type(value) is int:
+        return np.array(value, np.uint64 if value >= 2**63 else np.int64).tobytes()
+    if type(value) in (float, bool):
+        return np.array(value).tobytes()
+    return np.asarray(value).tobytes()
+
+
+def test_the_packed_slots_hold_what_cupy_would_pack_of_the_values():
+    A = FakeDeviceArray(np.zeros((3, 4), order="F"))
+    plan = CudaArgumentPlan(
+        _params(A=ViewType(float64, 2), d=float64, f=float32, i=int32, u=uint64_type, b=bool_,
+                small=pk.int8, w=complex64, n=int64)
+    )  # fmt: skip
+    kwargs = {"A": A, "d": -1.5, "f": 3.25, "i": -9, "u": 2**64 - 2, "b": True, "small": -3,
+              "w": 1.5 - 2.5j, "n": -(2**63)}  # fmt: skip
+    cp = types.SimpleNamespace(cuda=types.SimpleNamespace(function=types.SimpleNamespace(
+        CPointer=FakeCPointer)))  # fmt: skip
+    pointers = plan.packed(kwargs, cp)
+    values = plan.marshal(kwargs)
+    assert len(pointers) == len(values) == 5 + 9
+    for pointer, value in zip(pointers, values, strict=True):
+        expected = _bytes_cupy_packs(value)
+        assert ctypes.string_at(pointer.ptr, len(expected)) == expected, value
+    assert plan.packed(kwargs, cp) is pointers  # made once: the buffer is rewritten
+
+
+def test_bad_arguments_are_refused_by_name_before_a_pool_key_is_taken():
+    pool = pk.Random_XorShift64_Pool(5, 64)
+    plan = CudaArgumentPlan(_params(p=uint64_type, small=int32))
+    with pytest.raises(DispatchError, match=r"^small: 2147483648 does not fit in int32$"):
+        plan.marshal({"p": pool, "small": 2**31})
+    assert pool.launches == 0  # nothing was refused after the key: none taken
+    first = plan.marshal({"p": pool, "small": 1})
+    assert first[0] == RandomPool(5, 64).launch_key() and pool.launches == 1
+    assert plan.marshal({"p": 2**64 - 1, "small": 0})[0] == 2**64 - 1  # a uint64 number
+    x = FakeDeviceArray(np.zeros(8, np.float64).view(np.uint8)[1:57].view(np.float64))
+    x.strides = (4,)  # not whole elements
+    with pytest.raises(DispatchError, match=r"^x: array strides \(4,\) are not multiples"):
+        CudaArgumentPlan(_params(x=ViewType(float64, 1))).marshal({"x": x})
+
+
+# ---------------------------------------------------------------- launches
+
+
+def test_the_fast_path_launches_what_the_full_path_does(fake_gpu, monkeypatch):
+    out, x = FakeDeviceArray(np.zeros(5)), FakeDeviceArray(np.arange(5.0))
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 1, 5), scale, out=out, x=x, a=2.0)
+    kernels: list[Any] = []
+    real_kernel = CudaBackend.kernel
+    monkeypatch.setattr(
+        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
+    )
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 1, 5), scale, out=out, x=x, a=2.0)
+    pk.set_default_space(pk.Cuda)
+    pk.parallel_for(5, scale, out=out, x=x, a=2.0)  # an int policy: RangePolicy(0, 5)
+    assert not kernels  # neither took the full path
+    assert fake_gpu.built == ["release"]
+    full, fast, from_int = (call[2] for call in fake_gpu.calls)
+    # The kernel's own arguments come last (the launch's bounds first: 1, 5 or 0, 5).
+    expected = (out.data.ptr, 5, 1, x.data.ptr, 5, 1, 2.0)
+    assert full == fast and _values(full[-7:], expected) == expected
+    assert from_int[-7:] == full[-7:] and from_int != full
+    (kernel,) = scale.__pkernels__.specializations.values()
+    with kernel._plan.buffer_lock:  # another thread launching it: the values go to CuPy
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 1, 5), scale, out=out, x=x, a=2.0)
+    assert fake_gpu.calls[-1][2][-7:] == expected
+    assert [type(a) for a in fake_gpu.calls[-1][2][-7:]] == [int] * 6 + [float]
+    with pytest.raises(DispatchError, match="NumPy array"):  # another key: the full path's check
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), scale, out=np.zeros(5), x=x, a=2.0)
+    with pytest.raises(ValueError, match="outside the int64 range"):
+        pk.parallel_for(2**70, scale, out=out, x=x, a=2.0)
+
+
+def test_a_launch_polls_its_event_then_sleeps_on_it(fake_gpu, monkeypatch):
+    runtime = fake_gpu.cuda.runtime
+    runtime.answers = [600, 600]  # not ready twice, then done: no sleep
+    cuda_wait.wait_for_stream(fake_gpu)
+    (event,) = cuda_wait._events.by_device.values()
+    assert (event.records, event.synchronized, runtime.queries) == (1, 0, 3)
+    monkeypatch.setattr(cuda_wait, "SPIN_SECONDS", 0.0)
+    runtime.answers = [600, 600]  # still running when the polling ends: sleep on the event
+    cuda_wait.wait_for_stream(fake_gpu)
+    assert (event.records, event.synchronized) == (2, 1)
+    runtime.answers = [700]  # a failed kernel: synchronize raises CUDA's error
+    cuda_wait.wait_for_stream(fake_gpu)
+    assert event.synchronized == 2
+    made = FakeEvent.made
+    cuda_wait.wait_for_stream(fake_gpu)
+    runtime.device = 1  # another GPU: an event of its own
+    cuda_wait.wait_for_stream(fake_gpu)
+    other = threading.Thread(target=cuda_wait.wait_for_stream, args=(fake_gpu,))
+    other.start()
+    other.join()
+    assert FakeEvent.made == made + 2  # one per (thread, GPU), reused after
+
+
+# ---------------------------------------------------------------- layouts
+
+
+def test_views_on_the_gpu_are_layout_left_by_default(fake_gpu):
+    A = pk.View([3, 4], pk.double, space=pk.CudaSpace)
+    assert A.data.host.flags.f_contiguous and A.layout is pk.LayoutLeft
+    assert pk.get_default_layout(pk.CudaSpace) is pk.LayoutLeft
+    column = pk.View([3, 1], pk.double, space=pk.CudaSpace)  # both orders: as made
+    assert column.layout is pk.LayoutLeft
+    right = pk.View([3, 4], pk.double, space=pk.CudaSpace, layout=pk.LayoutRight)
+    assert right.data.host.flags.c_contiguous and right.layout is pk.LayoutRight
+    assert pk.View([3, 1], pk.double).layout is pk.LayoutRight  # the host's default
+    assert pk.View([3, 4], pk.double).data.flags.c_contiguous
+    pk.set_default_space(pk.Cuda)
+    B = pk.View([3, 4], pk.double)
+    assert B.layout is pk.LayoutLeft and isinstance(B.data, FakeDeviceArray)
+    B.resize(0, 5)
+    assert B.data.host.flags.f_contiguous and B.shape == (5, 4)
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), fill_rows, A=B, value=1.0)
+    expected = (B.data.data.ptr, 5, 4, 1, 5, 1.0)  # the strides of F order
+    assert _values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
+
+
+# ---------------------------------------------------------------- other GPU arrays
+
+
+class CudaArrayInterface:
+    """An object of another library with GPU memory: only ``__cuda_array_interface__``
+    (version 2: strides None when C-contiguous)."""
+
+    def __init__(self, array: FakeDeviceArray) -> None:
+        self._array = array
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        face = dict(self._array.__cuda_array_interface__, version=2)
+        if self._array.host.flags.c_contiguous:
+            face["strides"] = None
+        return face
+
+
+def test_cuda_array_interface_objects_are_views_of_cuda_kernels(fake_gpu):
+    host_out = np.zeros(5)
+    out = CudaArrayInterface(FakeDeviceArray(host_out))
+    x = CudaArrayInterface(FakeDeviceArray(np.arange(10.0)[::2]))
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), scale, out=out, x=x, a=3.0)
+    expected = (host_out.ctypes.data, 5, 1, x._array.data.ptr, 5, 2, 3.0)
+    assert _values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
+    view = pk.array(out)
+    assert isinstance(view.data, FakeDeviceArray) and view.data.data.ptr == host_out.ctypes.data
+
+
+def test_a_gpu_array_given_to_a_cpu_space_is_refused_by_name():
+    x = CudaArrayInterface(FakeDeviceArray(np.zeros(3)))
+    with pytest.raises(
+        DispatchError, match=r"^x: a CuPy array \(GPU memory\) cannot be used by a CPU"
+    ):
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 3), scale, out=np.zeros(3), x=x, a=1.0)
