@@ -71,6 +71,9 @@ class CommandLine:
         self._lines: list[str] = []
         self._changed = threading.Condition()
         self._count = 0
+        # Lines are kept while a command runs only: once the MI session owns the process,
+        # the command line still prints every stop, which nobody reads.
+        self._running = False
         threading.Thread(target=self._read, name="cli-reader", daemon=True).start()
 
     def _read(self) -> None:
@@ -78,6 +81,8 @@ class CommandLine:
         assert stream is not None
         for raw in iter(stream.readline, b""):
             with self._changed:
+                if not self._running:
+                    continue
                 self._lines.append(raw.decode(errors="replace").rstrip("\n"))
                 del self._lines[:-2000]  # what a long attach prints is not kept
                 self._changed.notify_all()
@@ -91,6 +96,8 @@ class CommandLine:
         marker = f"PKDB-DONE-{self._count}"
         stdin = self.process.stdin
         assert stdin is not None
+        with self._changed:
+            self._running = True
         try:
             stdin.write(f"{command}\necho {marker}\\n\n".encode())
             stdin.flush()
@@ -101,7 +108,8 @@ class CommandLine:
             while True:
                 for i, line in enumerate(self._lines):
                     if line.endswith(marker):
-                        output, self._lines = self._lines[:i], self._lines[i + 1 :]
+                        output, self._lines = self._lines[:i], []
+                        self._running = False
                         return output
                 if self.process.poll() is not None:
                     raise TargetError(f"the debugger ended while running {command!r}", command)
