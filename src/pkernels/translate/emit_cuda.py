@@ -120,9 +120,7 @@ class CudaEmitter(CppEmitter):
         increment = f"; {c} += {c}_step) {{"
         head = self.lines[start]
         assert head.endswith(increment), head
-        self.lines[start] = (
-            head[: -len(increment)] + f"; PK_LINE({s.lineno}), {c} += {c}_step) {{"
-        )
+        self.lines[start] = head[: -len(increment)] + f"; PK_LINE({s.lineno}), {c} += {c}_step) {{"
 
     def function(self, fn: ir.Function, is_kernel: bool) -> None:
         start = len(self.lines)
