@@ -109,7 +109,7 @@ class CudaEmitter(CppEmitter):
             indent = len(text) - len(text.lstrip(" "))
             self.lines[first] = f"{text[:indent]}PK_LINE({s.lineno}); {text[indent:]}"
         else:  # another #line follows (a nested parallel_*): a line of its own
-            self.lines.insert(first, "    " * (self.indent + 1) + f"PK_LINE({s.lineno});")
+            self.lines.insert(first, "    " * self.indent + f"PK_LINE({s.lineno});")
 
     def for_range(self, s: ir.ForRange, filename: str) -> None:
         """The loop, stopping on its line after each iteration too (its increment), as
