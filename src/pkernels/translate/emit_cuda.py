@@ -91,7 +91,8 @@ class CudaEmitter(CppEmitter):
 
     # -- stopping points of a debugger's next/step (include/pkernels/cuda_step.hpp) ------
     # PK_LINE(n) goes on the line of its statement (a line of its own would be the line
-    # after the #line directive's), so a stop in pk_step_hook has frame 1 at line n.
+    # after the #line directive's), so a stop in pk_step_hook has its first frame in
+    # the Python file (below pk_rt::step_at) at line n.
 
     def stmt(self, s: ir.Stmt, filename: str) -> None:
         if isinstance(s, ir.While):  # stops at every test of the condition, as pdb does

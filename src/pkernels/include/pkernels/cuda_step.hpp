@@ -26,7 +26,8 @@ __device__ volatile int pk_step_depth = 0;  // its call depth now
 __device__ volatile int pk_step_skip = 0;
 __device__ volatile int pk_step_line = 0;  // the line of the last stop (keeps the hook's body)
 
-// Debuggers break here: the thread asked for has reached a new line (frame 1).
+// Debuggers break here: the thread asked for has reached a new line (the first frame
+// below in the Python file, past pk_rt::step_at).
 extern "C" __device__ __noinline__ void pk_step_hook(int line) { pk_step_line = line; }
 
 namespace pk_rt {
