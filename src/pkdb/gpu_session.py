@@ -32,7 +32,7 @@ from .debugger_session import DebuggerSession
 from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
 from .kernel_protocol import KernelLaunch
 from .targets.base import Controller, FrameInfo, StopEvent, TargetError
-from .targets.device import CudaFocus, Dim3, GpuController
+from .targets.device import STEP_HOOK, CudaFocus, Dim3, GpuController, LineStop, StepMode
 from .teams import TeamPosition
 
 #: Elements of a scratch view read from the device for an evaluation (more: not shown).
@@ -70,6 +70,8 @@ class GpuKernelSession(DebuggerSession):
         self.stop: GpuStop | None = None
         self.gdb_numbers: dict[int, int] = {}  # pdb breakpoint -> cuda-gdb breakpoint
         self.fault_breakpoint: int | None = None  # on pk_fault_hook (a failed check)
+        self.step_breakpoint: int | None = None  # on pk_step_hook (next/step: step_line)
+        self.line_stop_pending = False  # a LineStop was written and the kernel resumed
         self.finishing = False  # `finish`: the breakpoints are out of this launch
         self.deferred: list[Deferred] = []
         self._attached_pid: int | None = None
@@ -120,6 +122,11 @@ class GpuKernelSession(DebuggerSession):
             self.fault_breakpoint = self.controller.set_breakpoint_on_function(
                 "pk_fault_hook"
             ).number
+            # next/step: the thread asked for calls pk_step_hook at its next line.
+            try:
+                self.step_breakpoint = self.controller.set_breakpoint_on_function(STEP_HOOK).number
+            except TargetError:
+                self.step_breakpoint = None  # next/step single-step, as cuda-gdb does
         self.launch = launch
         self.stop = None
         self.finishing = False
@@ -131,6 +138,9 @@ class GpuKernelSession(DebuggerSession):
         self.launch = None
         self.stop = None
         self.finishing = False
+        # A request the kernel ended before meeting stays in the module: a later launch's
+        # stop in pk_step_hook is then passed over (see poll_stop).
+        self.line_stop_pending = False
         if self.controller is not None and self.controller.alive:
             try:
                 self.controller.set_sigint_stops(False)  # host code: Ctrl-C is Python's
@@ -142,6 +152,7 @@ class GpuKernelSession(DebuggerSession):
         cuda-gdb's internal errors during the session, for the user."""
         self.end()
         failures = self._close_debugger()
+        self.step_breakpoint = None
         if self._evaluator is not None:
             self._evaluator.stop()
         return failures
@@ -209,14 +220,66 @@ class GpuKernelSession(DebuggerSession):
                 text = text.replace(f"{member}.league_rank", "blockIdx.x")  # one rank a block
         return text
 
+    # -- next and step -----------------------------------------------------------------
+
+    def step_line(self, into: bool) -> None:
+        """``next`` (``into`` False) or ``step``: the focused thread runs to its next
+        Python line (into helpers with ``into``). A debug build stops there by itself
+        (a :class:`~pkdb.targets.device.LineStop`: the GPU runs at full speed);
+        a build without the hook is stepped by cuda-gdb, a warp instruction by
+        instruction. The kernel runs on: the stop comes to :meth:`poll_stop`."""
+        controller = self.require_controller()
+        stop = self.require_stop()
+        frames = self.python_frames()
+        if (
+            self.step_breakpoint is not None
+            and stop.focus is not None
+            and frames
+            and frames[0].line is not None
+        ):
+            request = LineStop(
+                StepMode.STEP if into else StepMode.NEXT,
+                stop.focus.block,
+                stop.focus.thread,
+                depth=len(frames) - 1,
+                line=frames[0].line,
+            )
+            if controller.request_line_stop(request):
+                self.line_stop_pending = True
+                controller.continue_()
+                return
+        if into:
+            controller.step()
+        else:
+            controller.next()
+
+    def _settle_line_stop(self, event: StopEvent) -> bool:
+        """A stop the user will see arrived: the request is over (met, or another stop
+        came first: then cleared, so the thread does not stop by itself later). False
+        for a stop in pk_step_hook that no request of this launch asked for (a request
+        an ended launch left behind): to pass over."""
+        at_hook = self.step_breakpoint is not None and event.breakpoint == self.step_breakpoint
+        pending, self.line_stop_pending = self.line_stop_pending, False
+        if at_hook and pending:
+            return True  # the kernel cleared its request itself
+        if pending or at_hook:
+            try:
+                self.require_controller().request_line_stop(None)
+            except TargetError:
+                pass  # the kernel is gone
+        return not at_hook
+
     # -- stops -------------------------------------------------------------------------
 
     def poll_stop(self, timeout: float) -> GpuStop | None:
         """A new stop, if one arrives within ``timeout`` seconds (the whole program is
-        held then). A stop outside device code (a host signal) is passed over."""
+        held then). A stop outside device code (a host signal) is passed over, and so is
+        a stop in pk_step_hook that no ``next``/``step`` of this launch asked for."""
         controller = self.require_controller()
         event = controller.wait_for_stop(timeout=timeout)
         if event is None or event.exited:
+            if event is not None:
+                self.line_stop_pending = False
             return None
         focus = controller.focus_at(event)
         if focus is None and self.active and _interrupted(event):
@@ -227,6 +290,9 @@ class GpuKernelSession(DebuggerSession):
         if focus is None:
             # The focus is on host code: nothing of the kernel's to show (a signal the
             # program handles itself, say): let it run on.
+            controller.continue_()
+            return None
+        if not self._settle_line_stop(event):
             controller.continue_()
             return None
         self.stop = GpuStop(event, focus)

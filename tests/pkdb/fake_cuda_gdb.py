@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pkdb.targets.base import Breakpoint, FrameInfo, StopEvent, TargetError
-from pkdb.targets.device import CudaFocus, CudaThreadRange
+from pkdb.targets.device import CudaFocus, CudaThreadRange, LineStop
 
 
 @dataclass
@@ -37,6 +37,10 @@ class FakeCudaGdb:
     deleted: list[int] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     events: list[StopEvent] = field(default_factory=list)
+    # The focus's stack when not just the kernel's frame at `line` (a helper, a hook).
+    frames: list[FrameInfo] | None = None
+    step_hook: bool = True  # the build has pk_step_hook (a debug build of today)
+    line_stops: list[LineStop | None] = field(default_factory=list)  # what was written
     alive: bool = True
     internal_errors: list[str] = field(default_factory=list)
     exit_status: int | None = None
@@ -75,6 +79,13 @@ class FakeCudaGdb:
 
     def step(self, thread_id=None) -> None:
         self.commands.append("step")
+
+    def request_line_stop(self, request: LineStop | None) -> bool:
+        if not self.step_hook:
+            return False
+        self.line_stops.append(request)
+        self.commands.append("line stop" if request is not None else "line stop cleared")
+        return True
 
     def interrupt(self, thread_ids=None) -> None:
         self.commands.append("interrupt")
@@ -116,6 +127,8 @@ class FakeCudaGdb:
 
     # -- inspection of the focus
     def stack(self, thread_id=None, max_depth=None) -> list[FrameInfo]:
+        if self.frames is not None:
+            return list(self.frames)
         return [
             FrameInfo(0, self.function, self.file, self.file, self.line, 0x1000),
             FrameInfo(1, "pk_cuda_entry", "kernel.cu", "kernel.cu", 500, 0x2000),

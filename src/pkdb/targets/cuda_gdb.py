@@ -20,7 +20,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .base import FrameInfo, StopEvent, TargetError
-from .device import CudaFocus, CudaThreadRange, Dim3, GpuController, dim3, dim3_text
+from .device import (
+    NO_LINE_STOP,
+    CudaFocus,
+    CudaThreadRange,
+    Dim3,
+    GpuController,
+    LineStop,
+    dim3,
+    dim3_text,
+)
 from .gdb import GdbController
 from .gdb_settings import OUTPUT_SETTINGS, SIGINT_PASS
 from .mi import mi_quote
@@ -82,6 +91,19 @@ class CudaGdbController(GdbController, GpuController):
         """Step the focused warp one source line, over calls."""
         self._require_attached()
         self._cmd("-exec-next")
+
+    def request_line_stop(self, request: LineStop | None) -> bool:
+        """Write ``request`` into the build's globals with one expression (see
+        :class:`~pkdb.targets.device.LineStop`); False when they are not there."""
+        self._require_attached()
+        text = request.assignments() if request is not None else NO_LINE_STOP
+        try:
+            self._cmd(f"-data-evaluate-expression {mi_quote(text)}")
+        except TargetError as exc:
+            if "No symbol" in str(exc):
+                return False
+            raise
+        return True
 
     def finish(self, thread_id: int | None = None, frame: int = 0) -> None:
         """Run the focused warp until its frame ``frame`` returns."""

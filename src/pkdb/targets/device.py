@@ -11,6 +11,7 @@ target would too (HIP's workgroups and work-items are the same grid).
 from __future__ import annotations
 
 import abc
+import enum
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,49 @@ class CudaThreadRange:
     current: bool
 
 
+class StepMode(enum.IntEnum):
+    """What a :class:`LineStop` asks (the values of a debug build's ``pk_step_mode``)."""
+
+    OFF = 0
+    STEP = 1  # the thread's next line anywhere, into helpers
+    NEXT = 2  # its next line at a call depth <= the one it is at (over helpers)
+
+
+#: The function of a ``pk.Cuda`` debug build that the thread asked for by a
+#: :class:`LineStop` calls at its next line (``include/pkernels/cuda_step.hpp``).
+STEP_HOOK = "pk_step_hook"
+
+
+@dataclass(frozen=True)
+class LineStop:
+    """A request to a debug build's code: ``thread`` of ``block`` stops by itself (in
+    :data:`STEP_HOOK`) at its next Python line, so ``next`` and ``step`` run the GPU at
+    full speed rather than single-step a warp (see ``cuda_step.hpp``)."""
+
+    mode: StepMode
+    block: Dim3
+    thread: Dim3
+    depth: int  # the thread's call depth now: 0 in the workunit, 1 in a helper it called
+    line: int  # the Python line it is held at (passed over once, were it still to run)
+
+    def assignments(self) -> str:
+        """The request as one C expression of assignments to the build's globals, the
+        mode last (a debugger evaluates it while the kernel is held)."""
+        values = {
+            **{f"pk_step_block_{a}": v for a, v in zip("xyz", self.block, strict=True)},
+            **{f"pk_step_thread_{a}": v for a, v in zip("xyz", self.thread, strict=True)},
+            "pk_step_start": self.depth,
+            "pk_step_depth": self.depth,
+            "pk_step_skip": self.line,
+            "pk_step_mode": int(self.mode),
+        }
+        return ", ".join(f"{name} = {int(value)}" for name, value in values.items())
+
+
+#: Clears any request (:meth:`GpuController.request_line_stop` with None).
+NO_LINE_STOP = "pk_step_mode = 0"
+
+
 class GpuController(Controller):
     """A :class:`Controller` of a GPU target. A stop freezes the whole process
     (:attr:`stops_whole_process`), and the ``thread_id`` arguments of the base interface
@@ -104,6 +148,13 @@ class GpuController(Controller):
     @abc.abstractmethod
     def device_threads(self) -> list[CudaThreadRange]:
         """The device threads of the kernels running now, coalesced by place."""
+
+    @abc.abstractmethod
+    def request_line_stop(self, request: LineStop | None) -> bool:
+        """Write ``request`` into the running kernel (None: clear any), to take effect
+        when it is resumed; False when its build has no stepping hook (a build from
+        before, or not a debug build): then step with :meth:`next` / :meth:`step`.
+        Raises :class:`~pkdb.targets.base.TargetError` for other failures."""
 
     # -- the base interface, on the focus (``thread_id`` may be left out) ---------------
 

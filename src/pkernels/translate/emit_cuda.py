@@ -89,6 +89,48 @@ class CudaEmitter(CppEmitter):
     BACKEND = "cuda"
     SHIFTED_ACCESS = False  # a rewrite for g++'s sake; the device prelude has only at()
 
+    # -- stopping points of a debugger's next/step (include/pkernels/cuda_step.hpp) ------
+    # PK_LINE(n) goes on the line of its statement (a line of its own would be the line
+    # after the #line directive's), so a stop in pk_step_hook has its first frame in
+    # the Python file (below pk_rt::step_at) at line n.
+
+    def stmt(self, s: ir.Stmt, filename: str) -> None:
+        if isinstance(s, ir.While):  # stops at every test of the condition, as pdb does
+            self.line_directive(s.lineno, filename)
+            self.out(f"while ((PK_LINE({s.lineno}), {self.truth(s.cond)})) {{")
+            self.nested(s.body, filename)
+            self.out("}")
+            return
+        start = len(self.lines)
+        super().stmt(s, filename)
+        # lines[start] is the statement's #line; what follows it is on line s.lineno.
+        first = start + 1
+        if first < len(self.lines) and not self.lines[first].startswith("#line "):
+            text = self.lines[first]
+            indent = len(text) - len(text.lstrip(" "))
+            self.lines[first] = f"{text[:indent]}PK_LINE({s.lineno}); {text[indent:]}"
+        else:  # another #line follows (a nested parallel_*): a line of its own
+            self.lines.insert(first, "    " * self.indent + f"PK_LINE({s.lineno});")
+
+    def for_range(self, s: ir.ForRange, filename: str) -> None:
+        """The loop, stopping on its line after each iteration too (its increment), as
+        pdb does: ``next`` from the body's last line goes to the ``for`` line."""
+        start = len(self.lines)
+        super().for_range(s, filename)
+        c = s.counter
+        increment = f"; {c} += {c}_step) {{"
+        head = self.lines[start]
+        assert head.endswith(increment), head
+        self.lines[start] = head[: -len(increment)] + f"; PK_LINE({s.lineno}), {c} += {c}_step) {{"
+
+    def function(self, fn: ir.Function, is_kernel: bool) -> None:
+        start = len(self.lines)
+        super().function(fn, is_kernel)
+        if not is_kernel:  # a helper: one call deeper for next (PK_STEP_DEPTH)
+            signature = start + 1  # after the function's #line
+            assert self.lines[signature].endswith(" {"), self.lines[signature]
+            self.lines[signature] += " PK_STEP_DEPTH"
+
     def print_stmt(self, s: ir.Print) -> None:
         if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface
             super().print_stmt(s)

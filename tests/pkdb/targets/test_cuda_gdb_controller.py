@@ -14,6 +14,7 @@ import pytest
 from test_gdb_controller import EXPECTED, hit
 
 from pkdb.targets.cuda_gdb import CudaFocus, CudaGdbController, dim3
+from pkdb.targets.device import LineStop, StepMode
 
 pytestmark = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed")
 
@@ -40,6 +41,11 @@ def test_a_stop_holds_the_whole_process(all_stop, debuggee):
     assert frames[0].line == 8 and frames[0].file.endswith("yax.py")
     # A frame further out, selected without naming a host thread, and back.
     assert all_stop.evaluate("j", frame=0) == "3"
+    # No pk.Cuda debug build here: no step request globals, so next/step fall back to
+    # gdb's own stepping (gdb's "No symbol" answer is what says so).
+    request = LineStop(StepMode.NEXT, (0, 0, 0), (3, 0, 0), depth=0, line=8)
+    assert all_stop.request_line_stop(request) is False
+    assert all_stop.request_line_stop(None) is False
     all_stop.next()
     event = hit(all_stop)
     assert event.reason == "end-stepping-range" and event.frame.line in (7, 8)

@@ -21,11 +21,12 @@ def do_continue(console: GpuConsole, arg: str) -> None:
 @guarded
 def do_next(console: GpuConsole, arg: str) -> None:
     """n(ext)
-    Run the focused thread's warp to the next Python line of the kernel,
-    over @pk.function calls (on to the thread's next index at the end of
-    one). The other threads run too, as cuda-gdb steps a whole warp.
+    Run the focused thread to its next Python line of the kernel, over
+    @pk.function calls (on to the thread's next index at the end of one).
+    The whole GPU runs meanwhile: a breakpoint another thread reaches
+    first stops there.
     """
-    console.gpu.require_controller().next()
+    console.gpu.step_line(into=False)
     console.resume_gpu(stepping=True)
 
 
@@ -34,7 +35,7 @@ def do_step(console: GpuConsole, arg: str) -> None:
     """s(tep)
     Like next, but into @pk.function helpers.
     """
-    console.gpu.require_controller().step()
+    console.gpu.step_line(into=True)
     console.resume_gpu(stepping=True)
 
 

@@ -46,6 +46,7 @@ typedef unsigned long uint64_t;
 #define PK_KERNEL __device__ __forceinline__
 #endif
 #define PK_VIEW_ARG(T, R, C) const pk_rt::View<T, R, C>
+#include "pkernels/cuda_step.hpp"  // next/step at a Python line (debug builds)
 
 namespace pk_math {
 // sqrt(float) calls sqrtf ...: a double and a float overload of each C math function.
