@@ -81,7 +81,8 @@ SETTINGS: tuple[Setting, ...] = (
         "debug build's checks) unless pkernels proves before the launch that no check can "
         "fail: an index out of range, an integer division by zero or a float no integer "
         "holds then stops the kernel at its Python line, as in a debug build, instead of "
-        "corrupting memory. off: release builds, unchecked, for raw speed.",
+        "corrupting memory (on pk.Cuda: raises the Kernel*Error naming the line, block and "
+        "thread when the launch returns). off: release builds, unchecked, for raw speed.",
     ),
 )
 

@@ -459,3 +459,37 @@ def test_a_workloads_pool_field_at_a_gpu_stop_is_self_dot_pool(tmp_path):
         assert "whole [0, 1, 2, 3]" in out
     finally:
         session.close()
+
+
+UNPROVEN_PROGRAM = """
+import cupy as cp
+import pkernels as pk
+
+
+@pk.workunit
+def gather(i, out, x, where):
+    out[i] = x[where[i]]
+
+
+out = cp.zeros(300)
+where = cp.arange(300)
+where[77] = 300  # past x's end: an index read from data, which no proof covers
+pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 300), gather, out=out, x=cp.ones(300), where=where)
+print("done")
+"""
+
+
+def test_without_a_breakpoint_a_gpu_kernel_runs_checked_and_names_the_failed_index(tmp_path):
+    """checks on (pkdb's default): an unproven GPU launch runs the checked build, so the
+    index out of range is the program's KernelIndexError with line, block and thread,
+    not memory written past the array; no cuda-gdb is needed for it."""
+    program = write(tmp_path, "unproven_gpu.py", UNPROVEN_PROGRAM)
+    session = gpu_session(program)
+    try:
+        out = session.cmd("continue", r"Uncaught exception")
+        assert "KernelIndexError" in out and "unproven_gpu.py:7" in out, out
+        assert "index 300 is out of range for axis 0 of view 'x' with extent 300" in out
+        assert re.search(r"\(block \d+, thread \d+\)", out), out
+        assert "done" not in out
+    finally:
+        session.close()

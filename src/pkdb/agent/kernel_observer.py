@@ -153,16 +153,21 @@ class KernelObserver:
         settings = self.debugger.settings
         if dispatch.space is spaces.Cuda:
             # The debug build (NVRTC -G) when a breakpoint is in the kernel: cuda-gdb then
-            # attaches before it runs; otherwise the release build, with no debugger
-            # (breakpoint skipping). Under debug_all_kernels a kernel without breakpoints
-            # is HYBRID (with fast_debug_builds): the release build where its bounds proof
-            # holds (no check can fail), else the debug build.
+            # attaches before it runs; otherwise no debugger (breakpoint skipping). Under
+            # debug_all_kernels a kernel without breakpoints is HYBRID (with
+            # fast_debug_builds): the release build where its bounds proof holds (no check
+            # can fail), else the debug build. With checks on (the default) it is GUARDED:
+            # the release build where proven, else the checked one, whose failed check
+            # raises the Kernel*Error naming line, block and thread when the launch ends.
             dispatch.extra["pkdb_breakpoints"] = breakpoints
+            modes = self._build_modes
             if breakpoints:
-                dispatch.build = self._build_modes.DEBUG
+                dispatch.build = modes.DEBUG
             elif settings.get("debug_all_kernels"):
                 fast = settings.get("fast_debug_builds")
-                dispatch.build = self._build_modes.HYBRID if fast else self._build_modes.DEBUG
+                dispatch.build = modes.HYBRID if fast else modes.DEBUG
+            elif settings.get("checks"):
+                dispatch.build = modes.GUARDED
             return True
         modes = self._build_modes
         mask = None
