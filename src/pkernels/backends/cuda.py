@@ -10,13 +10,11 @@ half to hand indices over from: it runs as a whole in one build)."""
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..api.decorators import KernelMarker
 from ..api.policies import RangePolicy
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
@@ -28,7 +26,7 @@ from ..translate.bounds_proof import launch_proof
 from ..translate.kernel import TEAM, check_reducer, lower_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch
-from .specialise import line_span, specialization_key
+from .specialise import line_span, loaded_range_kernel, proof_bounds, specialization_key
 
 #: The GPU build of each build mode (see ``cuda_launch.BUILD_OPTIONS``).
 _CUDA_BUILDS = {
@@ -73,16 +71,7 @@ class CudaBackend:
         has loaded it already, as its ``range_launcher``; None for anything else, which
         the full path then handles and checks (a PyTorch tensor, say: its key is no
         kernel's)."""
-        if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
-            return None
-        marker = getattr(workunit, "__pkernels__", None)
-        if type(marker) is not KernelMarker or marker.kind != "workunit":
-            return None
-        try:
-            key, _ = specialization_key(workunit, operation, kwargs, 1, _DEFAULT_CUDA_BUILD)
-        except (KeyError, DispatchError):
-            return None  # the full path reports what does not fit
-        kernel = marker.specializations.get(key)
+        kernel = loaded_range_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
         if kernel is None:
             return None
         launcher = kernel.range_launcher
@@ -173,10 +162,8 @@ def _proven(launch: Launch) -> bool:
     proof = cuda_kernel(launch, "release").proof
     if proof is None:
         return False
-    policy = launch.policy
-    if type(policy) is RangePolicy:
-        return bool(proof.holds(policy.begin, policy.end, launch.kwargs))
-    return bool(proof.holds(policy.begins, policy.ends, launch.kwargs))
+    begin, end = proof_bounds(launch.policy)
+    return bool(proof.holds(begin, end, launch.kwargs))
 
 
 def cuda_kernel(launch: Launch, build: str) -> Any:

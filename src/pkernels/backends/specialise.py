@@ -9,8 +9,11 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from ..api.decorators import KernelMarker
+from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
 from ..errors import DispatchError
+from ..runtime.hooks import DEFAULT_BUILD
 from ..runtime.marshal import signature_key
 from ..translate.kernel import ROLES
 from ..translate.source import closure_of
@@ -117,6 +120,35 @@ def specialization_key(
     if reducer is not Sum:  # another combination: another build
         return (operation, build, rank, signature, reducer.name), names
     return (operation, build, rank, signature), names
+
+
+def loaded_range_kernel(
+    operation: str, workunit: Any, kwargs: dict[str, Any], build: Any = DEFAULT_BUILD
+) -> Any | None:
+    """The loaded ``build`` (by default the default build: release or checked) of a
+    range launch of the commonest dispatch (a plain @pk.workunit function, arguments
+    that fit it) when this process has it already, else None: the backends'
+    ``cached_range_kernel``; the full path handles and checks anything else.
+
+    Dispatches often follow a kernel that swept the caches; then each Python object on
+    the way costs a miss, and this path touches about half of what the full one does."""
+    if type(workunit) is not types.FunctionType:  # a @pk.workload method, a non-kernel
+        return None
+    marker = getattr(workunit, "__pkernels__", None)
+    if type(marker) is not KernelMarker or marker.kind != "workunit":
+        return None
+    try:
+        key, _ = specialization_key(workunit, operation, kwargs, 1, build)
+    except (KeyError, DispatchError):
+        return None  # the full path reports what does not fit
+    return marker.specializations.get(key)
+
+
+def proof_bounds(policy: Any) -> tuple[Any, Any]:
+    """(begin, end) of a range, or a box's begins and ends, as bounds proofs take them."""
+    if type(policy) is RangePolicy:
+        return policy.begin, policy.end
+    return policy.begins, policy.ends
 
 
 def _captured_code(workunit: Callable[..., Any]) -> tuple[Any, ...]:
