@@ -39,21 +39,24 @@ AFTER_DISPATCHES = 44  # expected = float(y @ A @ x)
 KERNEL_LINE = 24  # temp2 += A_view[j][i] * x_view[i]
 
 
-def session_variants(args: list[str]) -> dict[str, list[str]]:
+def session_variants(args: list[str], every_launch_debug: bool = True) -> dict[str, list[str]]:
     """The sessions on examples/yax_gpu.py ``args`` (N M repeats): pdb, pkdb, pkdb
-    --debug-all-kernels (fast debug builds on, then off), each breaking once after the
-    dispatches."""
+    --debug-all-kernels (fast debug builds on), and with ``every_launch_debug`` the same
+    with fast debug builds off; each breaks once after the dispatches."""
     script = ["-c", f"break {AFTER_DISPATCHES}", "-c", "continue", "-c", "continue"]
-    return {
+    variants = {
         "python -m pdb": [sys.executable, "-m", "pdb", *script, str(PROGRAM), *args],
         "pkdb (breakpoint skipping)": [sys.executable, "-m", "pkdb", *script, str(PROGRAM),
                                        *args],
         "pkdb --debug-all-kernels": [sys.executable, "-m", "pkdb", "--debug-all-kernels",
                                      *script, str(PROGRAM), *args],
-        "  ... fast_debug_builds off": [sys.executable, "-m", "pkdb", "--debug-all-kernels",
-                                        "-c", "set fast_debug_builds off", *script,
-                                        str(PROGRAM), *args],
     }  # fmt: skip
+    if every_launch_debug:
+        variants["  ... fast_debug_builds off"] = [
+            sys.executable, "-m", "pkdb", "--debug-all-kernels", "-c",
+            "set fast_debug_builds off", *script, str(PROGRAM), *args,
+        ]  # fmt: skip
+    return variants
 
 
 def session_table(repeats: int, env: dict[str, str]) -> None:

@@ -18,6 +18,7 @@ from bench_pkdb import ratio_to, timed_rounds
 from common import EXAMPLES, Section, fmt_ratio, line_of, session_argv, session_env
 
 VARIANTS = ("pdb", "pkdb", "pkdb --debug-all-kernels")
+HEADER = ["program", "threads", "pdb", "pkdb", "vs pdb", "pkdb --debug-all-kernels", "vs pdb"]
 TARGETS = {"pkdb": 1.05, "pkdb --debug-all-kernels": 1.25}  # the project's, vs pdb
 
 
@@ -84,15 +85,7 @@ def measure(quick: bool, threads: list[int], repeats: int, cache: Path) -> Secti
         key="overhead",
         title="(a) Debug overhead: pkdb vs pdb across sizes and thread counts "
         "(paper: Table V, Figure 4)",
-        header=[
-            "program",
-            "threads",
-            "pdb",
-            "pkdb",
-            "vs pdb",
-            "pkdb --debug-all-kernels",
-            "vs pdb",
-        ],  # fmt: skip
+        header=HEADER,
         rows=rows,
         notes=[
             f"Median wall time of {repeats} rounds of fresh sessions (after one warm-up "
@@ -145,7 +138,7 @@ def measure_gpu(quick: bool, repeats: int, cache: Path) -> Section:
     for n in sizes:
         print(f"  (a, GPU) yax_gpu.py {n}x{n}", flush=True)
         # pdb, pkdb, pkdb --debug-all-kernels (fast debug builds on, as the CPU rows)
-        variants = dict(list(session_variants([str(n), str(n), "200"]).items())[:3])
+        variants = session_variants([str(n), str(n), "200"], every_launch_debug=False)
         times = timed_rounds(variants, repeats, session_env(cache))
         times = {short: times[long] for short, long in zip(VARIANTS, variants, strict=True)}
         point = point_of("yax_gpu", n, 0, times)
@@ -155,15 +148,7 @@ def measure_gpu(quick: bool, repeats: int, cache: Path) -> Section:
     return Section(
         key="overhead_gpu",
         title="(a, GPU) Debug overhead on pk.Cuda: pkdb (cuda-gdb) vs pdb",
-        header=[
-            "program",
-            "threads",
-            "pdb",
-            "pkdb",
-            "vs pdb",
-            "pkdb --debug-all-kernels",
-            "vs pdb",
-        ],  # fmt: skip
+        header=HEADER,
         rows=rows,
         notes=["bench/bench_gpu_pkdb.py's sessions at several sizes."],
         verdicts=[
