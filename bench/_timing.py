@@ -21,6 +21,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: The OpenMP loops of every session in a debugger-overhead comparison. A release build
+#: with wide-vector loops times its 256- and 512-bit loops in its first launches and
+#: keeps the faster (pkernels.runtime.width_tuning); where the two are close, which one
+#: wins changes from session to session, so a pdb session and a pkdb session could run
+#: different code and their ratio would measure the choice, not the debugger (seen on a
+#: 2-core machine: 540 us against 690 us a launch of the same kernel, by the width alone).
+#: $PKERNELS_VECTOR_WIDTH, when set, is used as it is.
+SESSION_VECTOR_WIDTH = "256"
+
+
+def same_loops_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the vector width of every session fixed (see SESSION_VECTOR_WIDTH)."""
+    env.setdefault("PKERNELS_VECTOR_WIDTH", SESSION_VECTOR_WIDTH)
+    return env
+
+
+def loops_note(env: dict[str, str]) -> str:
+    """A line for a table's header: which OpenMP loops the sessions ran."""
+    width = env.get("PKERNELS_VECTOR_WIDTH", "auto")
+    if width == "auto":
+        return "OpenMP loops: each session times and picks its own vector width"
+    return f"OpenMP loops: {width}-bit vectors in every session ($PKERNELS_VECTOR_WIDTH={width})"
+
 
 def time_once(fn: Callable[[], Any]) -> tuple[float, Any]:
     """Seconds one call of ``fn`` takes, and what it returned."""

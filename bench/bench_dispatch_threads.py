@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="rounds (default 3)")
     options = parser.parse_args()
     env = dict(os.environ, PKERNELS_CACHE_DIR=tempfile.mkdtemp(prefix="dispatch-threads-"))
+    tm.same_loops_env(env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent / "src"),
                                                       env.get("PYTHONPATH")]))  # fmt: skip
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -73,6 +74,7 @@ def main() -> None:
         f"per-dispatch time (median of {options.dispatches} dispatches in a session; the "
         f"median of {options.repeats} rounds), heat diffuse {options.n}^2, {cores} cores"
     )
+    print(tm.loops_note(env))
     print(
         "median / mean: of the dispatches of a session (the mean is what a session's wall "
         "time sees: it keeps the stalls); each the median over the rounds"

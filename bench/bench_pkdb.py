@@ -99,6 +99,7 @@ def ratio_to(values: list[float], base: list[float]) -> tuple[float, float, floa
 
 def session_table(repeats: int, env: dict[str, str], quick: bool) -> None:
     print("1. Session wall time: one host breakpoint, continue to it, continue to the end")
+    print(f"   ({tm.loops_note(env)})")
     print(f"{'program':<34} {'variant':<30} {'median':>9} {'best':>9} {'vs pdb':>7} interval")
     verdicts = []
     for name, (program, args, line, with_debug) in PROGRAMS.items():
@@ -250,7 +251,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer steps of heat.py")
     options = parser.parse_args()
     cache_dir = tempfile.mkdtemp(prefix="pkdb-bench-")
-    env = dict(os.environ, PKERNELS_CACHE_DIR=cache_dir)
+    env = tm.same_loops_env(dict(os.environ, PKERNELS_CACHE_DIR=cache_dir))
     # Sessions start as an installed debugger does: from compiled bytecode (pip writes it
     # at install). Without this, $PYTHONDONTWRITEBYTECODE makes every session of an
     # editable install recompile each pkdb module it imports, and pdb's never.

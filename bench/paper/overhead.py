@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from _timing import loops_note, same_loops_env
 from bench_pkdb import ratio_to, timed_rounds
 from common import EXAMPLES, Section, fmt_ratio, line_of, session_argv, session_env
 
@@ -66,7 +67,7 @@ def measure(quick: bool, threads: list[int], repeats: int, cache: Path) -> Secti
                     ),
                 }
                 print(f"  (a) {subject.label(size)}, {t} threads", flush=True)
-                times = timed_rounds(variants, repeats, session_env(cache, t))
+                times = timed_rounds(variants, repeats, same_loops_env(session_env(cache, t)))
                 point = point_of(subject.name, size, t, times)
                 points.append(point)
                 rows.append(row_of(subject.label(size), str(t), point))
@@ -92,6 +93,8 @@ def measure(quick: bool, threads: list[int], repeats: int, cache: Path) -> Secti
             "session each); 'vs pdb': median of the per-round ratios [90% bootstrap "
             "interval]. The paper reports mean ratios of 1.54x-2.18x (pkdb with every "
             "kernel instrumented) over the same sessions under pdb.",
+            loops_note(same_loops_env(session_env(cache))) + ": a ratio compares "
+            "the same machine code.",
             "Thread counts above the core count are oversubscribed: they show how the "
             "cost per dispatch behaves when OpenMP threads outnumber cores. On a shared "
             "machine, as many threads as cores is the worst case: a parallel region waits "

@@ -4,6 +4,7 @@ it calls, the pdb breakpoints on them, and the names of its index parameters."""
 from __future__ import annotations
 
 import bdb
+import functools
 import os
 import types
 from collections.abc import Callable
@@ -61,10 +62,15 @@ def breakpoints_in(spans: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
     for bp in bdb.Breakpoint.bpbynumber:
         if bp is None or not bp.enabled:
             continue
-        file = os.path.abspath(bp.file)
+        file = _absolute(bp.file)
         if any(file == f and first <= bp.line <= last for f, first, last in spans):
             found.append(breakpoint_dict(bp))
     return found
+
+
+#: os.path.abspath, remembered: breakpoints_in runs at every dispatch, over every
+#: breakpoint, and a breakpoint's file name never changes.
+_absolute = functools.lru_cache(maxsize=256)(os.path.abspath)
 
 
 def breakpoint_dict(bp: bdb.Breakpoint) -> dict[str, Any]:

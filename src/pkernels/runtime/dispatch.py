@@ -33,7 +33,12 @@ from ..translate.lambdas import VIEW as LAMBDA_VIEW
 from ..translate.lambdas import is_lambda, lambda_form
 from ..translate.methods import method_form
 from . import hooks
-from .hooks import DEFAULT_BUILD, BuildMode, Dispatch
+from .hooks import (
+    DEFAULT_BUILD,
+    BuildMode,
+    Dispatch,
+    _observers,  # the registered observers' list itself (mutated in place)
+)
 from .python_teams import run_nested_in_python
 from .python_values import start_and_type
 from .tracebacks import api_boundary
@@ -80,7 +85,7 @@ parallel_scan = api_boundary(parallel_scan)
 def _dispatch(
     operation: str, args: tuple[Any, ...], kwargs: dict[str, Any], reducer: Reducer = Sum
 ) -> Any:
-    if len(args) == 2 and reducer is Sum and not hooks.observed():
+    if len(args) == 2 and reducer is Sum and not _observers:
         policy = args[0]
         if type(policy) is int:  # parallel_for(n, ...): RangePolicy(0, n), default space
             space, begin, end = get_default_space(), 0, policy
@@ -112,10 +117,16 @@ def _dispatch(
         # pk.parallel_for(pk.TeamThreadRange(team_member, n), body) inside a team
         # workunit the Debug space runs as Python (compiled kernels never get here).
         return run_nested_in_python(operation, args[0], args[1], kwargs, reducer)
-    policy = as_policy(args[0])
+    # Until an observer's dispatch_started, a debugger's tracer sees every call made
+    # here (pdb and pkdb both: ~0.6 us each): the commonest cases take none.
+    policy = args[0]
+    if type(policy) is not RangePolicy:
+        policy = as_policy(policy)
     workunit = args[1]
-    _check_plain_parameters(operation, workunit)
-    if is_lambda(workunit):  # PyKokkos' lambdas in @pk.main: see translate.lambdas
+    if getattr(workunit, "__code__", None) not in _PLAIN_CODES:
+        _check_plain_parameters(operation, workunit)
+    if type(workunit) is types.FunctionType and workunit.__name__ == "<lambda>":
+        # PyKokkos' lambdas in @pk.main: see translate.lambdas
         workunit, captured = lambda_form(workunit, operation, LAMBDA_VIEW in kwargs)
         kwargs = {**kwargs, **captured}
     elif type(workunit) is types.FunctionType and workunit.__closure__:
@@ -131,8 +142,11 @@ def _dispatch(
                 )
             workunit = closure_form(workunit, captured)
             kwargs = {**kwargs, **captured}
-    kwargs = arrays_of_views(kwargs)
-    if hooks.observers():
+    for value in kwargs.values():  # arrays_of_views, inline (see above)
+        if type(value) not in _PLAIN_ARGUMENTS:
+            kwargs = arrays_of_views(kwargs)
+            break
+    if _observers:
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
         )
@@ -208,7 +222,9 @@ def _check_plain_parameters(operation: str, workunit: object) -> None:
         or code.co_posonlyargcount
         or code.co_flags & _STARS
     ):
-        return  # plain names: what every dispatch of a kernel meets (checked first: cheap)
+        if len(_PLAIN_CODES) < _PLAIN_CODES_SIZE:
+            _PLAIN_CODES.add(code)  # the next dispatch of this code skips the call
+        return  # plain names: what every dispatch of a kernel meets
     if (
         hasattr(workunit, "__wrapped__")  # _run says what to do about the wrapper
         or is_lambda(func)
@@ -245,6 +261,10 @@ def _check_plain_parameters(operation: str, workunit: object) -> None:
 
 
 _STARS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+#: Code objects of workunits whose parameters were found plain names (a function's
+#: defaults live on the function, not the code: only functions without any are here).
+_PLAIN_CODES: set[types.CodeType] = set()
+_PLAIN_CODES_SIZE = 4096
 
 
 def not_a_workunit(operation: str, workunit: object) -> str:

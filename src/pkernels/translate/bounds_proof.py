@@ -78,23 +78,23 @@ class LaunchProof:
         ends = tuple(end) if isinstance(end, tuple | list) else (end,)
         if len(begins) != len(self._indices) or len(ends) != len(self._indices):
             return False
-        if any(e <= b for b, e in zip(begins, ends, strict=True)):
-            return True  # no index runs
+        for b, e in zip(begins, ends, strict=True):  # a loop: no generator each launch
+            if e <= b:
+                return True  # no index runs
         try:
-            key = (
-                begins,
-                ends,
-                *[kwargs[name] for name in self._scalars],
-                *[kwargs[name].shape for name in self._views],
-            )
-            found = self._cache.get(key)
+            key: list[Any] = [begins, ends]
+            for name in self._scalars:
+                key.append(kwargs[name])
+            for name in self._views:
+                key.append(kwargs[name].shape)
+            found = self._cache.get(tuple(key))
         except (KeyError, AttributeError, TypeError):  # not a launch this kernel can take
             return False
         if found is None:
             found = self._prove(begins, ends, kwargs)
             if len(self._cache) >= _CACHE_SIZE:
                 self._cache.clear()
-            self._cache[key] = found
+            self._cache[tuple(key)] = found
         return found
 
     def _prove(
