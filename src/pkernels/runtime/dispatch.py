@@ -35,9 +35,9 @@ from ..translate.methods import method_form
 from . import hooks
 from .hooks import (
     DEFAULT_BUILD,
+    OBSERVERS,
     BuildMode,
     Dispatch,
-    _observers,  # the registered observers' list itself (mutated in place)
 )
 from .python_teams import run_nested_in_python
 from .python_values import start_and_type
@@ -85,7 +85,7 @@ parallel_scan = api_boundary(parallel_scan)
 def _dispatch(
     operation: str, args: tuple[Any, ...], kwargs: dict[str, Any], reducer: Reducer = Sum
 ) -> Any:
-    if len(args) == 2 and reducer is Sum and not _observers:
+    if len(args) == 2 and reducer is Sum and not OBSERVERS:
         policy = args[0]
         if type(policy) is int:  # parallel_for(n, ...): RangePolicy(0, n), default space
             space, begin, end = get_default_space(), 0, policy
@@ -146,7 +146,7 @@ def _dispatch(
         if type(value) not in _PLAIN_ARGUMENTS:
             kwargs = arrays_of_views(kwargs)
             break
-    if _observers:
+    if OBSERVERS:
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit
         )

@@ -137,34 +137,36 @@ class DispatchObserver(Protocol):
     ) -> None: ...
 
 
-_observers: list[Any] = []
+#: The registered observers, in call order: the list itself, which the dispatch reads at
+#: every call (cheaper than observed()); change it through add_observer/remove_observer.
+OBSERVERS: list[Any] = []
 
 
 def add_observer(observer: Any) -> None:
     """Register ``observer`` for every later dispatch (no-op if already registered)."""
-    if observer not in _observers:
-        _observers.append(observer)
+    if observer not in OBSERVERS:
+        OBSERVERS.append(observer)
 
 
 def remove_observer(observer: Any) -> None:
     """Unregister ``observer``; unknown observers are ignored."""
-    if observer in _observers:
-        _observers.remove(observer)
+    if observer in OBSERVERS:
+        OBSERVERS.remove(observer)
 
 
 def observers() -> tuple[Any, ...]:
     """The registered observers, in call order."""
-    return tuple(_observers)
+    return tuple(OBSERVERS)
 
 
 def observed() -> bool:
     """Whether any observer is registered (cheaper than ``observers()``: no tuple)."""
-    return bool(_observers)
+    return bool(OBSERVERS)
 
 
 def notify(method: str, *args: Any) -> None:
     """Call ``method`` on every observer that defines it."""
-    for observer in tuple(_observers):
+    for observer in tuple(OBSERVERS):
         callback = getattr(observer, method, None)
         if callback is not None:
             callback(*args)

@@ -142,7 +142,9 @@ struct Printer {
 
     // Python's repr(): the shortest digits that read back as v (the nearest such digits
     // when several do), fixed notation for exponents in [-4, 16), scientific otherwise.
-    __device__ void floating(double v, bool single) {
+    // Not inlined: one copy serves every float a kernel prints (inlined at each printed
+    // value, NVRTC took ~5 s more per value: 27 s for one print of five complex numbers).
+    __device__ __noinline__ void floating(double v, bool single) {
         if (pk_math::isnan(v)) { raw("nan"); return; }
         if (pk_math::isinf(v)) { raw(v > 0 ? "inf" : "-inf"); return; }
         if (pk_math::copysign(1.0, v) < 0) raw("-");
