@@ -26,7 +26,7 @@ from typing import Any
 #: keeps the faster (pkernels.runtime.width_tuning); where the two are close, which one
 #: wins changes from session to session, so a pdb session and a pkdb session could run
 #: different code and their ratio would measure the choice, not the debugger (seen on a
-#: 2-core machine: 540 us against 690 us a launch of the same kernel, by the width alone).
+#: 2-core machine: bench/README.md, "Issue 25's per-dispatch cost: two causes found").
 #: $PKERNELS_VECTOR_WIDTH, when set, is used as it is.
 SESSION_VECTOR_WIDTH = "256"
 
