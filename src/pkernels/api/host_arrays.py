@@ -26,6 +26,7 @@ nan = math.nan
 
 # Numbers are looked at first: the Debug space calls the math functions once per element.
 _NUMBERS = (float, int, np.generic)
+_COMPLEX_NUMBERS = (complex, np.complexfloating)
 
 
 def is_array(value: object) -> bool:
@@ -67,13 +68,16 @@ def elementwise(
     scalar: Callable[..., Any],
     ufunc: str | Callable[[Any], Any],
     single: Callable[..., float] | None = None,
+    complex_ufunc: str | None = None,
 ) -> Any:
     """``scalar`` for numbers (kernels, the Debug space); for arrays, the array library's
     ``ufunc`` (a name, or a function of the library giving the function).
 
     On numbers it computes what a compiled kernel's ``pk.`` function gives (Kokkos' C
     math): ``single`` (C's float function, e.g. ``sqrtf``) when every argument is a
-    float32, and NaN or +-inf where Python's math raises (``sqrt(-1)``, ``exp(1000)``)."""
+    float32, and NaN or +-inf where Python's math raises (``sqrt(-1)``, ``exp(1000)``);
+    of a complex number (a Python complex, a complex64 or complex128), NumPy's
+    ``complex_ufunc`` (a complex128, or a complex64 for a complex64)."""
 
     def function(*args: Any, **view: Any) -> Any:
         if view:  # PyKokkos' ufuncs name their array: pk.sqrt(view=v)
@@ -83,6 +87,10 @@ def elementwise(
                 xp = array_module(*args)
                 op = getattr(xp, ufunc) if isinstance(ufunc, str) else ufunc(xp)
                 return as_view(op(*_arrays(args)))
+            if complex_ufunc is not None and isinstance(arg, _COMPLEX_NUMBERS):
+                number = arg if isinstance(arg, np.complexfloating) else np.complex128(arg)
+                with np.errstate(all="ignore"):  # C's answer, as for the real functions
+                    return getattr(np, complex_ufunc)(number)
         # builtins.all: this module's `all` is PyKokkos' array function
         if single is not None and args and builtins.all(type(a) is np.float32 for a in args):
             return np.float32(single(*args))

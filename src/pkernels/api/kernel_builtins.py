@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..translate.builtin_table import COMPLEX_MATH as _COMPLEX_MATH
 from ..translate.builtin_table import KERNEL_FUNCTIONS as _KERNEL_FUNCTIONS
 from .host_arrays import elementwise as _elementwise
 from .host_arrays import special
@@ -54,7 +55,7 @@ def _each(scalar: Callable[..., Any], name: str) -> Any:
     function = _KERNEL_FUNCTIONS[name]
     ufunc = special(function.special, scalar) if function.special else function.array_function
     single = _c_float(f"{function.c_function}f", function.arity)
-    return _elementwise(scalar, ufunc, single)
+    return _elementwise(scalar, ufunc, single, _COMPLEX_MATH.get(name))
 
 
 # Each takes a number (kernels, the Debug space) or, from host code, an array: then it

@@ -190,6 +190,23 @@ _FUNCTIONS: list[KernelFunction] = [
         ufunc="complex64",
     ),
 ]
+
+#: pk.* functions of one number that also take a complex number (Kokkos overloads them
+#: for Kokkos::complex): pk name -> NumPy's function, what a kernel run as Python calls.
+#: On the CPU the C library's (cexp, clog, ...; log10 and log2 as clog times the
+#: constant), which is what NumPy calls there: NumPy's results, bit for bit.
+COMPLEX_MATH = {
+    "sqrt": "sqrt", "exp": "exp", "log": "log", "log10": "log10", "log2": "log2",
+    "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+    "asin": "arcsin", "acos": "arccos", "atan": "arctan",
+    "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+}  # fmt: skip
+_FUNCTIONS += [
+    KernelFunction(
+        f"complex_{name}", 1, "special", cpp="pk_rt::{name}({0})", args=(KEEP,), ufunc=ufunc
+    )  # fmt: skip
+    for name, ufunc in COMPLEX_MATH.items()
+]
 #: Every kernel function by its IR name.
 KERNEL_FUNCTIONS: dict[str, KernelFunction] = {f.name: f for f in _FUNCTIONS}
 

@@ -20,6 +20,7 @@ from .builtin_table import (
     ANGLES,
     ATOMIC_ARITY,
     ATOMIC_FUNCTIONS,
+    COMPLEX_MATH,
     ELEMENT_MATH,
     INTEGER_ATOMICS,
     MATH_FUNCTIONS,
@@ -246,14 +247,24 @@ class CallLowerer(Lowerer):
             )
         args = [self.cx.exprs.expr(a) for a in node.args]
         if any(a.type.is_complex for a in args):
+            if pk and name in COMPLEX_MATH:
+                if len(args) != 1:
+                    self.src.error(node, f"pk.{name}() takes one number")
+                return self._complex_math(node, name, args[0])
+            if not pk and name in COMPLEX_MATH:  # Python's math raises TypeError too
+                self.src.error(
+                    node,
+                    f"math.{name} takes a real number, not a complex one (as in Python)",
+                    hint=f"pk.{name}(z) takes a complex number (NumPy's np.{name}).",
+                )
             prefix = "pk" if pk else "math"
             self.src.error(
                 node,
                 f"{prefix}.{name} of a complex number is not supported in kernels",
                 hint="Kernels compute with complex numbers' + - * /, abs(z), pk.conj(z), "
-                "z.real and z.imag (NumPy's results, bit for bit); apply complex "
-                f"functions such as np.{name if name != 'fabs' else 'abs'} to the array on "
-                "the host, or write the formula with the parts.",
+                "z.real, z.imag and pk." + ", pk.".join(sorted(COMPLEX_MATH)) + " (NumPy's "
+                "results, bit for bit); write the formula with the parts, or apply "
+                f"np.{name if name != 'fabs' else 'abs'} to the array on the host.",
             )
         if name in PY_INT_ROUNDING and not pk:
             if len(args) != 1:
@@ -291,6 +302,24 @@ class CallLowerer(Lowerer):
         floats = args[:1] if name == "ldexp" else args  # ldexp's exponent is an int
         rtype = float_of(*(a.type for a in floats)) if pk else t.float64
         return ir.Call(rtype, cname, args)
+
+    def _complex_math(self, node: ast.Call, name: str, z: Expr) -> Expr:
+        """``pk.exp(z)``, ``pk.sqrt(z)``, ... of a complex number: NumPy's function, which
+        the CPU builds compute with the C library NumPy calls (the same bits). The GPU
+        build has none yet: the CUDA backend raises the error recorded here."""
+        function = self.cx.function
+        if function is not None:
+            function.host_only.append(
+                self.src.located(
+                    node,
+                    f"pk.{name} of a complex number runs on the CPU spaces (OpenMP, Serial, "
+                    "Debug), not on pk.Cuda yet",
+                    hint="On the GPU write it with the parts, z.real and z.imag (pk.exp(z) "
+                    "is math.exp(z.real) * pk.complex128(math.cos(z.imag), "
+                    "math.sin(z.imag))), or dispatch this kernel on pk.OpenMP.",
+                )
+            )
+        return ir.Call(z.type, f"complex_{name}", [z])
 
     def _element_math(self, node: ast.Call, name: str) -> Expr:
         """``pk.sign``, ``pk.square``, ``pk.reciprocal``, ``pk.rint``, ``pk.conj`` of a

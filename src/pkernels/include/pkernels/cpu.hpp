@@ -386,6 +386,48 @@ static inline T float_to_int(F x, const char* file, int line) {
 // abs(z): NumPy's, the C library's hypot of the parts (in their own type).
 template <typename T>
 static inline T cabs(complex<T> z) { return std::hypot(z.re, z.im); }
+// pk.exp(z), pk.sqrt(z), ... of a complex: the C library's cexp, csqrt, ... (cexpf ... for
+// a complex64), which NumPy's np.exp ... of a complex call: NumPy's results, bit for bit;
+// log10 and log2 are clog times the constant, as NumPy computes them. The argument
+// reaches the library through an empty asm, so g++ cannot fold a call on constants with
+// its own (correctly rounded) arithmetic, which may differ from the library's.
+#define PK_COMPLEX_FUNCTION(name, c_double, c_float, scale)                         \
+    static inline complex<double> complex_##name(complex<double> z) {              \
+        __complex__ double a;                                                      \
+        __real__ a = z.re;                                                         \
+        __imag__ a = z.im;                                                         \
+        __asm__("" : "+m"(a));                                                     \
+        const __complex__ double r = c_double(a);                                  \
+        return scale ? complex<double>(__real__ r * scale, __imag__ r * scale)     \
+                     : complex<double>(__real__ r, __imag__ r);                    \
+    }                                                                              \
+    static inline complex<float> complex_##name(complex<float> z) {                \
+        __complex__ float a;                                                       \
+        __real__ a = z.re;                                                         \
+        __imag__ a = z.im;                                                         \
+        __asm__("" : "+m"(a));                                                     \
+        const __complex__ float r = c_float(a);                                    \
+        return scale ? complex<float>(__real__ r * (float)scale, __imag__ r * (float)scale) \
+                     : complex<float>(__real__ r, __imag__ r);                     \
+    }
+PK_COMPLEX_FUNCTION(sqrt, __builtin_csqrt, __builtin_csqrtf, 0)
+PK_COMPLEX_FUNCTION(exp, __builtin_cexp, __builtin_cexpf, 0)
+PK_COMPLEX_FUNCTION(log, __builtin_clog, __builtin_clogf, 0)
+PK_COMPLEX_FUNCTION(log10, __builtin_clog, __builtin_clogf, 0.434294481903251827651128918916605082)
+PK_COMPLEX_FUNCTION(log2, __builtin_clog, __builtin_clogf, 1.442695040888963407359924681001892137)
+PK_COMPLEX_FUNCTION(sin, __builtin_csin, __builtin_csinf, 0)
+PK_COMPLEX_FUNCTION(cos, __builtin_ccos, __builtin_ccosf, 0)
+PK_COMPLEX_FUNCTION(tan, __builtin_ctan, __builtin_ctanf, 0)
+PK_COMPLEX_FUNCTION(sinh, __builtin_csinh, __builtin_csinhf, 0)
+PK_COMPLEX_FUNCTION(cosh, __builtin_ccosh, __builtin_ccoshf, 0)
+PK_COMPLEX_FUNCTION(tanh, __builtin_ctanh, __builtin_ctanhf, 0)
+PK_COMPLEX_FUNCTION(asin, __builtin_casin, __builtin_casinf, 0)
+PK_COMPLEX_FUNCTION(acos, __builtin_cacos, __builtin_cacosf, 0)
+PK_COMPLEX_FUNCTION(atan, __builtin_catan, __builtin_catanf, 0)
+PK_COMPLEX_FUNCTION(asinh, __builtin_casinh, __builtin_casinhf, 0)
+PK_COMPLEX_FUNCTION(acosh, __builtin_cacosh, __builtin_cacoshf, 0)
+PK_COMPLEX_FUNCTION(atanh, __builtin_catanh, __builtin_catanhf, 0)
+#undef PK_COMPLEX_FUNCTION
 #undef PK_MATH
 // ---- Python's float ** (and math.pow): CPython calls the C library's pow, so does this.
 // g++ folds pow(x, 2.0) into x * x, which differs from pow's result in the last bit for
