@@ -10,8 +10,11 @@
    Rounds of fresh sessions, every variant once a round; "vs pdb" is the median of the
    per-round ratios, with a 90% bootstrap interval. Targets: 1.05x and 1.25x.
 2. Latency at a GPU stop, through a pseudo-terminal: ``continue`` from the host prompt
-   to the first GPU kernel prompt (cold: an empty kernel cache, so the NVRTC -G compile,
-   the cuda-gdb attach and the evaluation helper's start are in it; target 2 s), then
+   at the program's first line to the first GPU kernel prompt (cold: an empty kernel
+   cache, so the NVRTC -G compile, the cuda-gdb attach and the evaluation helper's start
+   are in it; target 2 s), shown with its two parts: the program's own start to its
+   dispatch (importing CuPy, the CUDA context: plain python spends it too) and the
+   dispatch to the GPU prompt (what the stop adds); then
    ``p j`` (a scalar: cuda-gdb), ``next``, ``p y_view[0:8]`` (an 8-element device slice:
    the evaluation helper), ``eval float(y.sum())`` (a device sum). Targets: 20 ms for
    ``p j`` and ``next``, 50 ms for the slice, 300 ms for the sum.
@@ -37,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "examples" / "yax_gpu.py"
 AFTER_DISPATCHES = 44  # expected = float(y @ A @ x)
 KERNEL_LINE = 24  # temp2 += A_view[j][i] * x_view[i]
+DISPATCH_LINE = 43  # result = pk.parallel_reduce(policy, yAx, ...)
 
 
 def session_variants(args: list[str], every_launch_debug: bool = True) -> dict[str, list[str]]:
@@ -98,10 +102,21 @@ def latency_table(repeats: int, cache_dir: str) -> None:
                               encoding="utf-8", timeout=180)  # fmt: skip
         child.delaybeforesend = None
         child.expect(host)
+        # In two steps: the program's own start (importing CuPy, the CUDA context, its
+        # arrays), which plain python spends too, then what the first GPU stop adds (the
+        # -G compile when cold, cuda-gdb's start and attach, the evaluation helper).
+        which = " (cold)" if attempt == 0 else " (warm)"
+        total = "continue -> first GPU prompt" + which
+        samples[total] = []  # the sum of the two below, printed above them
+        child.sendline(f"break {DISPATCH_LINE}")
+        child.expect(host)
+        own = "  the program's start, to its dispatch" + which
+        timed(child, "continue", host, own)
         child.sendline(f"break {KERNEL_LINE} if j == 10")
         child.expect(host)
-        label = "continue -> first GPU prompt" + (" (cold)" if attempt == 0 else " (warm)")
-        timed(child, "continue", kernel, label)
+        stop = "  the dispatch -> first GPU prompt" + which
+        timed(child, "continue", kernel, stop)
+        samples[total].append(samples[own][-1] + samples[stop][-1])
         for _ in range(10):
             timed(child, "p j", kernel, "p j (a scalar)")
             timed(child, "p y_view[0:8]", kernel, "p y_view[0:8] (a device slice)")
