@@ -123,7 +123,7 @@ def _dispatch(
     if type(policy) is not RangePolicy:
         policy = as_policy(policy)
     workunit = args[1]
-    if getattr(workunit, "__code__", None) not in _PLAIN_CODES:
+    if type(workunit) is not types.FunctionType or workunit not in _PLAIN_FUNCTIONS:
         _check_plain_parameters(operation, workunit)
     if type(workunit) is types.FunctionType and workunit.__name__ == "<lambda>":
         # PyKokkos' lambdas in @pk.main: see translate.lambdas
@@ -222,8 +222,8 @@ def _check_plain_parameters(operation: str, workunit: object) -> None:
         or code.co_posonlyargcount
         or code.co_flags & _STARS
     ):
-        if len(_PLAIN_CODES) < _PLAIN_CODES_SIZE:
-            _PLAIN_CODES.add(code)  # the next dispatch of this code skips the call
+        if func is workunit and len(_PLAIN_FUNCTIONS) < _PLAIN_FUNCTIONS_SIZE:
+            _PLAIN_FUNCTIONS.add(func)  # its next dispatch skips this call
         return  # plain names: what every dispatch of a kernel meets
     if (
         hasattr(workunit, "__wrapped__")  # _run says what to do about the wrapper
@@ -261,10 +261,10 @@ def _check_plain_parameters(operation: str, workunit: object) -> None:
 
 
 _STARS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
-#: Code objects of workunits whose parameters were found plain names (a function's
-#: defaults live on the function, not the code: only functions without any are here).
-_PLAIN_CODES: set[types.CodeType] = set()
-_PLAIN_CODES_SIZE = 4096
+#: Workunit functions whose parameters were found plain names (by identity; a workload
+#: method is a new bound method at each dispatch and is checked each time).
+_PLAIN_FUNCTIONS: set[Any] = set()
+_PLAIN_FUNCTIONS_SIZE = 4096
 
 
 def not_a_workunit(operation: str, workunit: object) -> str:
