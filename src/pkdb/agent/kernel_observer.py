@@ -185,7 +185,7 @@ class KernelObserver:
             mask = index_only_stops(dispatch, breakpoints)
             if mask is not None and not mask.any() and not settings.get("debug_all_kernels"):
                 breakpoints, mask = [], None  # no index can stop: the release build, no gdb
-        if mask is None and any(bp.get("condition") for bp in breakpoints):
+        if mask is None and breakpoints and any(bp.get("condition") for bp in breakpoints):
             dispatch.extra["pkdb_slow_why"] = why_gdb_tests(dispatch, breakpoints, settings)
         dispatch.extra["pkdb_breakpoints"] = breakpoints
         if mask is not None:

@@ -287,9 +287,12 @@ def _run(
     marker = marker_of(workunit)
     if marker is None or marker.kind != "workunit":
         raise DispatchError(not_a_workunit(operation, workunit))
-    if not isinstance(workunit, (types.FunctionType, types.MethodType)) or hasattr(
-        workunit, "__wrapped__"
-    ):  # functools.wraps and lru_cache copy the marker onto their wrapper
+    # functools.wraps and lru_cache copy the marker onto their wrapper. (`__wrapped__` is
+    # looked up in the function's own attributes: hasattr's miss costs an exception.)
+    if (
+        not isinstance(workunit, (types.FunctionType, types.MethodType))
+        or "__wrapped__" in workunit.__dict__
+    ):
         raise DispatchError(
             f"parallel_{operation} of {getattr(workunit, '__name__', workunit)!r}: the workunit "
             "is wrapped by another decorator; a kernel is translated from its own def, so "

@@ -74,8 +74,9 @@ class LaunchProof:
 
         Results are cached per (begin, end, integer scalars, view shapes): programs launch
         the same kernel thousands of times."""
-        begins = tuple(begin) if isinstance(begin, tuple | list) else (begin,)
-        ends = tuple(end) if isinstance(end, tuple | list) else (end,)
+        # (tuple, list), not tuple | list: isinstance of a union is slower on 3.11.
+        begins = tuple(begin) if isinstance(begin, (tuple, list)) else (begin,)
+        ends = tuple(end) if isinstance(end, (tuple, list)) else (end,)
         if len(begins) != len(self._indices) or len(ends) != len(self._indices):
             return False
         for b, e in zip(begins, ends, strict=True):  # a loop: no generator each launch
