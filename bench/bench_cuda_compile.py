@@ -58,13 +58,13 @@ def sources() -> dict[str, str]:
             "reduce",
             1,
             {"cols": 8, "y_view": v, "x_view": v, "A_view": m},
-        ),  # fmt: skip
+        ),
         "stencil7 (3D box)": (
             stencil7_box,
             "for",
             3,
             {"c0": 1.0, "c1": 1.0, "u": np.zeros((4, 4, 4)), "out": np.zeros((4, 4, 4))},
-        ),  # fmt: skip
+        ),
         "Lennard-Jones (for)": (
             lj_force,
             "for",
@@ -76,7 +76,7 @@ def sources() -> dict[str, str]:
                 "counts": np.zeros(8, np.int64),
                 "f": np.zeros((8, 3)),
             },
-        ),  # fmt: skip
+        ),
         "team with a barrier": (row_plus_reverse, "for", TEAM, {"out": m, "A": m, "m": 8}),
         "1-element (for)": (noop, "for", 1, {"out": v}),
         "print (complex, float)": (show, "for", 1, {"z": v.astype(np.complex128), "x": v}),
