@@ -56,6 +56,19 @@ def run(session: PtySession, line: str, prompt: str = GPU_PROMPT) -> str:
     return session.cmd(line, prompt).strip()
 
 
+def continue_to_the_end(session: PtySession) -> str:
+    """``continue`` from a stop until the program has exited and the host prompt is
+    back (or a host prompt comes first): what was printed."""
+    out = session.cmd("continue", r"The program exited|" + HOST_PROMPT)
+    return out + (session.wait_prompt(HOST_PROMPT) if "exited" in out else "")
+
+
+def yax_agrees_with_cupy(out: str) -> bool:
+    """examples/yax_gpu.py printed its result, and CuPy's, the same."""
+    m = re.search(r"yAx = ([\d.]+) \(CuPy: ([\d.]+)\)", out)
+    return m is not None and m.group(1) == m.group(2)
+
+
 def descendants(pid: int) -> set[int]:
     """The processes below ``pid`` (children, theirs, ...) that are alive now: the
     program, the debugger, the evaluation helper of a pkdb session."""
