@@ -247,16 +247,16 @@ class CallLowerer(Lowerer):
             )
         args = [self.cx.exprs.expr(a) for a in node.args]
         if any(a.type.is_complex for a in args):
-            if pk and name in COMPLEX_MATH:
+            if name in COMPLEX_MATH:
+                if not pk:  # Python's math raises TypeError too
+                    self.src.error(
+                        node,
+                        f"math.{name} takes a real number, not a complex one (as in Python)",
+                        hint=f"pk.{name}(z) takes a complex number (NumPy's np.{name}).",
+                    )
                 if len(args) != 1:
                     self.src.error(node, f"pk.{name}() takes one number")
                 return self._complex_math(node, name, args[0])
-            if not pk and name in COMPLEX_MATH:  # Python's math raises TypeError too
-                self.src.error(
-                    node,
-                    f"math.{name} takes a real number, not a complex one (as in Python)",
-                    hint=f"pk.{name}(z) takes a complex number (NumPy's np.{name}).",
-                )
             prefix = "pk" if pk else "math"
             self.src.error(
                 node,
