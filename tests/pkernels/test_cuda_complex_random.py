@@ -1,6 +1,7 @@
 """pk.Cuda runs the complex arithmetic and the random-pool draws of test_complex.py and
 test_random_pools.py on CuPy arrays and gets the CPU's bits (complex: NumPy's scalars; a
-pool: the same draws as OpenMP). Skipped, with the reason, without CuPy and a GPU.
+pool: the same draws as OpenMP); its complex math functions are within a few ulps of
+NumPy's, with NumPy's infinities, zeros and NaNs. Skipped, with the reason, without CuPy and a GPU.
 Run on a GPU machine: ``python3 -m pytest -q tests/pkernels/test_cuda_complex_random.py``.
 """
 
@@ -8,7 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_complex import _double_inputs, _double_outputs, _run, _same_bits, complex_ops
+from test_complex import (
+    MATH_COLUMNS,
+    _double_inputs,
+    _double_outputs,
+    _run,
+    _same_bits,
+    complex_math,
+    complex_ops,
+)
+from test_complex_math import arguments, kind, relative_error
 from test_cuda import GPU_MISSING
 from test_random_pools import _each_type, draw_a_few, draw_each_type
 
@@ -81,3 +91,42 @@ def test_random_pool_draws_on_the_gpu_are_openmps():
         pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 64), draw_a_few, out=host, pool=pools[1])
     np.testing.assert_array_equal(cupy.asnumpy(gpu), host)
     assert pools[0].launches == 2
+
+
+#: |error| / |result| in epsilons: complex_math.hpp is within 4 on the host (with the C
+#: library's real functions); CUDA's real functions are within 1-3 ulps themselves.
+GPU_COMPLEX_ULPS = {np.complex128: 8, np.complex64: 3}
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_math_functions_on_the_gpu_are_within_a_few_ulps_of_numpys(dtype):
+    """pk.exp(z), pk.sqrt(z), ... on pk.Cuda over numbers of every magnitude, near the
+    branch points and the unit circle, and with infinite, NaN and signed-zero parts."""
+    special = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, np.inf, -np.inf, np.nan, 80.0, -80.0]
+    edges = np.array([complex(a, b) for a in special for b in special])
+    a = np.concatenate([arguments(np.random.default_rng(7), 100), edges])
+    if dtype == np.complex64:
+        a = a[(np.abs(a) < 1e30) | ~np.isfinite(a)]
+    a = a.astype(dtype)
+    got = _on_gpu(complex_math, {"out": ((len(a), len(MATH_COLUMNS)), dtype)}, a=a)["out"]
+    with np.errstate(all="ignore"):
+        want = np.stack([getattr(np, name)(a) for name in MATH_COLUMNS], axis=1)
+    finite_in = np.isfinite(a)
+    for column, name in enumerate(MATH_COLUMNS):
+        g, w = got[finite_in, column], want[finite_in, column]
+        ok = np.isfinite(w)
+        error = relative_error(g[ok], w[ok])
+        worst = int(np.argmax(error))
+        assert error[worst] <= GPU_COMPLEX_ULPS[dtype], (
+            name,
+            a[finite_in][ok][worst],
+            g[ok][worst],
+            w[ok][worst],
+        )
+        assert not np.isfinite(g[~ok]).any(), (name, a[finite_in][~ok], g[~ok])
+        wrong = [
+            (z, g, w)
+            for z, g, w in zip(a, got[:, column], want[:, column], strict=True)
+            if not np.isfinite(z) and (kind(g.real), kind(g.imag)) != (kind(w.real), kind(w.imag))
+        ]
+        assert not wrong, (name, wrong[:4])

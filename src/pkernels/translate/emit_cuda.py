@@ -234,9 +234,6 @@ def emit_cuda_module(
 ) -> CudaEntry:
     """The CUDA module of one workunit specialisation (see the module docstring); a
     reduce combines its threads' results with ``reducer``."""
-    for function in (kernel, *helpers):
-        if function.host_only:
-            raise function.host_only[0]  # a TranslationError at the Python line
     em = CudaEmitter()
     body: list[str] = [f"namespace {KERNEL_NAMESPACE} {{"]
     em.lines = body

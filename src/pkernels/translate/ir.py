@@ -492,9 +492,6 @@ class Function:
     subviews: dict[str, dict[str, Any]] = field(default_factory=dict)
     # A workunit drawing from a random pool (pk.rand(T)): how, for the Debug space.
     random_draws: RandomDraws | None = None
-    # Constructs only the CPU builds compile (pk.exp of a complex): the TranslationError
-    # the CUDA backend raises for each, pointing at its Python line.
-    host_only: list[Exception] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,9 @@ class CallLowerer(Lowerer):
                     )
                 if len(args) != 1:
                     self.src.error(node, f"pk.{name}() takes one number")
-                return self._complex_math(node, name, args[0])
+                # NumPy's function: the CPU builds call the C library NumPy calls (the
+                # same bits); the GPU builds include/pkernels/complex_math.hpp.
+                return ir.Call(args[0].type, f"complex_{name}", args)
             prefix = "pk" if pk else "math"
             self.src.error(
                 node,
@@ -302,24 +304,6 @@ class CallLowerer(Lowerer):
         floats = args[:1] if name == "ldexp" else args  # ldexp's exponent is an int
         rtype = float_of(*(a.type for a in floats)) if pk else t.float64
         return ir.Call(rtype, cname, args)
-
-    def _complex_math(self, node: ast.Call, name: str, z: Expr) -> Expr:
-        """``pk.exp(z)``, ``pk.sqrt(z)``, ... of a complex number: NumPy's function, which
-        the CPU builds compute with the C library NumPy calls (the same bits). The GPU
-        build has none yet: the CUDA backend raises the error recorded here."""
-        function = self.cx.function
-        if function is not None:
-            function.host_only.append(
-                self.src.located(
-                    node,
-                    f"pk.{name} of a complex number runs on the CPU spaces (OpenMP, Serial, "
-                    "Debug), not on pk.Cuda yet",
-                    hint="On the GPU write it with the parts, z.real and z.imag (pk.exp(z) "
-                    "is math.exp(z.real) * pk.complex128(math.cos(z.imag), "
-                    "math.sin(z.imag))), or dispatch this kernel on pk.OpenMP.",
-                )
-            )
-        return ir.Call(z.type, f"complex_{name}", [z])
 
     def _element_math(self, node: ast.Call, name: str) -> Expr:
         """``pk.sign``, ``pk.square``, ``pk.reciprocal``, ``pk.rint``, ``pk.conj`` of a

@@ -318,6 +318,11 @@ __device__ __forceinline__ T float_to_int(F x, const char* file, int line) {
 #define PK_FN __host__ __device__ __forceinline__
 #include "pkernels/shared/complex.hpp"
 #undef PK_FN
+// pk.exp(z), pk.sqrt(z), ... of a complex: written with CUDA's real functions (not
+// forced inline: a kernel calling several keeps one copy of each).
+#define PK_FN __device__ inline
+#include "pkernels/complex_math.hpp"
+#undef PK_FN
 // abs(z): NumPy's, the C library's hypot of the parts (in their own type). CUDA's hypot
 // is within 2 ulps, not correctly rounded: near the largest finite value that overflows
 // (hypot(1.8e14, DBL_MAX) is inf there, DBL_MAX in C: found on the H200). Where one part
