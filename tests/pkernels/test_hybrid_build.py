@@ -247,3 +247,74 @@ def test_an_mdrange_box_given_debug_indices_runs_the_debug_build() -> None:
             pk.MDRangePolicy(pk.OpenMP, [1, 1], [n - 1, n - 1]), laplacian_2d, u=u, out=out
         )
     assert observer.seen == [(True, None)]
+
+
+class CheckFirst(Hybrid):
+    """HYBRID with ``check_first``, as pkdb asks under --debug-all-kernels."""
+
+    def dispatch_started(self, dispatch: hooks.Dispatch) -> None:
+        super().dispatch_started(dispatch)
+        dispatch.check_first = True
+
+
+@pk.workunit
+def scatter(i, out, where, x):
+    out[where[i]] = out[where[i]] + x[i]
+
+
+def scatter_arrays(bad: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    where = np.random.default_rng(3).permutation(64)
+    if bad:
+        where[50] = 64  # one past the end: only the index read from data shows it
+    return np.arange(64.0), where, np.linspace(1.0, 2.0, 64)
+
+
+@pytest.mark.parametrize("space", [pk.OpenMP, pk.Serial], ids=lambda s: s.name)
+def test_check_first_runs_an_unproven_launch_in_the_checked_build_only(space) -> None:
+    out, where, x = scatter_arrays(bad=False)
+    want = out.copy()
+    want[where] += x
+    with observing(CheckFirst()) as observer:
+        pk.parallel_for(pk.RangePolicy(space, 0, 64), scatter, out=out, where=where, x=x)
+    assert observer.seen == [(False, None)]  # the checked build; no debug build ran
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_failed_check_runs_the_launch_again_in_the_debug_build_from_the_same_inputs() -> None:
+    out, where, x = scatter_arrays(bad=True)
+    with observing(CheckFirst()) as observer, pytest.raises(pk.KernelIndexError, match="extent 64"):
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 64), scatter, out=out, where=where, x=x)
+    assert observer.seen == [(False, None), (True, None)]  # checked, then debug (announced)
+    # Every other index added its x once (the debug build goes on past a failed check):
+    # the checked run's additions were put back before the debug build ran.
+    once = np.arange(64.0)
+    good = np.arange(64) != 50
+    once[where[good]] += x[good]
+    np.testing.assert_array_equal(out, once)
+
+
+@pk.function
+def countdown(n: int) -> int:
+    if n <= 0:
+        return 0
+    return countdown(n - 1) + 1
+
+
+@pk.workunit
+def count_each(i, out, where):
+    out[where[i]] = countdown(i)
+
+
+@pk.workunit
+def say_each(i, out, where):
+    print(i)
+    out[where[i]] = i
+
+
+@pytest.mark.parametrize("kernel", [count_each, say_each], ids=["recursive helper", "prints"])
+def test_kernels_whose_checked_run_could_differ_run_the_debug_build_at_once(kernel) -> None:
+    out, where = np.zeros(8, np.int64), np.arange(8)
+    with observing(CheckFirst()) as observer:
+        pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 8), kernel, out=out, where=where)
+    assert observer.seen == [(True, None)]
+    np.testing.assert_array_equal(out, np.arange(8))

@@ -196,8 +196,11 @@ class KernelObserver:
         elif breakpoints:
             dispatch.build = modes.DEBUG
         elif settings.get("debug_all_kernels"):
+            # With fast_debug_builds: release code where proven; else the checked build
+            # first, run again in the debug build (gdb attached) only if a check fails.
             fast = settings.get("fast_debug_builds")
             dispatch.build = modes.HYBRID if fast else modes.DEBUG
+            dispatch.check_first = bool(fast)
         elif settings.get("checks"):
             # Release code where no check can fail, else the checked build, whose failed
             # check parks its thread until gdb is there (see crash_watch).

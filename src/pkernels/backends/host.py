@@ -14,12 +14,15 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
+
 from ..api.decorators import KernelMarker
 from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
 from ..api.spaces import ExecutionSpace
 from ..build.compiler import CHECKS_DEFINE, build
 from ..errors import DispatchError, KernelError
+from ..runtime import hooks
 from ..runtime.compile_notice import compile_notice
 from ..runtime.hooks import BuildMode
 from ..runtime.launch import CompiledKernel, box_bounds
@@ -83,6 +86,8 @@ class HostBackend:
             return kernel.launch(policy.space, spec, None, launch.kwargs)
         else:
             begin, end = box_bounds(policy.begins), box_bounds(policy.ends)
+        if launch.replay is not None:
+            return _checked_then_debug(kernel, launch, begin, end)
         fast = launch.companion  # the release half of a HYBRID launch, or None
         if fast is None:
             return kernel.launch(policy.space, begin, end, launch.kwargs)
@@ -148,8 +153,63 @@ def _hybrid_kernels(launch: Launch) -> CompiledKernel:
         fast = None  # per-index debug code is for ranges: the debug build runs it all
     if dispatch is not None:
         dispatch.fast_build = fast
+        if fast is None and mask is None and dispatch.check_first:
+            checked = _checked_first(launch, debug)
+            if checked is not None:
+                launch.replay = debug
+                return checked
     launch.companion = fast
     return debug
+
+
+def _checked_first(launch: Launch, debug: CompiledKernel) -> CompiledKernel | None:
+    """The checked build a ``Dispatch.check_first`` launch runs first, or None where that
+    run could differ from the debug build's beyond a failed check or could not be run
+    again from the same inputs: a kernel that prints (it would print twice), one with
+    recursive helpers (-O3 may loop where -O0 overflows its stack), an argument that is
+    neither an array nor a number (a random pool's state, a classtype)."""
+    entry = debug.entry
+    kwargs = launch.kwargs
+    if entry.uses_print or entry.recursive_helpers:
+        return None
+    if any(name not in kwargs for name in entry.written_views):
+        return None
+    for value in kwargs.values():
+        if type(value) is not np.ndarray and not isinstance(value, _NUMBERS):
+            return None
+    return compiled_kernel(
+        launch.workunit,
+        launch.marker,
+        launch.operation,
+        kwargs,
+        _CHECKED,
+        launch.rank,
+        launch.reducer,
+    )
+
+
+_NUMBERS = (int, float, complex, np.generic)
+
+
+def _checked_then_debug(checked: CompiledKernel, launch: Launch, begin: Any, end: Any) -> Any:
+    """Run a ``check_first`` launch: its checked build, on copies of the views it writes
+    kept aside; if a check fails, the views put back and the launch run again in the
+    debug build (announced to observers), whose own failed check is what is raised."""
+    debug, kwargs, space = launch.replay, launch.kwargs, launch.policy.space
+    written = [kwargs[name] for name in checked.entry.written_views]
+    kept = [array.copy() for array in written]
+    checked.quiet_faults(True)
+    try:
+        return checked.launch(space, begin, end, kwargs)
+    except KernelError:
+        pass  # run again below, from the same inputs
+    finally:
+        checked.quiet_faults(False)
+    for array, copy in zip(written, kept, strict=True):
+        np.copyto(array, copy)
+    if launch.dispatch is not None:
+        hooks.notify("before_launch", launch.dispatch, debug)
+    return debug.launch(space, begin, end, kwargs)
 
 
 def compiled_kernel(

@@ -39,6 +39,9 @@ class Launch:
     #: host looks a GUARDED launch's builds up for their bounds proof), for
     #: :meth:`Backend.kernel` to return without looking it up again; None otherwise.
     built: Any = None
+    #: The debug build a ``check_first`` launch runs again in when its checked build
+    #: (what :meth:`Backend.kernel` returned) fails a check; None otherwise.
+    replay: Any = None
 
     @property
     def space(self) -> ExecutionSpace:

@@ -96,6 +96,13 @@ class Dispatch:
     bool or uint8), the others in release code: a debugger whose breakpoint conditions
     hold only at some indices stops there without trapping in every other one. Any other
     launch given ``debug_indices`` runs wholly in the debug build.
+    ``check_first`` (with ``build = HYBRID``): a range launch that cannot be proven unable
+    to fail a check runs its checked release build first, the views it writes copied
+    beforehand; only when a check fails are they put back and the launch run again in
+    the debug build (``before_launch`` then sees that build), which fails the same check
+    where a debugger can show its variables. A kernel that prints or has recursive
+    helpers, or takes an argument other than arrays and numbers, runs in the debug build
+    at once.
     """
 
     operation: str
@@ -110,6 +117,7 @@ class Dispatch:
     fast_build: Any = None
     debug_indices: Any = None  # a NumPy array, see above
     reducer: Any = None  # a reduce's reducer= (pk.Sum when none was given); None otherwise
+    check_first: bool = False  # see above
     # Read by a HYBRID launch's release code at every block of indices (a C int).
     debug_request: ctypes.c_int = field(default_factory=ctypes.c_int, repr=False)
 

@@ -126,6 +126,12 @@ class CompiledKernel:
         if not self.module.debug:
             self._load_wide_variant(argtypes)
 
+    def quiet_faults(self, on: bool) -> None:
+        """While on, a failed check is only recorded (and raised when the launch ends):
+        no debugger is waited for or stopped at it (a launch run again in the debug build
+        when its checked build fails: Dispatch.check_first)."""
+        self._lib.pk_quiet_faults(1 if on else 0)
+
     def fault_record(self) -> FaultRecord:
         """The failed check this library recorded last (kind, message), or None. The
         record is the library's, shared by its launches: a tool that launches it while

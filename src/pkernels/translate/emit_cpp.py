@@ -60,6 +60,8 @@ class KernelEntry:
     # Whether the code converts a float to an integer somewhere (a check of the debug
     # build that bounds_proof cannot prove safe: it does not track float values).
     converts_floats: bool = False
+    # Whether a helper calls itself, directly or through others (ir.Function).
+    recursive_helpers: bool = False
 
 
 class CppEmitter(CppExpressions):

@@ -209,6 +209,7 @@ def emit_module(
         rank,
         subviews=subviews,
         converts_floats=em.converts_floats,
+        recursive_helpers=kernel.recursive_helpers,
     )
 
 

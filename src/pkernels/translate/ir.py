@@ -492,6 +492,9 @@ class Function:
     subviews: dict[str, dict[str, Any]] = field(default_factory=dict)
     # A workunit drawing from a random pool (pk.rand(T)): how, for the Debug space.
     random_draws: RandomDraws | None = None
+    # A kernel whose helpers call themselves (or each other) without end in some run:
+    # -O3 may turn that into a loop where the debug build overflows its stack.
+    recursive_helpers: bool = False
 
 
 @dataclass(frozen=True)

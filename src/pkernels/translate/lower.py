@@ -41,6 +41,8 @@ class HelperRegistry:
         self.order: list[ir.Function] = []
         self._names: set[str] = set()
         self.structs = StructRegistry()
+        self._lowering: set[tuple[Any, ...]] = set()  # helpers whose bodies are being lowered
+        self.recursive = False  # a helper called while its own body was being lowered
 
     def get(
         self,
@@ -56,6 +58,8 @@ class HelperRegistry:
         key = (func, arg_types, struct, role)
         found = self.functions.get(key)
         if found is not None:
+            if key in self._lowering:
+                self.recursive = True
             return found
         source = KernelSource.of(func)
         base = struct.name if role == "init" and struct is not None else source.name
@@ -73,7 +77,11 @@ class HelperRegistry:
         else:
             function = lowerer.declare_helper(arg_types, method_of=struct)
         self.functions[key] = function
-        lowerer.lower_body()
+        self._lowering.add(key)
+        try:
+            lowerer.lower_body()
+        finally:
+            self._lowering.discard(key)
         self.order.append(function)
         return function
 
@@ -177,6 +185,7 @@ class FunctionLowerer:
         self.cx.function.body = self.cx.stmts.block(tree.body)
         self.cx.random.finish(self.cx.function)
         self.cx.helpers.propagate_writes(self.cx.function)
+        self.cx.function.recursive_helpers = self.cx.helpers.recursive
         return self.cx.function
 
     def declare_helper(

@@ -160,6 +160,10 @@ static inline int thread_id() {
 static int fault_set = 0;
 static char fault_text[1024];
 static int fault_kind = 0;  // 1: index, 2: zero division, 5 and 6: float to int
+// Set while a launch runs its checked build first, to be run again in the debug build
+// if a check fails (Dispatch.check_first): the failure is only recorded, never held for
+// a debugger nor stopped at in pk_fault_hook.
+static int quiet_faults = 0;
 
 }  // namespace pk_rt
 
@@ -172,6 +176,7 @@ __attribute__((visibility("default"))) const char* pk_fault_message() {
     return pk_rt::fault_set ? pk_rt::fault_text : nullptr;
 }
 __attribute__((visibility("default"))) int pk_fault_kind() { return pk_rt::fault_kind; }
+__attribute__((visibility("default"))) void pk_quiet_faults(int on) { pk_rt::quiet_faults = on; }
 __attribute__((visibility("default"))) void pk_fault_clear() {
     pk_rt::fault_set = 0;
     pk_rt::fault_kind = 0;
@@ -211,6 +216,7 @@ __attribute__((noinline)) static void fault(int kind, const char* file, int line
         // The OpenMP thread number (a debugger numbers the threads its own way).
         std::snprintf(fault_text, sizeof fault_text, "%s:%d: %s (OpenMP thread %d)", file, line,
                       what, thread_id());
+        if (quiet_faults) return;
 #if PK_CHECKS && !PK_DEBUG
         wait_for_debugger();
 #endif
