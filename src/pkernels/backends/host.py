@@ -162,6 +162,10 @@ def _hybrid_kernels(launch: Launch) -> CompiledKernel:
     return debug
 
 
+#: What a ``check_first`` launch may take besides arrays: numbers, which it cannot change.
+_NUMBERS = (int, float, complex, np.generic)
+
+
 def _checked_first(launch: Launch, debug: CompiledKernel) -> CompiledKernel | None:
     """The checked build a ``Dispatch.check_first`` launch runs first, or None where that
     run could differ from the debug build's beyond a failed check or could not be run
@@ -186,9 +190,6 @@ def _checked_first(launch: Launch, debug: CompiledKernel) -> CompiledKernel | No
         launch.rank,
         launch.reducer,
     )
-
-
-_NUMBERS = (int, float, complex, np.generic)
 
 
 def _checked_then_debug(checked: CompiledKernel, launch: Launch, begin: Any, end: Any) -> Any:

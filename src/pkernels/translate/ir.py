@@ -492,8 +492,9 @@ class Function:
     subviews: dict[str, dict[str, Any]] = field(default_factory=dict)
     # A workunit drawing from a random pool (pk.rand(T)): how, for the Debug space.
     random_draws: RandomDraws | None = None
-    # A kernel whose helpers call themselves (or each other) without end in some run:
-    # -O3 may turn that into a loop where the debug build overflows its stack.
+    # A kernel whose helpers call themselves, directly or through each other: -O3 may
+    # turn an endless recursion into an endless loop where the debug build overflows
+    # its stack.
     recursive_helpers: bool = False
 
 

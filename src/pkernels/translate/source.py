@@ -85,24 +85,13 @@ class KernelSource:
         kind: type[TranslationError] = TranslationError,
     ) -> NoReturn:
         """Raise a TranslationError (or the subclass ``kind``) pointing at ``node``."""
-        raise self.located(node, message, hint, kind)
-
-    def located(
-        self,
-        node: ast.AST | None,
-        message: str,
-        hint: str = "",
-        kind: type[TranslationError] = TranslationError,
-    ) -> TranslationError:
-        """The TranslationError :meth:`error` raises, made but not raised (for a backend
-        to raise later: a construct only some backends compile)."""
         lineno = getattr(node, "lineno", None) or self.tree.lineno
         line = self.line_text(lineno)
         # ast columns count UTF-8 bytes; the caret and the reported column count characters
         # (a kernel may well name a local `α`).
         offset = getattr(node, "col_offset", 0) + self.indent
         col = len(line.encode()[:offset].decode(errors="replace"))
-        return kind(message, self.filename, lineno, col, line, hint)
+        raise kind(message, self.filename, lineno, col, line, hint)
 
 
 def closure_of(func: Callable[..., Any]) -> dict[str, Any]:

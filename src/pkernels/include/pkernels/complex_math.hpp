@@ -142,6 +142,14 @@ PK_FN cd asinh(double x, double y) {
     return cd(w.im, -w.re);
 }
 
+// acos's real part and acosh's imaginary part where z is infinite (no NaN part): the
+// angle, from 0 to pi, of the direction z goes off in (C99 Annex G's table).
+PK_FN double angle_at_infinity(double x, double y) {
+    if (!is_inf(x)) return kHalfPi;
+    if (is_inf(y)) return x > 0 ? kQuarterPi : 3 * kQuarterPi;
+    return x > 0 ? 0.0 : kPi;
+}
+
 PK_FN cd acos(double x, double y) {
     if (is_nan(x) || is_nan(y)) {
         if (is_inf(x)) return cd(nan(), -inf());  // NumPy's sign of the infinite part
@@ -149,12 +157,7 @@ PK_FN cd acos(double x, double y) {
         if (x == 0) return cd(kHalfPi, nan());
         return cd(nan(), nan());
     }
-    if (is_inf(x) || is_inf(y)) {
-        const double re = is_inf(x) ? (is_inf(y) ? (x > 0 ? kQuarterPi : 3 * kQuarterPi)
-                                                 : (x > 0 ? 0.0 : kPi))
-                                    : kHalfPi;
-        return cd(re, ::copysign(inf(), -y));
-    }
+    if (is_inf(x) || is_inf(y)) return cd(angle_at_infinity(x, y), ::copysign(inf(), -y));
     const cd a = sqrt(1 - x, -y), b = sqrt(1 + x, y);
     return cd(2 * ::atan2(a.re, b.re), ::asinh(b.re * a.im - b.im * a.re));
 }
@@ -165,12 +168,7 @@ PK_FN cd acosh(double x, double y) {
         if (x == 0) return cd(nan(), ::copysign(kHalfPi, y));
         return cd(nan(), nan());
     }
-    if (is_inf(x) || is_inf(y)) {
-        const double im = is_inf(x) ? (is_inf(y) ? (x > 0 ? kQuarterPi : 3 * kQuarterPi)
-                                                 : (x > 0 ? 0.0 : kPi))
-                                    : kHalfPi;
-        return cd(inf(), ::copysign(im, y));
-    }
+    if (is_inf(x) || is_inf(y)) return cd(inf(), ::copysign(angle_at_infinity(x, y), y));
     const cd a = sqrt(x - 1, y), b = sqrt(x + 1, y);
     return cd(::asinh(a.re * b.re + a.im * b.im), 2 * ::atan2(a.im, b.re));
 }
