@@ -7,7 +7,7 @@ layout: the same per-index arithmetic in the same order, plain pointers (pkernel
 no ``__restrict__`` either), 64-bit offsets, one thread per index (grid-stride loops for
 the reductions and the team kernel), reductions as a warp-shuffle block sum and one
 ``atomicAdd`` per block. They are compiled by NVRTC with ``--fmad=false``, as pkernels'
-builds are (``pkernels.runtime.cuda_launch.OPTIONS``: no fused multiply-adds), so both
+builds are (``pkernels.runtime.cuda_compile.OPTIONS``: no fused multiply-adds), so both
 compute the same roundings; only the code and its launch differ. Plain CUDA C++, no
 headers: NVRTC compiles them as they are.
 

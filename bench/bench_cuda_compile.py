@@ -96,7 +96,7 @@ EMPTY = '#include "pkernels/cuda.hpp"\nextern "C" __global__ void pk_empty(int* 
 def nvcc_seconds(nvcc: str, source: str, build: str, work: Path, repeats: int) -> float:
     """Best time of ``nvcc -ptx`` over ``source`` with pkernels' options for ``build``."""
     from pkernels.build.runtime import include_option
-    from pkernels.runtime.cuda_launch import BUILD_OPTIONS, NVCC_OPTIONS
+    from pkernels.runtime.cuda_compile import BUILD_OPTIONS, NVCC_OPTIONS
 
     stand_in = work / "nvrtc_builtins.h"  # NVRTC declares printf itself
     stand_in.write_text("#include <cstdio>\n")
@@ -121,7 +121,7 @@ def nvrtc_seconds(source: str, build: str, repeats: int) -> float:
     from cupy.cuda import nvrtc
 
     from pkernels.build.runtime import include_option
-    from pkernels.runtime.cuda_launch import BUILD_OPTIONS, OPTIONS
+    from pkernels.runtime.cuda_compile import BUILD_OPTIONS, OPTIONS
 
     options = [*OPTIONS, *BUILD_OPTIONS[build], include_option(), "--gpu-architecture=sm_90"]
     best = float("inf")

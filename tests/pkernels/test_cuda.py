@@ -1211,7 +1211,7 @@ def test_nvcc_compiles_when_nvrtc_cannot(cp, monkeypatch, tmp_path):
 def test_a_cuda_compile_error_names_the_python_line(cp, tmp_path, monkeypatch):
     import dataclasses
 
-    from pkernels.runtime.cuda_launch import build_cuda
+    from pkernels.runtime.cuda_compile import build_cuda
 
     monkeypatch.setenv("PKERNELS_CACHE_DIR", str(tmp_path))
     arg_types = {"out": argument_type("out", np.zeros(3))}
@@ -1320,7 +1320,7 @@ def test_a_cubin_cupy_hands_back_one_byte_short_is_cached_whole(tmp_path):
     if nvcc is None:
         pytest.skip("nvcc is not on the PATH")
     from pkernels.build.elf import elf_problem
-    from pkernels.runtime.cuda_launch import _whole_cubin
+    from pkernels.runtime.cuda_compile import _whole_cubin
 
     source = tmp_path / "k.cu"
     source.write_text('extern "C" __global__ void k(double *x) { x[threadIdx.x] += 1.0; }\n')

@@ -24,7 +24,7 @@ import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
 from pkernels.build.runtime import include_option
 from pkernels.runtime import hooks
-from pkernels.runtime.cuda_launch import BUILD_OPTIONS
+from pkernels.runtime.cuda_compile import BUILD_OPTIONS
 from pkernels.translate.kernel import TEAM
 
 

@@ -21,7 +21,7 @@ from pkernels.api.types import bool_, complex64, complex128, float32, float64, i
 from pkernels.api.types import uint64 as uint64_type
 from pkernels.backends.cuda import CudaBackend
 from pkernels.errors import DispatchError
-from pkernels.runtime import cuda_launch, cuda_wait
+from pkernels.runtime import cuda_compile, cuda_launch, cuda_wait
 from pkernels.runtime.cuda_arguments import CudaArgumentPlan
 from pkernels.translate.ir import Param, ViewType
 
@@ -200,7 +200,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
         return Path("kernel.cu"), entry.source, _RawKernel(calls), _Module(calls)
 
     monkeypatch.setattr(cuda_launch, "_cupy", cp)
-    monkeypatch.setattr(cuda_launch, "build_cuda", build_cuda)
+    monkeypatch.setattr(cuda_compile, "build_cuda", build_cuda)
     monkeypatch.setattr(cuda_wait, "_events", cuda_wait._ThreadEvents())
     cp.calls, cp.built = calls, built
     yield cp

@@ -28,7 +28,7 @@ from .faults import FAULT_ERRORS
 from .protocol import Launch
 from .specialise import line_span, loaded_range_kernel, proof_bounds, specialization_key
 
-#: The GPU build of each build mode (see ``cuda_launch.BUILD_OPTIONS``).
+#: The GPU build of each build mode (see ``cuda_compile.BUILD_OPTIONS``).
 _CUDA_BUILDS = {
     BuildMode.RELEASE: "release",
     BuildMode.CHECKED: "checked",
@@ -170,7 +170,8 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
     """The loaded CUDA build (``build``: "release", "checked" or "debug") of the launch's
     workunit for these arguments (translated and compiled on first use, then kept in the
     workunit's memo)."""
-    from ..runtime.cuda_launch import CudaKernel, build_cuda
+    from ..runtime.cuda_compile import build_cuda
+    from ..runtime.cuda_launch import CudaKernel
     from ..translate.emit_cuda import emit_cuda_module
 
     workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs

@@ -1,16 +1,13 @@
-"""The ``Cuda`` execution space's builds: compiled by NVRTC and launched on CuPy arrays
-(:mod:`pkernels.backends.cuda` is the space's backend, which calls this module).
+"""The ``Cuda`` execution space's launches: loaded kernels run on CuPy arrays
+(:mod:`pkernels.backends.cuda` is the space's backend, which calls this module;
+:mod:`.cuda_compile` builds the kernels).
 
 CuPy is imported at the first Cuda dispatch only (CPU-only installs never need it). A
 workunit is translated to the same typed IR as for the CPU spaces and emitted as CUDA
 C++ (:mod:`pkernels.translate.emit_cuda`), which includes the runtime headers
-(``include/pkernels/cuda.hpp``, found with :func:`~pkernels.build.runtime.include_option`);
-the source (``kernel.cu``, whose ``#line`` directives point at the Python file) and its
-cubin are kept in the pkernels cache, keyed by the source, the runtime headers' digest,
-the NVRTC version, the options and the GPU architecture, so another process loads the
-cubin without compiling. The options keep IEEE arithmetic as on the
-CPU (:data:`OPTIONS`). Each workunit keeps its loaded kernels per argument signature in
-:attr:`KernelMarker.specializations`, so a repeated dispatch only marshals and launches.
+(``include/pkernels/cuda.hpp``). Each workunit keeps its loaded kernels per argument
+signature in :attr:`KernelMarker.specializations`, so a repeated dispatch only marshals
+and launches.
 
 Every launch synchronises its stream before returning (as the CPU spaces return after
 the kernel ran; :func:`~pkernels.runtime.cuda_wait.wait_for_stream`): the results of
@@ -36,14 +33,9 @@ Launch shapes:
   overflow, threads of a team at different barriers) raises ``KernelTeamError`` after
   the launch, with the Python line, the block and the thread.
 
-Three builds of each kernel (:data:`BUILD_OPTIONS`), as on the CPU: release; checked
-(release code keeping the debug build's checks: an index out of range, an integer
-division by zero, a float no integer holds raise the CPU's ``Kernel*Error`` after the
-launch, naming the Python line, the block and the thread); debug (NVRTC ``-G``: the
-workunit a function of its own, every variable kept, for cuda-gdb, with the same
-checks). Every build carries line tables (``-lineinfo``), so a crash names the Python
-line. A failed check is recorded in the module's ``pk_fault_record`` and reported to a
-debugger through the device function ``pk_fault_hook``.
+A failed check of a checked or debug build (:data:`.cuda_compile.BUILD_OPTIONS`) is
+recorded in the module's ``pk_fault_record`` and reported to a debugger through the
+device function ``pk_fault_hook``.
 """
 
 from __future__ import annotations
@@ -51,9 +43,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-import os
-import shutil
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -66,11 +55,7 @@ from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..backends.faults import fault_error
-from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
-from ..build.compiler import GENERATED_PATH
-from ..build.elf import elf_problem
-from ..build.runtime import include_option, runtime_digest
-from ..errors import CompileError, DispatchError
+from ..errors import DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, ENTRY_32, TEAM, CudaEntry
 from ..translate.ir import StructType
@@ -80,20 +65,6 @@ from .cuda_wait import wait_for_stream
 from .marshal import struct_dtype
 
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
-# IEEE arithmetic, as on the CPU: no fused multiply-adds (the CPU builds'
-# -ffp-contract=off), float32 subnormals kept, correctly rounded division and sqrt.
-# (--device-int128: print() of floats decides its digits in 128-bit integers.)
-OPTIONS = (
-    "-std=c++17", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true",
-    "--device-int128",
-)  # fmt: skip
-NVCC_OPTIONS = ("-std=c++17", "--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true")
-#: What each build adds to :data:`OPTIONS` (NVRTC and nvcc spell these alike).
-BUILD_OPTIONS: dict[str, tuple[str, ...]] = {
-    "release": ("-lineinfo",),
-    "checked": ("-lineinfo", "-DPK_CHECKS=1"),
-    "debug": ("-G", "-DPK_DEBUG=1"),
-}
 SCAN_THREADS = 16384  # threads of a parallel_scan (each scans a contiguous chunk)
 SCAN_BLOCK = 128
 AUTO_TEAM_SIZE = 128  # pk.AUTO's most threads per team
@@ -122,119 +93,6 @@ def cupy_module() -> Any:
     return _cupy
 
 
-# ---------------------------------------------------------------- compilation
-
-
-def build_cuda(entry: CudaEntry, label: str, build: str = "release") -> tuple[Path, str, Any, Any]:
-    """Compile ``entry`` for this GPU (NVRTC; nvcc when NVRTC cannot run) as ``build``
-    (see :data:`BUILD_OPTIONS`), through the pkernels cache (``kernel.cu`` and
-    ``kernel.cubin`` side by side, one entry per build): the path of the generated
-    source, the source as compiled, the loaded ``__global__`` function and its module.
-
-    NVRTC is called directly rather than through ``cupy.RawModule(code=...)``, which
-    appends ``-ftz=true`` to every compile: float32 subnormals would then flush to zero,
-    where NumPy and the CPU spaces keep them."""
-    cp = cupy_module()
-    arch = f"sm_{cp.cuda.Device().compute_capability}"
-    try:
-        version = "nvrtc " + ".".join(map(str, cp.cuda.nvrtc.getVersion()))
-    except Exception:  # noqa: BLE001 - NVRTC missing: nvcc compiles (the key tells them apart)
-        version = "nvcc"
-    extra = BUILD_OPTIONS[build]
-    flags = (*OPTIONS, *extra)
-    directory = entry_dir(cache_key(entry.source, "cuda", version, flags, arch, runtime_digest()))
-    path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
-    code = entry.source.replace(GENERATED_PATH, _c_string_body(str(path)))
-
-    def compile_into(output: Path) -> None:
-        write_atomically(path, code.encode())
-        output.write_bytes(_compile(cp, code, arch, label, path, extra))
-
-    cached_build(cubin, compile_into)  # checked, or compiled once (see build.cache)
-    module = cp.RawModule(path=str(cubin))
-    return path, code, module.get_function(entry.symbol), module
-
-
-def _compile(
-    cp: Any, code: str, arch: str, label: str, path: Path, extra: tuple[str, ...] = ()
-) -> bytes:
-    """The cubin of ``code`` (stored at ``path``; NVRTC names the program by that path, so
-    line tables and cuda-gdb find it), compiled with :data:`OPTIONS` and ``extra``."""
-    try:
-        nvrtc = cp.cuda.nvrtc
-        program = nvrtc.createProgram(code, str(path), [], [])
-    except Exception as failure:  # noqa: BLE001 - no usable NVRTC: nvcc, if there is one
-        return _compile_with_nvcc(path, arch, label, failure, extra)
-    try:
-        try:
-            options = [*OPTIONS, *extra, include_option(), f"--gpu-architecture={arch}"]
-            nvrtc.compileProgram(program, options)
-        except nvrtc.NVRTCError:
-            log = nvrtc.getProgramLog(program)
-            raise CompileError(_describe_failure(log, label, path)) from None
-        return _whole_cubin(bytes(nvrtc.getCUBIN(program)))
-    finally:
-        nvrtc.destroyProgram(program)
-
-
-def _whole_cubin(cubin: bytes) -> bytes:
-    """The cubin NVRTC made, whole: CuPy's ``getCUBIN`` drops its last byte (it strips a
-    C string's terminator, as for PTX), which the cache's ELF check would rightly call a
-    cut-short file. That byte is the high byte of the last program header's alignment,
-    a zero; put it back only when that makes the ELF whole."""
-    if elf_problem(cubin) is not None and elf_problem(cubin + b"\0") is None:
-        return cubin + b"\0"
-    return cubin
-
-
-def _compile_with_nvcc(
-    path: Path, arch: str, label: str, failure: Exception, extra: tuple[str, ...] = ()
-) -> bytes:
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        raise CompileError(
-            f"NVRTC could not compile the code generated for {label} ({failure}) and nvcc "
-            "is not on the PATH"
-        ) from failure
-    # NVRTC declares printf itself; nvcc takes it from <cstdio>.
-    header = path.parent / "nvrtc_builtins.h"
-    write_atomically(header, b"#include <cstdio>\n")
-    output = path.parent / f".kernel.{os.getpid()}.cubin"
-    try:
-        proc = subprocess.run(
-            [nvcc, *NVCC_OPTIONS, *extra, include_option(), f"-arch={arch}", "--pre-include",
-             str(header), "-cubin", "-x", "cu", str(path), "-o", str(output)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if proc.returncode != 0:
-            raise CompileError(_describe_failure(proc.stdout + proc.stderr, label, path))
-        return output.read_bytes()
-    finally:
-        output.unlink(missing_ok=True)
-
-
-def _c_string_body(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _describe_failure(log: str, label: str, path: Path) -> str:
-    """A CUDA compiler failure is a pkernels bug: say where it came from, in Python terms
-    (NVRTC reports ``file(line): error: ...``, the file and line of the ``#line``)."""
-    import re
-
-    pattern = re.compile(
-        r"^(?P<file>[^\n]+?)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$"
-    )
-    first = next((m for m in map(pattern.match, log.splitlines()) if m), None)
-    where = f" at {first['file']}:{first['line']}" if first else ""
-    detail = first["msg"] if first else log.strip()[-2000:]
-    return (
-        f"internal error: the CUDA compiler rejected the code generated for {label}{where}: "
-        f"{detail}\nGenerated source: {path}\nThis is a bug in pkernels; please report it "
-        f"with the kernel's source.\n--- compiler output ---\n{log.strip()[-4000:]}"
-    )
-
-
 # ---------------------------------------------------------------- launching
 
 
@@ -246,7 +104,7 @@ class CudaKernel:
     ``operation``, ``filename``, ``lines`` (the Python lines of the body), ``source``
     (the generated CUDA C++, whose ``#line`` directives point at ``filename``),
     ``kernel_symbol``, ``debug`` (the ``-G`` build); ``build`` is "release", "checked"
-    or "debug" (:data:`BUILD_OPTIONS`).
+    or "debug" (:data:`.cuda_compile.BUILD_OPTIONS`).
     """
 
     name: str
