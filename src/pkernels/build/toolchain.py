@@ -18,12 +18,13 @@ from ..errors import CompileError
 # -fwrapv: int64 arithmetic wraps, as NumPy's does and as the -O0 debug build computes it;
 # without it g++ takes signed overflow as impossible and folds `x + 1 > x` to true, so a
 # release build and the debug build pkdb runs would disagree (no measurable cost here).
-# -funroll-loops with at most 2 copies: two vectors per loop iteration, as LLVM (Numba)
-# does; g++ alone does one (bench_kernels: the stencil 0.92 -> 0.98x Numba, LJ 1.00 ->
-# 1.03x, yAx unchanged); more copies (g++'s default 8) gained less on the stencil.
+# -funroll-loops with at most 4 copies: several vectors per loop iteration, as LLVM
+# (Numba) does; g++ alone does one (bench_kernels: the stencil 0.92 -> 0.98x Numba with 2
+# copies, 1.00-1.01x with 4; LJ 1.00 -> 1.03x; yAx unchanged); g++'s default 8 gained
+# less on the stencil.
 RELEASE_FLAGS = (
     "-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-fopenmp", "-g1",
-    "-fwrapv", "-funroll-loops", "--param=max-unroll-times=2",
+    "-fwrapv", "-funroll-loops", "--param=max-unroll-times=4",
 )  # fmt: skip
 DEBUG_FLAGS = ("-O0", "-g3", "-fno-omit-frame-pointer", "-fopenmp", "-fwrapv", "-DPK_DEBUG=1")
 COMMON_FLAGS = ("-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-w")
