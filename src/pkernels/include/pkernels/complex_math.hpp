@@ -20,6 +20,10 @@ PK_FN bool is_nan(double x) { return x != x; }
 PK_FN bool is_inf(double x) { return ::fabs(x) == inf(); }
 PK_FN bool is_finite(double x) { return ::fabs(x) < inf(); }
 PK_FN bool negative(double x) { return ::copysign(1.0, x) < 0; }  // -0.0 included
+// -x, NaN's sign bit flipped too. NumPy's (glibc's) results take the sign of an infinite
+// part from a NaN's sign where C99 leaves it open, through the rotations and reflections
+// below; the GPU's negation may give back a NaN of either sign, copysign keeps the bits.
+PK_FN double neg(double x) { return ::copysign(x, negative(x) ? 1.0 : -1.0); }
 
 constexpr double kPi = 3.141592653589793238462643383279502884;
 constexpr double kHalfPi = 1.570796326794896619231321691639751442;
@@ -33,8 +37,8 @@ using cd = complex<double>;
 // f(i z) rotated back: -i * f(i z), how sin, tan, asin, atan come from sinh, tanh, ...
 template <typename F>
 PK_FN cd rotated(F f, double x, double y) {
-    const cd w = f(-y, x);
-    return cd(w.im, -w.re);
+    const cd w = f(neg(y), x);
+    return cd(w.im, neg(w.re));
 }
 
 // ---- sqrt: Kahan's, scaled where the sum of the parts would overflow or lose bits.
@@ -128,8 +132,8 @@ PK_FN cd kahan_asin(double x, double y) {
 
 PK_FN cd asinh(double x, double y) {
     if (negative(x)) {  // asinh is odd
-        const cd w = asinh(-x, -y);
-        return cd(-w.re, -w.im);
+        const cd w = asinh(neg(x), neg(y));
+        return cd(neg(w.re), neg(w.im));
     }
     if (is_nan(x)) {
         if (y == 0) return cd(x, y);
@@ -177,8 +181,8 @@ PK_FN cd acosh(double x, double y) {
 // minus 1 is >= 0), and half the angle of (1 + z)(1 - conj z).
 PK_FN cd atanh(double x, double y) {
     if (negative(x)) {
-        const cd w = atanh(-x, -y);
-        return cd(-w.re, -w.im);
+        const cd w = atanh(neg(x), neg(y));
+        return cd(neg(w.re), neg(w.im));
     }
     if (is_nan(x)) return cd(is_inf(y) ? 0.0 : x, is_inf(y) ? ::copysign(kHalfPi, y) : nan());
     if (is_nan(y)) return cd(is_inf(x) || x == 0 ? ::copysign(0.0, x) : nan(), y);
@@ -198,7 +202,7 @@ PK_FN cd sin(double x, double y) {
 }
 PK_FN cd cos(double x, double y) {
     if (x == 0 && is_nan(y)) return cd(y, x);
-    return cosh(-y, x);
+    return cosh(neg(y), x);
 }
 PK_FN cd tan(double x, double y) { return rotated(tanh, x, y); }
 PK_FN cd asin(double x, double y) { return rotated(asinh, x, y); }
