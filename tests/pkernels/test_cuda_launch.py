@@ -352,6 +352,16 @@ def test_a_launch_polls_its_event_then_sleeps_on_it(fake_gpu, monkeypatch):
     assert FakeEvent.made == made + 2  # one per (thread, GPU), reused after
 
 
+def test_a_printing_kernels_wait_synchronises_so_its_lines_come_out(fake_gpu):
+    """Device printf's lines reach stdout at a synchronisation, not when an event query
+    finds the kernel done: a kernel that prints is waited for by synchronising."""
+    runtime = fake_gpu.cuda.runtime
+    runtime.answers = []  # done at once
+    cuda_wait.wait_for_stream(fake_gpu, prints=True)
+    (event,) = cuda_wait._events.by_device.values()
+    assert (event.records, event.synchronized, runtime.queries) == (1, 1, 0)
+
+
 # ---------------------------------------------------------------- layouts
 
 

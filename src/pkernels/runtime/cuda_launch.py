@@ -260,8 +260,9 @@ class CudaKernel:
         state = self._range_state(cp)
         # 32-bit index arithmetic, except in debug builds (cuda-gdb shows the 64-bit entry).
         function = state.function32(self.module) if shape.index32 and not self.debug else None
+        prints = self.entry.uses_print
         if self.entry.operation != "reduce":
-            _launch_shaped(cp, function or self.function, shape, (*bounds, *args))
+            _launch_shaped(cp, function or self.function, shape, (*bounds, *args), prints)
             return None
         acc = self.entry.acc_type
         assert acc is not None
@@ -270,7 +271,7 @@ class CudaKernel:
         with state.lock:  # one launch at a time uses the scratch
             ticket, result, partials = state.scratch(cp, shape.blocks, itemsize)
             lead = (np.uint64(partials), np.uint64(ticket), np.uint64(result))
-            _launch_shaped(cp, function or self.function, shape, (*bounds, *lead, *args))
+            _launch_shaped(cp, function or self.function, shape, (*bounds, *lead, *args), prints)
             value = np.empty(itemsize, dtype=np.uint8)
             state.read(result, value)
         if isinstance(acc, StructType):
@@ -354,7 +355,7 @@ class CudaKernel:
         # The RawKernel's Function for this GPU, called directly: RawKernel.__call__ only
         # adds a layer of keyword arguments on the way.
         self.function.kernel((blocks,), (threads,), args, shared)
-        wait_for_stream(cp)
+        wait_for_stream(cp, self.entry.uses_print)
 
 
 def raise_recorded_fault(record: Any) -> None:
@@ -463,11 +464,13 @@ def _check_tiling(tiling: tuple[int, ...], limit: int) -> None:
         )
 
 
-def _launch_shaped(cp: Any, function: Any, shape: LaunchShape, args: tuple) -> None:
+def _launch_shaped(
+    cp: Any, function: Any, shape: LaunchShape, args: tuple, prints: bool = False
+) -> None:
     """Launch ``function`` (a RawKernel) over ``shape`` and wait for it, as
     :meth:`CudaKernel._run` does (its Function called directly; :func:`wait_for_stream`)."""
     function.kernel(shape.grid, shape.block, args)
-    wait_for_stream(cp)
+    wait_for_stream(cp, prints)
 
 
 def _scan_shape(n: int) -> tuple[int, int, int]:

@@ -30,15 +30,20 @@ class _ThreadEvents(threading.local):
 _events = _ThreadEvents()
 
 
-def wait_for_stream(cp: Any) -> None:
+def wait_for_stream(cp: Any, prints: bool = False) -> None:
     """Return once the work queued so far on this thread's current CuPy stream is done;
-    raise CUDA's error (CuPy's ``CUDARuntimeError``) where a kernel failed."""
+    raise CUDA's error (CuPy's ``CUDARuntimeError``) where a kernel failed. ``prints``: a
+    kernel that printed; its lines reach stdout now (a synchronisation flushes device
+    printf's buffer, an event query that finds the kernel done does not)."""
     runtime = cp.cuda.runtime
     device = runtime.getDevice()
     event = _events.by_device.get(device)
     if event is None:  # the thread's first wait on this GPU: its event, kept for the next
         event = _events.by_device[device] = cp.cuda.Event(block=True, disable_timing=True)
     event.record()
+    if prints:
+        event.synchronize()
+        return
     ptr = event.ptr
     status = runtime.eventQuery(ptr)
     if status == _NOT_READY:
