@@ -120,10 +120,15 @@ class CommandLine:
 
 
 def attach_through_cli(
-    argv: Sequence[str], pid: int, settings: Sequence[str], timeout: float = 60.0
+    argv: Sequence[str],
+    pid: int,
+    settings: Sequence[str],
+    timeout: float = 60.0,
+    after_attach: Sequence[str] = (),
 ) -> tuple[CommandLine, MiSession]:
     """Start the debugger ``argv`` (its command line), apply ``settings`` (command-line
-    commands), attach to ``pid``, then open an MI interface on a new pseudo-terminal.
+    commands), attach to ``pid``, run ``after_attach``, then open an MI interface on a
+    new pseudo-terminal.
     Returns the command line (idle from then on: the MI session owns the process) and
     the MI session. The process is stopped (all of it, or every thread in non-stop mode).
     """
@@ -135,6 +140,8 @@ def attach_through_cli(
         refused = [line for line in output if any(word in line for word in _REFUSALS)]
         if refused:
             raise TargetError(f"cannot attach to process {pid}: {refused[0].strip()}")
+        for command in after_attach:
+            cli.run(command, timeout)
         master, slave = pty.openpty()
         try:
             tty.setraw(slave)  # no echo, no line editing: MI records pass as written

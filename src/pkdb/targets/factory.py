@@ -28,7 +28,7 @@ _SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
 _UNWIND_ON_SIGNAL = "-gdb-set unwindonsignal on"
 #: gdb reads no shared library's symbols by itself (Python, NumPy, BLAS...: most of an
 #: attach's time); the session loads those it needs (Controller.load_symbols). cuda-gdb
-#: reads libcuda's symbols to attach to a process that uses the GPU: not for it.
+#: as the CPU's debugger reads them all (the GPU's: cuda_gdb.CUDA_SETTINGS).
 _NO_AUTO_SYMBOLS = "-gdb-set auto-solib-add off"
 
 CPU_SPACES = ("openmp", "serial")

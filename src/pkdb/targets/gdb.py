@@ -63,6 +63,8 @@ class GdbController(Controller):
     #: MI settings of every session (the CPU's: non-stop); :class:`CudaGdbController`
     #: has its own.
     settings: tuple[str, ...] = BASE_SETTINGS
+    #: Command-line commands run right after a ``cli_first`` attach, before MI opens.
+    attach_commands: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -245,7 +247,11 @@ class GdbController(Controller):
         settings = [cli_command(c) for c in (*self.settings, *self._init_commands)]
         try:
             _, self._mi = attach_through_cli(
-                [self._path, "-q", "-nx"], pid, settings + list(CLI_OPTIONAL_SETTINGS), timeout
+                [self._path, "-q", "-nx"],
+                pid,
+                settings + list(CLI_OPTIONAL_SETTINGS),
+                timeout,
+                after_attach=self.attach_commands,
             )
         except TargetError as exc:
             if "ptrace" in exc.message and "not permitted" in exc.message:

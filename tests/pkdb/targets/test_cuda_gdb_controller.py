@@ -20,9 +20,12 @@ pytestmark = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not 
 
 
 @pytest.fixture
-def all_stop(debuggee):
+def all_stop(debuggee, kernels):
     controller = CudaGdbController("gdb")  # cuda-gdb's settings; gdb skips the CUDA ones
     controller.attach(debuggee.pid)
+    # It reads no library's symbols by itself: cuda-gdb debugs a GPU kernel from its CUDA
+    # module; this CPU kernel's symbols are loaded as the CPU session loads them.
+    controller.load_symbols(kernels.yax_so.name)
     yield controller
     controller.close()
 
