@@ -24,7 +24,7 @@ import itertools
 import linecache
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import typed_values
@@ -47,6 +47,9 @@ class GpuStop:
     focus: CudaFocus | None
     frame: int = 0  # 0: the innermost Python frame; past the kernel's: host frames
     listed: tuple[str, int, int] | None = None  # `list` goes on from here
+    # A CUDA exception's own (file, line) where the stopped warp has gone past it (see
+    # GpuController.exception_line); the focused thread's frame 0 shows it.
+    raised_at: tuple[str, int] | None = None
 
 
 @dataclass
@@ -295,7 +298,7 @@ class GpuKernelSession(DebuggerSession):
         if not self._settle_line_stop(event):
             controller.continue_()
             return None
-        self.stop = GpuStop(event, focus)
+        self.stop = GpuStop(event, focus, raised_at=_raised_at(controller, event))
         return self.stop
 
     def _focus_a_device_thread(self) -> CudaFocus | None:
@@ -325,9 +328,18 @@ class GpuKernelSession(DebuggerSession):
         return text.split(": ", 1)[1] if text.count(": ") >= 1 and ".py:" in text else text
 
     def python_frames(self) -> list[FrameInfo]:
-        """The focused thread's frames at Python lines (kernel, helpers), innermost first."""
-        frames = self.require_controller().stack(max_depth=64)
-        return [f for f in frames if f.file and f.file.endswith(".py")]
+        """The focused thread's frames at Python lines (kernel, helpers), innermost first;
+        at a CUDA exception, the innermost at the line that raised it."""
+        stack = self.require_controller().stack(max_depth=64)
+        frames = [f for f in stack if f.file and f.file.endswith(".py")]
+        raised_at = self.stop.raised_at if self.stop else None
+        if raised_at is None:
+            return frames
+        file, line = raised_at
+        if frames:
+            return [replace(frames[0], file=file, fullname=file, line=line), *frames[1:]]
+        function = stack[0].function if stack else None  # a release build's code, no line
+        return [FrameInfo(0, function, file, file, line, None)]
 
     def host_frames(self) -> list[FrameInfo]:
         """The dispatch's host frames, from its call site outwards."""
@@ -425,7 +437,9 @@ class GpuKernelSession(DebuggerSession):
             ctype = self.require_controller().variable_types(frame=level).get(name, "")
         except TargetError:
             ctype = ""
-        copy = memviews.encode_copy(flat, ctype, extents)
+        copy = memviews.encode_copy(flat, ctype, extents) or memviews.encode_copy(
+            flat, memviews.view_ctype_of(text, len(extents)), extents
+        )
         if copy is not None:
             return copy
         if len(extents) == 2:
@@ -551,6 +565,7 @@ class GpuKernelSession(DebuggerSession):
         stop.focus = focus
         stop.frame = 0
         stop.listed = None
+        stop.raised_at = None  # the exception's line was the stopped warp's
         return focus
 
     def source_line(self, frame: FrameInfo | None) -> str:
@@ -565,6 +580,19 @@ def _cuda_geometry() -> Any:
     from pkernels.runtime import cuda_geometry
 
     return cuda_geometry
+
+
+def _raised_at(controller: GpuController, event: StopEvent) -> tuple[str, int] | None:
+    """The Python line of the CUDA exception ``event`` stopped at, when cuda-gdb knows it."""
+    if event.reason != "signal-received" or not (event.signal_name or "").startswith(
+        "CUDA_EXCEPTION"
+    ):
+        return None
+    try:
+        raised_at = controller.exception_line()
+    except TargetError:
+        return None
+    return raised_at if raised_at and raised_at[0].endswith(".py") else None
 
 
 def _interrupted(event: StopEvent) -> bool:

@@ -19,7 +19,10 @@ _MARKER = "__pkdb_memview__"
 _FIELD_DATA = re.compile(r"\bdata = (?:\([^)]*\) )?0x([0-9a-fA-F]+)")
 _FIELD_EXTENT = re.compile(r"\bextent = \{([-\d, ]+)\}")
 _FIELD_STRIDE = re.compile(r"\bstride = \{([-\d, ]+)\}")
-_VIEW_TYPE = re.compile(r"pk_rt::R?View<\s*([^,]+?)\s*,\s*(\d+)\s*,")
+_VIEW_TYPE = re.compile(r"\bR?View<\s*([^,]+?)\s*,\s*(\d+)\s*,")  # pk_rt:: or not
+# A view's data pointer as gdb may print it, with its type: "data = (double *) 0x..."
+# (cuda-gdb adds memory-space qualifiers: "(@shared double *)").
+_DATA_CAST = re.compile(r"\bdata = \(([^)]*?)\s*\*\)")
 # The C++ element types of views (as gdb names them) -> NumPy dtypes.
 _DTYPES = {
     "double": "float64",
@@ -110,6 +113,17 @@ def encode_copy(elements: list[Any], ctype: str, shape: list[int]) -> dict[str, 
     if not all(isinstance(e, int | float) for e in elements):  # complex, structs: not read
         return None
     return {_COPY: {"elements": elements, "dtype": _DTYPES[match.group(1)], "shape": shape}}
+
+
+def view_ctype_of(text: str, rank: int) -> str:
+    """A view's C++ type as far as its gdb rendering ``text`` tells it (the element type
+    of a typed data pointer), for :func:`encode_copy` when its declared type is not
+    known; "" when the text does not say."""
+    cast = _DATA_CAST.search(text)
+    if cast is None:
+        return ""
+    element = " ".join(w for w in cast.group(1).split() if not w.startswith("@") and w != "const")
+    return f"View<{element}, {rank}, "
 
 
 def is_copy(value: object) -> bool:

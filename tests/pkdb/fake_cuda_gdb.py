@@ -40,6 +40,7 @@ class FakeCudaGdb:
     # The focus's stack when not just the kernel's frame at `line` (a helper, a hook).
     frames: list[FrameInfo] | None = None
     step_hook: bool = True  # the build has pk_step_hook (a debug build of today)
+    raised_at: tuple[str, int] | None = None  # where a CUDA exception was raised
     line_stops: list[LineStop | None] = field(default_factory=list)  # what was written
     alive: bool = True
     internal_errors: list[str] = field(default_factory=list)
@@ -124,6 +125,9 @@ class FakeCudaGdb:
                 True,
             )  # fmt: skip
         ]
+
+    def exception_line(self) -> tuple[str, int] | None:
+        return self.raised_at
 
     # -- inspection of the focus
     def stack(self, thread_id=None, max_depth=None) -> list[FrameInfo]:

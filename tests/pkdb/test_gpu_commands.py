@@ -382,3 +382,74 @@ def test_a_scratch_view_is_read_by_its_strides():
     padded = "{data = 0x7f00, extent = {4}, stride = {2}}"  # every other element
     assert session._scratch_values("s", padded, 0) == [0.0, 2.0, 4.0, 6.0]
     assert reader.asked == ["*s.data@6", "*s.data@6", "*s.data@7"]
+
+
+def test_a_scratch_view_of_unknown_type_is_typed_by_its_data_pointer(console):
+    """Where cuda-gdb names no C++ type for the view, the type its data pointer prints
+    with ("(@shared double *) 0x...") types the copy."""
+    fake = console.gpu.controller
+    fake.values = lambda block, thread: {
+        "j": "10", "s": "{data = (@shared double *) 0x1000, extent = {4}, stride = {1}}"
+    }  # fmt: skip
+    fake.types = {}
+    fake.expressions = {"*s.data@4": "{4, 5, 6, 7}"}
+    assert console.run("p s") == "array([4., 5., 6., 7.])"
+
+
+def test_a_cuda_exception_stops_at_the_line_that_raised_it(console):
+    """A warp stops past the instruction whose CUDA exception it raised (the exception is
+    imprecise): the stop, `where` and `p` are at the raising line cuda-gdb names, for the
+    thread stopped there; another thread's frame is its own."""
+    session, fake = console.gpu, console.gpu.controller
+    source = session.launch.filename
+    fake.raised_at = (source, 7)  # the store; the warp is at line 8
+    fake.events.append(
+        StopEvent("signal-received", signal_name="CUDA_EXCEPTION_14",
+                  signal_meaning="Warp Illegal Address")
+    )  # fmt: skip
+    session.stop = None
+    event = session.poll_stop(0.0).event
+    frontend = GpuFrontend.__new__(GpuFrontend)
+    frontend.session = session
+    lines = frontend.stop_text(event).splitlines()
+    assert lines[0] == f"> {source}(7)yAx()"
+    assert lines[1].endswith("received CUDA_EXCEPTION_14 (Warp Illegal Address)")
+    assert lines[2] == "-> for i in range(cols):"
+    assert console.run("p j") == "10"
+    console.run("cuda block 0 thread 11")
+    assert session.location(0).line == 8
+
+
+def test_a_release_builds_exception_without_a_line_names_the_raising_one(console):
+    """A release build's warp may stop in code with no line at all: the raising line is
+    then the only Python frame."""
+    session, fake = console.gpu, console.gpu.controller
+    fake.frames = [FrameInfo(0, "pk_cuda_entry", None, None, None, 0x10)]
+    fake.raised_at = ("/p/k.py", 12)
+    fake.events.append(StopEvent("signal-received", signal_name="CUDA_EXCEPTION_14"))
+    session.stop = None
+    session.poll_stop(0.0)
+    frame = session.location(0)
+    assert (frame.file, frame.line, frame.function) == ("/p/k.py", 12, "pk_cuda_entry")
+    fake.raised_at = ("/usr/include/pkernels/cuda.hpp", 40)  # not a Python line: not used
+    fake.events.append(StopEvent("signal-received", signal_name="CUDA_EXCEPTION_14"))
+    session.stop = None
+    session.poll_stop(0.0)
+    assert session.python_frames() == []
+
+
+def test_the_error_pc_cuda_gdb_prints_is_read_with_its_line():
+    from pkdb.targets.cuda_gdb import exception_pc
+
+    assert exception_pc("CUDA Exception: Warp Illegal Address\n"
+                        "The exception was triggered at PC 0x555555ef1200 (bug.py:11)\n"
+                        ) == ("0x555555ef1200", ("bug.py", 11))  # fmt: skip
+    with_function = (
+        "The exception was triggered at PC 0x7fff20cd8fb0  k<64>(char const*, int)  (/a/k.py:692)"
+    )
+    assert exception_pc(with_function) == ("0x7fff20cd8fb0", ("/a/k.py", 692))
+    assert exception_pc("The exception was triggered at PC 0x7ff35529cff0\n") == (
+        "0x7ff35529cff0",
+        None,
+    )
+    assert exception_pc("Thread 1 received signal SIGSEGV") is None

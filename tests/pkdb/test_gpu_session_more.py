@@ -183,7 +183,8 @@ def test_ctrl_c_stops_a_running_gpu_kernel_and_quit_leaves_no_process(tmp_path):
         session.child.expect("warm 5.0")
         time.sleep(3)
         session.child.sendintr()
-        out = session.wait_prompt(GPU_PROMPT)
+        # The terminal echoes the Ctrl-C as "^C" where the stop text then begins.
+        out = session.wait_prompt(GPU_PROMPT).replace("^C", "")
         who = r"block (\d+), thread (\d+) \(i=(\d+)\) interrupted"
         m = re.search(gpu_stop("spin_gpu.py", r"(\d+)", "spin", who), out, re.M)
         assert m, out

@@ -51,6 +51,9 @@ CUDA_SETTINGS: tuple[str, ...] = (
     "-gdb-set auto-solib-add off",
 )
 
+_TRIGGERED_AT = re.compile(r"exception was triggered at PC (0x[0-9a-fA-F]+)([^\n]*)")
+_FILE_LINE_AT_END = re.compile(r"\(([^()\n]+):(\d+)\)\s*$")
+_INFO_LINE = re.compile(r'Line (\d+) of "([^"]+)"')
 _FOCUS_TEXT = re.compile(r"kernel (\d+), block (\(\S+\)), thread (\(\S+\))")
 
 
@@ -197,6 +200,21 @@ class CudaGdbController(GdbController, GpuController):
     def device_info(self, topic: str) -> str:
         return self.send_raw(f"info cuda {topic}")
 
+    def exception_line(self) -> tuple[str, int] | None:
+        console = "".join(t for kind, t in self.mi.unclaimed_streams() if kind == "console")
+        raised = exception_pc(console)
+        if raised is None:
+            return None
+        address, where = raised
+        if where is not None:
+            return where
+        try:
+            answer = self._console(f"info line *{address}")
+        except TargetError:
+            return None
+        found = _INFO_LINE.search(answer)  # Line 7 of "/path/prog.py" starts at address ...
+        return (found[2], int(found[1])) if found else None
+
     def kernels(self) -> list[dict[str, Any]]:
         """cuda-gdb's table of running kernels (gridDim, blockDim, ... per kernel)."""
         table = self._cmd("-cuda-info-kernels").payload.get("InfoCudaKernelsTable", {})
@@ -257,3 +275,15 @@ class CudaGdbController(GdbController, GpuController):
 
     def _console(self, command: str, thread_id: int | None = None) -> str:
         return super()._console(command, None)  # --thread would move the focus to the host
+
+
+def exception_pc(console: str) -> tuple[str, tuple[str, int] | None] | None:
+    """The error PC of the latest CUDA exception cuda-gdb reported in ``console`` (its
+    output before the stop record: "The exception was triggered at PC 0x... [function]
+    [(file:line)]"), with its (file, line) when printed; None without one."""
+    found = _TRIGGERED_AT.findall(console)
+    if not found:
+        return None
+    address, rest = found[-1]
+    named = _FILE_LINE_AT_END.search(rest)  # the function, then (file:line) if known
+    return address, ((named[1], int(named[2])) if named else None)

@@ -131,6 +131,13 @@ class GpuController(Controller):
 
     stops_whole_process = True
 
+    def exception_line(self) -> tuple[str, int] | None:
+        """Where the CUDA exception of the stop just made was raised, as (file, line),
+        when the debugger knows: most exceptions are imprecise, the warp is stopped an
+        instruction or more past the faulting one (the next line, or code with no line).
+        None otherwise (the stop's own frame is then the best there is)."""
+        return None
+
     @abc.abstractmethod
     def focus(self) -> CudaFocus | None:
         """The device thread in focus, or None (the focus is on host code)."""
