@@ -30,6 +30,7 @@ from .kernel_requests import KernelRequests
 from .launch_message import launch_message
 from .link import AgentLink
 from .stop_indices import index_only_stops, why_gdb_tests
+from .trace_keeper import keep_instrumented
 
 _MAIN_THREAD_ID = threading.main_thread().ident  # compared with at every dispatch
 
@@ -113,6 +114,7 @@ class KernelObserver:
         rest of the dispatch is pkernels' own Python, where no pdb breakpoint is, and
         bdb would otherwise see each of its calls (pdb alone does, at every dispatch)."""
         trace = sys.gettrace()
+        keep_instrumented(trace is not None)  # switching below then stays cheap on 3.12+
         sys.settrace(None)
         compiled = False
         try:
