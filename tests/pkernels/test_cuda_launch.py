@@ -329,6 +329,27 @@ def test_the_fast_path_launches_what_the_full_path_does(fake_gpu, monkeypatch):
         pk.parallel_for(2**70, scale, out=out, x=x, a=2.0)
 
 
+def test_a_range_launched_again_is_shaped_once_and_another_range_anew(fake_gpu, monkeypatch):
+    """The grid, block and bounds of the last range a kernel ran are kept for the next
+    launch over it; a launch over another range, or an empty one, is shaped for itself."""
+    from pkernels.runtime import cuda_launch as launching
+
+    shaped: list[tuple[int, int]] = []
+    real_shape = launching.range_shape
+    monkeypatch.setattr(
+        launching,
+        "range_shape",
+        lambda begin, end, *rest: shaped.append((begin, end)) or real_shape(begin, end, *rest),
+    )
+    out, x = FakeDeviceArray(np.zeros(300)), FakeDeviceArray(np.arange(300.0))
+    for begin, end in [(1, 5), (1, 5), (1, 5), (0, 300), (1, 5), (3, 3)]:
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, begin, end), scale, out=out, x=x, a=2.0)
+    assert shaped == [(1, 5), (0, 300), (1, 5)]  # (3, 3) is empty: nothing launched
+    bounds = [call[2][:2] for call in fake_gpu.calls]
+    assert [tuple(int(b) for b in pair) for pair in bounds] == [(1, 5)] * 3 + [(0, 300), (1, 5)]
+    assert fake_gpu.calls[0][:2] == fake_gpu.calls[2][:2]  # the same grid and block
+
+
 def test_a_launch_polls_its_event_then_sleeps_on_it(fake_gpu, monkeypatch):
     runtime = fake_gpu.cuda.runtime
     runtime.answers = [600, 600]  # not ready twice, then done: no sleep

@@ -122,6 +122,9 @@ class CudaKernel:
     proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
     _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
+    # The last range or box launched and how (see _range_plan): a loop launching the
+    # same range again skips the shape arithmetic.
+    _last_range: Any = field(default=None, init=False, repr=False)
     _plan: CudaArgumentPlan = field(init=False, repr=False)
     _reports_faults: bool = field(init=False, repr=False)
     #: This kernel as the dispatch's range fast path launches it (made at its first).
@@ -249,29 +252,52 @@ class CudaKernel:
             _check_tiling(tiling, state.threads_limit)
         return box_shape(policy.begins, policy.ends, state.threads, tiling, budget)
 
-    def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
+    def _range_plan(self, cp: Any, policy: Any) -> tuple[tuple, LaunchShape, Any] | None:
+        """The bounds arguments, the shape and the entry function of a launch over
+        ``policy``'s range or box; None when it is empty. The last is kept for the next
+        launch over the same range on the same GPU (its shape depends on nothing else)."""
+        device = cp.cuda.runtime.getDevice()  # the multiprocessor count shapes the grid
+        if self.entry.rank == 1:
+            key: Any = (device, policy.begin, policy.end)
+        else:
+            tiling = getattr(policy, "tiling", None)
+            key = (device, tuple(policy.begins), tuple(policy.ends), tiling)
+        last = self._last_range
+        if last is not None and last[0] == key:
+            return last[1]
         begins, ends = _box(self.entry.rank, policy)
-        if any(e <= b for b, e in zip(begins, ends, strict=True)):
+        plan = None
+        if all(e > b for b, e in zip(begins, ends, strict=True)):
+            bounds: list[Any] = []
+            for b, e in zip(begins, ends, strict=True):
+                bounds += [np.int64(b), np.int64(e)]
+            shape = self._range_shape(cp, policy)
+            state = self._range_state(cp)
+            # 32-bit index arithmetic, except in debug builds (cuda-gdb shows the 64-bit
+            # entry).
+            function = state.function32(self.module) if shape.index32 and not self.debug else None
+            plan = (tuple(bounds), shape, function or self.function)
+        self._last_range = (key, plan)
+        return plan
+
+    def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
+        plan = self._range_plan(cp, policy)
+        if plan is None:
             return self._zero()
-        bounds: list[Any] = []
-        for b, e in zip(begins, ends, strict=True):
-            bounds += [np.int64(b), np.int64(e)]
-        shape = self._range_shape(cp, policy)
-        state = self._range_state(cp)
-        # 32-bit index arithmetic, except in debug builds (cuda-gdb shows the 64-bit entry).
-        function = state.function32(self.module) if shape.index32 and not self.debug else None
+        bounds, shape, function = plan
         prints = self.entry.uses_print
         if self.entry.operation != "reduce":
-            _launch_shaped(cp, function or self.function, shape, (*bounds, *args), prints)
+            _launch_shaped(cp, function, shape, (*bounds, *args), prints)
             return None
         acc = self.entry.acc_type
         assert acc is not None
         dtype = struct_dtype(acc) if isinstance(acc, StructType) else acc.np_dtype
         itemsize = dtype.itemsize
+        state = self._range_state(cp)
         with state.lock:  # one launch at a time uses the scratch
             ticket, result, partials = state.scratch(cp, shape.blocks, itemsize)
             lead = (np.uint64(partials), np.uint64(ticket), np.uint64(result))
-            _launch_shaped(cp, function or self.function, shape, (*bounds, *lead, *args), prints)
+            _launch_shaped(cp, function, shape, (*bounds, *lead, *args), prints)
             value = np.empty(itemsize, dtype=np.uint8)
             state.read(result, value)
         if isinstance(acc, StructType):
