@@ -275,3 +275,24 @@ def test_cache_dir_with_odd_characters(tmp_path, monkeypatch, odd):
     out = np.zeros(3)
     pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 3), module.poly, x=np.arange(3.0), out=out)
     assert out.tolist() == [1.0, 4.0, 13.0]
+
+
+def test_a_compiler_failure_names_the_python_line_of_gcc_and_of_nvrtc():
+    """A rejected generated source is reported as pkernels' bug, at the Python line its
+    ``#line`` directives name, whichever compiler's message form."""
+    from pathlib import Path
+
+    from pkernels.build.compiler import describe_compile_failure
+    from pkernels.runtime.cuda_compile import _describe_failure
+
+    gcc = "/p/k.py:12:5: error: 'x' was not declared in this scope\nmore"
+    text = describe_compile_failure(gcc, "kernel k", Path("/c/kernel.cpp"))
+    assert text.startswith("internal error: the C++ compiler rejected the code generated for ")
+    assert "kernel k at /p/k.py:12: 'x' was not declared" in text
+    assert "Generated source: /c/kernel.cpp" in text and text.endswith("more")
+    nvrtc = '/p/k.py(7): error: identifier "y" is undefined'
+    text = _describe_failure(nvrtc, "kernel k", Path("/c/kernel.cu"))
+    assert (
+        'the CUDA compiler rejected the code generated for kernel k at /p/k.py:7: identifier "y"'
+        in text
+    )

@@ -68,7 +68,7 @@ def build(
     start = time.perf_counter()
 
     def compile_into(output: Path) -> None:
-        write_atomically(cpp, source.replace(GENERATED_PATH, _c_string_body(str(cpp))).encode())
+        write_atomically(cpp, source.replace(GENERATED_PATH, c_string_body(str(cpp))).encode())
         with while_compiling():
             proc = subprocess.run(
                 [tool.path, *flags, include_option(), str(cpp), "-o", str(output)],
@@ -80,7 +80,7 @@ def build(
             unwritten = _unwritten(proc.stderr, library)
             if unwritten is not None:
                 raise unwritten
-            raise CompileError(_describe_failure(proc.stderr, label, cpp))
+            raise CompileError(describe_compile_failure(proc.stderr, label, cpp))
 
     if not cached_build(library, compile_into):
         return BuiltModule(library, cpp, key, debug, 0.0, checked)
@@ -115,18 +115,25 @@ def _unwritten(stderr: str, library: Path) -> CacheWriteError | None:
     return None
 
 
-def _c_string_body(text: str) -> str:
+def c_string_body(text: str) -> str:
     """``text`` escaped for use between the quotes of a C string (a ``#line`` file name)."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _describe_failure(stderr: str, label: str, cpp: Path) -> str:
-    """A compiler failure is a pkernels bug: say where it came from, in Python terms."""
-    first = next((m for m in map(_ERROR_LINE.match, stderr.splitlines()) if m), None)
+def describe_compile_failure(
+    log: str,
+    label: str,
+    source: Path,
+    compiler: str = "C++",
+    error_line: re.Pattern[str] = _ERROR_LINE,
+) -> str:
+    """A compiler failure is a pkernels bug: say where it came from, in Python terms (the
+    file and line of the first ``error_line`` in ``log``: the ``#line`` directives')."""
+    first = next((m for m in map(error_line.match, log.splitlines()) if m), None)
     where = f" at {first['file']}:{first['line']}" if first else ""
-    detail = first["msg"] if first else stderr.strip()[-2000:]
+    detail = first["msg"] if first else log.strip()[-2000:]
     return (
-        f"internal error: the C++ compiler rejected the code generated for {label}{where}: "
-        f"{detail}\nGenerated source: {cpp}\nThis is a bug in pkernels; please report it "
-        f"with the kernel's source.\n--- compiler output ---\n{stderr.strip()[-4000:]}"
+        f"internal error: the {compiler} compiler rejected the code generated for {label}"
+        f"{where}: {detail}\nGenerated source: {source}\nThis is a bug in pkernels; please "
+        f"report it with the kernel's source.\n--- compiler output ---\n{log.strip()[-4000:]}"
     )

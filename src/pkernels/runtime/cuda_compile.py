@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..build.cache import cache_key, cached_build, entry_dir, write_atomically
-from ..build.compiler import GENERATED_PATH
+from ..build.compiler import GENERATED_PATH, c_string_body, describe_compile_failure
 from ..build.elf import elf_problem
 from ..build.runtime import include_option, runtime_digest
 from ..errors import CompileError
@@ -68,7 +68,7 @@ def build_cuda(entry: CudaEntry, label: str, build: str = "release") -> tuple[Pa
     flags = (*OPTIONS, *extra)
     directory = entry_dir(cache_key(entry.source, "cuda", version, flags, arch, runtime_digest()))
     path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
-    code = entry.source.replace(GENERATED_PATH, _c_string_body(str(path)))
+    code = entry.source.replace(GENERATED_PATH, c_string_body(str(path)))
 
     def compile_into(output: Path) -> None:
         write_atomically(path, code.encode())
@@ -137,21 +137,11 @@ def _compile_with_nvcc(
         output.unlink(missing_ok=True)
 
 
-def _c_string_body(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+#: NVRTC's and nvcc's error lines: ``file(line): error: ...`` (the ``#line``'s file and line).
+_CUDA_ERROR_LINE = re.compile(
+    r"^(?P<file>[^\n]+?)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$"
+)
 
 
 def _describe_failure(log: str, label: str, path: Path) -> str:
-    """A CUDA compiler failure is a pkernels bug: say where it came from, in Python terms
-    (NVRTC reports ``file(line): error: ...``, the file and line of the ``#line``)."""
-    pattern = re.compile(
-        r"^(?P<file>[^\n]+?)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$"
-    )
-    first = next((m for m in map(pattern.match, log.splitlines()) if m), None)
-    where = f" at {first['file']}:{first['line']}" if first else ""
-    detail = first["msg"] if first else log.strip()[-2000:]
-    return (
-        f"internal error: the CUDA compiler rejected the code generated for {label}{where}: "
-        f"{detail}\nGenerated source: {path}\nThis is a bug in pkernels; please report it "
-        f"with the kernel's source.\n--- compiler output ---\n{log.strip()[-4000:]}"
-    )
+    return describe_compile_failure(log, label, path, "CUDA", _CUDA_ERROR_LINE)
