@@ -22,8 +22,18 @@ PK_FN bool is_finite(double x) { return ::fabs(x) < inf(); }
 PK_FN bool negative(double x) { return ::copysign(1.0, x) < 0; }  // -0.0 included
 // -x, NaN's sign bit flipped too. NumPy's (glibc's) results take the sign of an infinite
 // part from a NaN's sign where C99 leaves it open, through the rotations and reflections
-// below; the GPU's negation may give back a NaN of either sign, copysign keeps the bits.
-PK_FN double neg(double x) { return ::copysign(x, negative(x) ? 1.0 : -1.0); }
+// below. The GPU's float negation (PTX neg.f64, which any bit-flip the compiler sees
+// becomes) may give back a NaN of either sign: flip the bit where the compiler cannot
+// see it (pk.asin(inf + nan j) came out nan - inf j on an H100, NumPy's nan + inf j).
+#ifdef __CUDA_ARCH__
+PK_FN double neg(double x) {
+    long long bits = __double_as_longlong(x);
+    asm("xor.b64 %0, %0, 0x8000000000000000;" : "+l"(bits));
+    return __longlong_as_double(bits);
+}
+#else
+PK_FN double neg(double x) { return -x; }  // x86: a sign-bit xor, NaN or not
+#endif
 
 constexpr double kPi = 3.141592653589793238462643383279502884;
 constexpr double kHalfPi = 1.570796326794896619231321691639751442;
