@@ -242,6 +242,18 @@ struct NoRef<T&> {
 
 // Either kind of view (View, RView): a checked release build checks restrict-qualified
 // accesses too.
+// A failed index check, out of line and cold: the checked loops keep a compare and a
+// branch per index, not the message's formatting.
+__attribute__((cold, noinline)) static void index_fault(int64_t i, int axis, const char* name,
+                                                        int64_t extent, const char* file,
+                                                        int line) {
+    char what[256];
+    std::snprintf(what, sizeof what,
+                  "index %lld is out of range for axis %d of view '%s' with extent %lld",
+                  (long long)i, axis, name, (long long)extent);
+    fault(1, file, line, what);
+}
+
 template <typename V>
 static inline auto at_checked(const V& v, const int64_t* idx, const char* name,
                               const char* file, int line) -> decltype(*v.data) {
@@ -250,12 +262,9 @@ static inline auto at_checked(const V& v, const int64_t* idx, const char* name,
     constexpr bool C = V::contiguous;
     int64_t offset = 0;
     for (int k = 0; k < R; ++k) {
-        if (idx[k] < 0 || idx[k] >= v.extent[k]) {
-            char what[256];
-            std::snprintf(what, sizeof what,
-                          "index %lld is out of range for axis %d of view '%s' with extent %lld",
-                          (long long)idx[k], k, name, (long long)v.extent[k]);
-            fault(1, file, line, what);
+        // One unsigned compare: a negative index is a huge one.
+        if (__builtin_expect((uint64_t)idx[k] >= (uint64_t)v.extent[k], 0)) {
+            index_fault(idx[k], k, name, v.extent[k], file, line);
             return fault_slot<T>();
         }
         offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
@@ -269,12 +278,8 @@ static inline auto at_checked(const V& v, const int64_t* idx, const char* name,
 static inline int64_t subview_index(int64_t i, int64_t extent, const char* name, int axis,
                                     const char* file, int line) {
 #if PK_CHECKS
-    if (i < 0 || i >= extent) {
-        char what[256];
-        std::snprintf(what, sizeof what,
-                      "index %lld is out of range for axis %d of view '%s' with extent %lld",
-                      (long long)i, axis, name, (long long)extent);
-        fault(1, file, line, what);
+    if (__builtin_expect((uint64_t)i >= (uint64_t)extent, 0)) {
+        index_fault(i, axis, name, extent, file, line);
         return 0;
     }
 #else
