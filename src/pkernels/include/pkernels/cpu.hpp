@@ -366,6 +366,19 @@ static inline T check_exponent(T e, const char* file, int line) {
 // ---- int(x), round(x), math.floor(x) of a float: a NaN, an infinity or a value past the
 // integer type is an error in debug builds (Python raises, or makes a bigger integer; the
 // C++ conversion gives any number)
+__attribute__((cold, noinline)) static void float_to_int_fault(double x, int bits,
+                                                               bool is_signed,
+                                                               const char* file, int line) {
+    if (x != x) {
+        fault(5, file, line, "cannot convert float NaN to integer");
+        return;
+    }
+    char what[160];
+    std::snprintf(what, sizeof what, "cannot convert %.17g to a %d-bit %s integer", x, bits,
+                  is_signed ? "signed" : "unsigned");
+    fault(6, file, line, what);
+}
+
 template <typename T, typename F>
 static inline T float_to_int(F x, const char* file, int line) {
 #if PK_CHECKS
@@ -373,14 +386,9 @@ static inline T float_to_int(F x, const char* file, int line) {
     const int bits = 8 * (int)sizeof(T);
     const F end = std::ldexp((F)1, is_signed ? bits - 1 : bits);  // the first value past T
     const F whole = std::trunc(x);
-    if (x != x) {
-        fault(5, file, line, "cannot convert float NaN to integer");
-    } else if (!(whole >= (is_signed ? -end : (F)0) && whole < end)) {
-        char what[160];
-        std::snprintf(what, sizeof what, "cannot convert %.17g to a %d-bit %s integer",
-                      (double)x, bits, is_signed ? "signed" : "unsigned");
-        fault(6, file, line, what);
-    }
+    // NaN fails the test too; the message is made out of line (see index_fault).
+    if (__builtin_expect(!(whole >= (is_signed ? -end : (F)0) && whole < end), 0))
+        float_to_int_fault((double)x, bits, is_signed, file, line);
 #else
     (void)file; (void)line;
 #endif
