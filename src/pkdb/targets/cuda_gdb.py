@@ -31,7 +31,7 @@ from .device import (
     dim3_text,
 )
 from .gdb import GdbController
-from .gdb_settings import OUTPUT_SETTINGS, SIGINT_PASS
+from .gdb_settings import NO_AUTO_SYMBOLS, OUTPUT_SETTINGS, SIGINT_PASS
 from .mi import mi_quote
 from .mi_records import as_list, frame_of, int_field
 
@@ -48,7 +48,7 @@ CUDA_SETTINGS: tuple[str, ...] = (
     # Reading the symbols of every library of a CuPy process took half of an attach (1.71
     # s against 0.85 s with libcuda's alone, on an H200 machine); kernels are debugged
     # from the CUDA modules' own debug information, and host frames come from Python.
-    "-gdb-set auto-solib-add off",
+    NO_AUTO_SYMBOLS,
 )
 
 _TRIGGERED_AT = re.compile(r"exception was triggered at PC (0x[0-9a-fA-F]+)([^\n]*)")

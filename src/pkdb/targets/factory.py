@@ -14,6 +14,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from .errors import TargetError
+from .gdb_settings import NO_AUTO_SYMBOLS
 
 if TYPE_CHECKING:  # the controllers load with the first kernel debugged
     from .base import Controller
@@ -26,10 +27,6 @@ _SKIP_RUNTIME = '-interpreter-exec console "skip -rfunction ^pk_rt::"'
 #: that gets a signal -- a thread whose stack overflowed -- is unwound, the thread left
 #: as it was.
 _UNWIND_ON_SIGNAL = "-gdb-set unwindonsignal on"
-#: gdb reads no shared library's symbols by itself (Python, NumPy, BLAS...: most of an
-#: attach's time); the session loads those it needs (Controller.load_symbols). cuda-gdb
-#: as the CPU's debugger reads them all (the GPU's: cuda_gdb.CUDA_SETTINGS).
-_NO_AUTO_SYMBOLS = "-gdb-set auto-solib-add off"
 
 CPU_SPACES = ("openmp", "serial")
 GPU_SPACES = ("cuda",)
@@ -74,7 +71,9 @@ def cpu_controller() -> Controller:
     from .gdb import GdbController, is_cuda_gdb
 
     path = gdb_path()
-    lazy = () if is_cuda_gdb(shutil.which(path) or path) else (_NO_AUTO_SYMBOLS,)
+    # gdb loads the libraries' symbols it needs (Controller.load_symbols); cuda-gdb as the
+    # CPU's debugger reads them all.
+    lazy = () if is_cuda_gdb(shutil.which(path) or path) else (NO_AUTO_SYMBOLS,)
     return GdbController(path, init_commands=(_SKIP_RUNTIME, _UNWIND_ON_SIGNAL, *lazy))
 
 

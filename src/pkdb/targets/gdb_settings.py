@@ -6,6 +6,9 @@ import os
 
 SIGINT_PASS = '-interpreter-exec console "handle SIGINT nostop noprint pass"'
 SIGINT_STOP = '-interpreter-exec console "handle SIGINT stop print nopass"'
+#: Read no shared library's symbols unasked (a CuPy or NumPy process loads dozens: most of
+#: an attach's time); a session loads the ones it needs.
+NO_AUTO_SYMBOLS = "-gdb-set auto-solib-add off"
 
 #: How gdb and cuda-gdb print, for pkdb to read: no pager, no line wrapping, no
 #: questions, values whole on one line.
