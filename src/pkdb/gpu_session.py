@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pkernels.translate.emit_cpp import COPIED_PARAM_PREFIX
+
 from . import typed_values
 from .debugger_session import DebuggerSession
 from .gdbexpr import ConditionError, parse_gdb_value, python_to_c
@@ -362,6 +364,18 @@ class GpuKernelSession(DebuggerSession):
 
     # -- values ------------------------------------------------------------------------
 
+    def frame_variables(self, level: int) -> tuple[dict[str, str], dict[str, str]]:
+        """The (arguments, locals) of kernel frame ``level`` as cuda-gdb shows them, with
+        a helper's scalar parameters among the arguments (the code has them as locals of
+        their own name: pkernels' CudaEmitter.copied_param)."""
+        controller = self.require_controller()
+        local = controller.locals(frame=level)
+        args: dict[str, str] = {}
+        for name, text in controller.args(frame=level).items():
+            own = name.removeprefix(COPIED_PARAM_PREFIX)
+            args[own] = local.pop(own, text) if own != name else text
+        return args, local
+
     def kernel_values(self, frame: int | None = None) -> dict[str, Any]:
         """The focused thread's scalars (and team member, structs) of a kernel frame as
         Python values, for the evaluation helper; views and random pools are left out
@@ -371,8 +385,8 @@ class GpuKernelSession(DebuggerSession):
         level = self.frame_level(stop.frame if frame is None else frame)
         if level is None:
             return {}
-        controller = self.require_controller()
-        raw = {**controller.args(frame=level), **controller.locals(frame=level)}
+        args, local = self.frame_variables(level)
+        raw = {**args, **local}
         launch = self.launch
         views = launch.views if launch else {}
         kinds = launch.variable_kinds if launch else {}

@@ -142,6 +142,18 @@ def test_locals_args_and_statements(console):
     assert "evaluate temp2 = 6.0" in console.gpu.controller.commands
 
 
+def test_a_helpers_scalar_parameters_are_its_arguments(console):
+    """A helper's scalar parameter arrives as pk_arg_<name> (shown "<optimized out>" by
+    cuda-gdb) and is copied into a local of its own name (CudaEmitter.copied_param):
+    ``args``, ``locals`` and ``p`` show it as the parameter it is."""
+    fake = console.gpu.controller
+    fake.values = lambda block, thread: {"pk_arg_v": "<optimized out>", "w": "1.5", "v": "5.5"}
+    fake.arguments = ("pk_arg_v",)
+    assert console.run("args").splitlines() == ["v = 5.5"]
+    assert console.run("locals").splitlines() == ["w = 1.5"]
+    assert console.run("p v + 0.25") == "5.75"
+
+
 def test_until_breaks_at_the_next_line_for_the_focused_thread(console):
     console.run("until")
     bp = console.gpu.controller.inserted[-1]

@@ -88,8 +88,10 @@ def test_every_statement_loop_test_and_helper_can_stop():
     head = next(t for t in lines if t.strip().startswith(f"PK_LINE({FOR}); for ("))
     assert f"; PK_LINE({FOR}), pk_it" in head
     assert any(t.strip().startswith(f"while ((PK_LINE({WHILE}), ") for t in lines)
-    helper = next(t for t in lines if "pk_fn_doubled_(double v) {" in t)
-    assert helper.endswith("{ PK_STEP_DEPTH")  # one call deeper while it runs
+    helper = next(t for t in lines if "pk_fn_doubled_(double pk_arg_v) {" in t)
+    # One call deeper while it runs; its parameter a local of its name (which cuda-gdb
+    # reads where it showed the parameter as "<optimized out>").
+    assert helper.endswith("{ PK_STEP_DEPTH double v = pk_arg_v;")
     # The hook's caller is at the Python line it names (frame 1 of a stop there).
     for text in (source, _team()):
         pairs = _hook_lines(text)

@@ -203,11 +203,11 @@ class CudaGdbController(GdbController, GpuController):
     def exception_line(self) -> tuple[str, int] | None:
         console = "".join(t for kind, t in self.mi.unclaimed_streams() if kind == "console")
         raised = exception_pc(console)
-        if raised is None:
-            return None
-        address, where = raised
-        if where is not None:
-            return where
+        if raised is not None and raised[1] is not None:
+            return raised[1]
+        # Over MI cuda-gdb drops that sentence's text (an MI ui_out prints fields, not
+        # text): ask for the error PC register itself, which it keeps for the warp.
+        address = raised[0] if raised is not None else "$errorpc"
         try:
             answer = self._console(f"info line *{address}")
         except TargetError:

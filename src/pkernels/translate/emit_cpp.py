@@ -29,6 +29,9 @@ from .ir import ViewType
 from .printf import PrintSpec, printf_format
 
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
+#: The C++ name a copied helper parameter arrives under (CppEmitter.copied_param);
+#: debuggers leave ``pk_`` names out of a frame's variables.
+COPIED_PARAM_PREFIX = "pk_arg_"
 
 
 def view_cpp_type(view: ViewType) -> str:
@@ -193,6 +196,8 @@ class CppEmitter(CppExpressions):
                 views += 1
             elif isinstance(p.type, ir.StructType):
                 params.append(f"{p.type.ctype}& {name}")
+            elif self.copied_param(p):
+                params.append(f"{p.type.ctype} {COPIED_PARAM_PREFIX}{name}")
             else:
                 params.append(self.param_decl(p))
         template = ""
@@ -201,6 +206,11 @@ class CppEmitter(CppExpressions):
             template = f"PK_HELPER_TEMPLATE({names}) "
         ret = fn.return_type.ctype if fn.return_type is not None else "void"
         return f"{template}static inline {ret} {cpp_name(fn.name)}({', '.join(params)})"
+
+    def copied_param(self, p: ir.Param) -> bool:
+        """Whether a helper's parameter ``p`` arrives under another name and is copied
+        into a local of its own name at the helper's start (CudaEmitter's scalars)."""
+        return False
 
     def struct_definitions(self, structs: list[ir.StructType]) -> None:
         """The C++ structs of the classtypes (fields in declaration order). The converting

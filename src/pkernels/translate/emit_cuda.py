@@ -42,7 +42,7 @@ from ..api.types import DataType
 from ..build.compiler import GENERATED_PATH
 from . import emit_cpp, emit_launch, ir
 from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
-from .emit_cpp import CppEmitter, view_cpp_type
+from .emit_cpp import COPIED_PARAM_PREFIX, CppEmitter, view_cpp_type
 from .emit_exprs import KERNEL_NAMESPACE, atomic_update, c_string, cpp_name
 from .ir import ViewType
 from .printf import printf_format
@@ -129,7 +129,19 @@ class CudaEmitter(CppEmitter):
         if not is_kernel:  # a helper: one call deeper for next (PK_STEP_DEPTH)
             signature = start + 1  # after the function's #line
             assert self.lines[signature].endswith(" {"), self.lines[signature]
-            self.lines[signature] += " PK_STEP_DEPTH"
+            copies = [
+                f"{p.type.ctype} {cpp_name(p.name)} = {COPIED_PARAM_PREFIX}{cpp_name(p.name)};"
+                for p in fn.params
+                if self.copied_param(p)
+            ]
+            self.lines[signature] += " ".join([" PK_STEP_DEPTH", *copies])
+
+    def copied_param(self, p: ir.Param) -> bool:
+        # At a stop inside a helper of a -G build (pk_step_hook, called from its first
+        # line) cuda-gdb showed its scalar parameters as "<optimized out>" and its locals
+        # with their values (H100, CUDA 13). So they are locals of their own name; a
+        # release build optimises the copy away.
+        return isinstance(p.type, DataType) and p.role != "acc"
 
     def print_stmt(self, s: ir.Print) -> None:
         if s.python_style:  # pk_rt::Printer: CUDA_PRINT_PRELUDE's, the CPU's interface

@@ -85,8 +85,7 @@ def _show_values(console: GpuConsole, arguments: bool) -> None:
     if level is None:
         console.error("a host frame: 'down' to the kernel's frames")
         return
-    controller = gpu.require_controller()
-    raw = controller.args(frame=level) if arguments else controller.locals(frame=level)
+    raw = gpu.frame_variables(level)[0 if arguments else 1]
     values = gpu.kernel_values()
     for name in raw:
         if name.startswith("pk_"):
