@@ -116,13 +116,16 @@ def test_a_box_runs_each_index_once_in_the_thread_the_mapping_names(
 
 
 def test_the_innermost_index_runs_along_x_one_index_per_thread():
-    # A 512^3 stencil: blocks of 256 threads along the last index, a block per (i, j).
+    # A 512^3 stencil: blocks 64 along the last index by 4 rows (as a hand-written
+    # stencil tiles: the rows share their neighbours' loads), a block per (k, j, i) tile.
     shape = box_shape([0, 0, 0], [512, 512, 512], 256)
-    assert shape == LaunchShape((2, 512, 512), (256, 1, 1), True)
+    assert shape == LaunchShape((8, 128, 512), (64, 4, 1), True)
     geometry = {"kind": "box", **shape.as_geometry(), "begins": [0, 0, 0],
                 "ends": [512, 512, 512]}  # fmt: skip
-    # (i, j, k): block (k // 256, j, i), thread k % 256.
-    assert thread_of_box_index(geometry, [3, 7, 300]) == ((1, 7, 3), (44, 0, 0))
+    # (i, j, k): block (k // 64, j // 4, i), thread (k % 64, j % 4).
+    assert thread_of_box_index(geometry, [3, 7, 300]) == ((4, 1, 3), (44, 3, 0))
+    # A box of two rows: the block is as wide as two rows let it be.
+    assert box_shape([0, 0], [2, 4096], 256).block == (128, 2, 1)
 
 
 def test_grids_keep_to_cuda_limits_and_32_bit_indices_only_where_they_fit():
@@ -433,7 +436,7 @@ def test_a_box_reduce_of_a_struct_and_a_for_launch_on_the_fake_gpu():
     kernel, cupy = _fake_kernel(_fill3, "for", 3, out=np.zeros((3, 4, 5)))
     kernel._launch_range(cupy, pk.MDRangePolicy([0, 0, 0], [512, 512, 512]), [])
     ((name, grid, block, args),) = cupy.launches
-    assert (name, grid, block) == (ENTRY_32, (2, 512, 512), (256, 1, 1))
+    assert (name, grid, block) == (ENTRY_32, (8, 128, 512), (64, 4, 1))
     assert [int(a) for a in args] == [0, 512, 0, 512, 0, 512]  # no scratch for a for
     tiled = pk.MDRangePolicy([0, 0, 0], [8, 8, 8], tiling=(2, 4, 8))
     kernel._launch_range(cupy, tiled, [])

@@ -16,7 +16,9 @@ functions, from the dictionary :meth:`CudaKernel.geometry` returns.
   loops, when the grid is smaller than the box, give one thread several offsets). The
   block shape is the policy's ``tiling`` when given (its last entry along x, the one
   before along y, the product of the others along z), else the block's threads spread
-  over x, then y, then z, in powers of two no larger than the box.
+  over x (at most 64 wide while the other axes can fill the block: rows that share
+  neighbours in a block share their loads), then y, then z, in powers of two no larger
+  than the box.
 
 Grids keep to CUDA's limits (2^31 - 1 blocks along x, 65535 along y and z). A launch
 uses 32-bit index arithmetic when every index and offset it computes fits in an int32.
@@ -32,6 +34,7 @@ from typing import Any
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 MAX_BLOCK_Z = 64
+TILE_X = 64  # a box's block width when its other axes can fill the block (box_block)
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 Dim3 = tuple[int, int, int]
@@ -89,6 +92,10 @@ def box_block(counts: Sequence[int], threads: int, tiling: Sequence[int] | None)
     inner, after = counts[-1], counts[-2]
     outer = math.prod(counts[:-2])
     x = min(threads, _power_of_two_at_least(inner))
+    # A block several rows tall shares its rows' neighbours in L1 (a stencil's j +- 1),
+    # where one a whole row wide reads them from L2: at most TILE_X wide while the other
+    # axes have the rows to fill it, as hand-written stencils tile.
+    x = max(min(x, TILE_X), threads // _power_of_two_at_least(after * outer))
     y = min(threads // x, _power_of_two_at_least(after))
     z = min(threads // (x * y), _power_of_two_at_least(outer), MAX_BLOCK_Z)
     return (x, y, z if len(counts) > 2 else 1)
