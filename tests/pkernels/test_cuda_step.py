@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from team_kernels import reverse_rows
+from team_kernels import reverse_rows, row_prefix, team_yax
 
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
@@ -127,3 +127,19 @@ def test_debug_builds_compile_with_the_hook_and_release_builds_without(tmp_path)
     plain = re.sub(r"PK_LINE\(\d+\)(; |, )", "", source).replace(" PK_STEP_DEPTH", "")
     assert "PK_LINE" not in plain
     assert release == _nvcc(tmp_path, "plain", plain, "-ptx").read_text()
+
+
+def test_a_teams_for_is_strided_over_its_ranks_and_its_reduce_chunked():
+    """A TeamThreadRange parallel_for gives team rank r the indices r, r + size, ... (as
+    Kokkos maps it on CUDA: a warp's threads touch consecutive elements); a team reduce
+    or scan keeps each rank's contiguous chunk, combined in rank order as on the CPU."""
+    strided = re.findall(r"pk_n(\d+) \+= team_member\.team_size", _team())
+    assert len(strided) == 2, _team()  # both of reverse_rows' loops
+    reduce = _source(team_yax, "reduce", TEAM, cols=4, y=np.zeros(4), x=np.zeros(4),
+                     A=np.zeros((4, 4)))  # fmt: skip
+    scan = _source(row_prefix, "for", TEAM, out=np.zeros((2, 4), np.int64),
+                   totals=np.zeros(2, np.int64), inp=np.zeros((2, 4), np.int64))  # fmt: skip
+    for source in (reduce, scan):
+        assert (
+            "pk_rt::team_chunk(team_member" in source and "+= team_member.team_size" not in source
+        )

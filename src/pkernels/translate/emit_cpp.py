@@ -207,6 +207,18 @@ class CppEmitter(CppExpressions):
         ret = fn.return_type.ctype if fn.return_type is not None else "void"
         return f"{template}static inline {ret} {cpp_name(fn.name)}({', '.join(params)})"
 
+    def team_share(
+        self, s: ir.NestedParallel, n: str, team: str, begin: str, end: str
+    ) -> tuple[list[str], str]:
+        """This thread's share of a team-split range [begin, end): the lines that set
+        ``pk_lo<n>`` and ``pk_hi<n>``, and the loop's increment of ``pk_n<n>``. Here a
+        contiguous chunk per team rank, in rank order (team_combine.hpp's team_chunk),
+        which reductions and scans combine bit for bit alike on every backend."""
+        return [
+            f"int64_t pk_lo{n}, pk_hi{n};",
+            f"pk_rt::team_chunk({team}, {begin}, {end}, &pk_lo{n}, &pk_hi{n});",
+        ], f"++pk_n{n}"
+
     def copied_param(self, p: ir.Param) -> bool:
         """Whether a helper's parameter ``p`` arrives under another name and is copied
         into a local of its own name at the helper's start (CudaEmitter's scalars)."""
@@ -355,9 +367,11 @@ class CppEmitter(CppExpressions):
             begin, end = "0", count
         else:
             begin, end = self.cast(s.begins[0], t.int64), self.cast(s.ends[0], t.int64)
+        increment = f"++pk_n{n}"
         if split:
-            at(loop, f"int64_t pk_lo{n}, pk_hi{n};")
-            at(loop, f"pk_rt::team_chunk({team}, {begin}, {end}, &pk_lo{n}, &pk_hi{n});")
+            lines, increment = self.team_share(s, n, team, begin, end)
+            for text in lines:
+                at(loop, text)
         else:
             at(loop, f"const int64_t pk_lo{n} = {begin}, pk_hi{n} = {end};")
         acc = cpp_name(s.acc.name) if s.acc is not None else None
@@ -382,7 +396,7 @@ class CppEmitter(CppExpressions):
                 f"if (pk_pass{n} == 1) {{ {acc} = pk_rt::team_scan({team}, {acc}, &pk_total{n}, "
                 f"__FILE__, __LINE__); {cpp_name(s.last_pass.name)} = true; }}",
             )
-        at(loop, f"for (int64_t pk_n{n} = pk_lo{n}; pk_n{n} < pk_hi{n}; ++pk_n{n}) {{")
+        at(loop, f"for (int64_t pk_n{n} = pk_lo{n}; pk_n{n} < pk_hi{n}; {increment}) {{")
         self.indent += 1
         if s.kind == "team_thread_md":
             rest = f"pk_n{n}"

@@ -136,6 +136,19 @@ class CudaEmitter(CppEmitter):
             ]
             self.lines[signature] += " ".join([" PK_STEP_DEPTH", *copies])
 
+    def team_share(
+        self, s: ir.NestedParallel, n: str, team: str, begin: str, end: str
+    ) -> tuple[list[str], str]:
+        # A parallel_for's indices strided over the team, as Kokkos maps a TeamThreadRange
+        # on CUDA: the threads of a warp touch consecutive elements (coalesced), where
+        # contiguous chunks made each warp's load 32 scattered ones. Reductions and scans
+        # keep the chunks: their combination order is that of the CPU's.
+        if s.acc is not None or s.operation != "for":
+            return super().team_share(s, n, team, begin, end)
+        return [
+            f"const int64_t pk_lo{n} = {begin} + {team}.team_rank, pk_hi{n} = {end};"
+        ], f"pk_n{n} += {team}.team_size"
+
     def copied_param(self, p: ir.Param) -> bool:
         # At a stop inside a helper of a -G build (pk_step_hook, called from its first
         # line) cuda-gdb showed its scalar parameters as "<optimized out>" and its locals
