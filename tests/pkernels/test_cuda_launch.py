@@ -350,16 +350,20 @@ def test_a_range_launched_again_is_shaped_once_and_another_range_anew(fake_gpu, 
     assert fake_gpu.calls[0][:2] == fake_gpu.calls[2][:2]  # the same grid and block
 
 
-def test_a_launch_polls_its_event_then_sleeps_on_it(fake_gpu, monkeypatch):
+def test_a_launch_polls_its_event_naps_between_polls_then_sleeps_on_it(fake_gpu, monkeypatch):
     runtime = fake_gpu.cuda.runtime
     runtime.answers = [600, 600]  # not ready twice, then done: no sleep
     cuda_wait.wait_for_stream(fake_gpu)
     (event,) = cuda_wait._events.by_device.values()
     assert (event.records, event.synchronized, runtime.queries) == (1, 0, 3)
     monkeypatch.setattr(cuda_wait, "SPIN_SECONDS", 0.0)
+    runtime.answers = [600] * 3  # done after three naps: polled, no sleep on the event
+    cuda_wait.wait_for_stream(fake_gpu)
+    assert (event.records, event.synchronized, runtime.queries) == (2, 0, 7)
+    monkeypatch.setattr(cuda_wait, "NAP_SECONDS", 0.0)
     runtime.answers = [600, 600]  # still running when the polling ends: sleep on the event
     cuda_wait.wait_for_stream(fake_gpu)
-    assert (event.records, event.synchronized) == (2, 1)
+    assert (event.records, event.synchronized) == (3, 1)
     runtime.answers = [700]  # a failed kernel: synchronize raises CUDA's error
     cuda_wait.wait_for_stream(fake_gpu)
     assert event.synchronized == 2

@@ -5,10 +5,14 @@ A Cuda launch returns once its kernel ran (as the CPU spaces do), so every launc
 with :func:`wait_for_stream`. A stream or device synchronisation would spin a core for
 the kernel's whole run (CUDA's default schedule, with fewer GPUs than cores), which an
 OpenMP kernel running at the same time (pkdb's ``parallel_launch``) needs. A blocking-sync
-event sleeps instead, but waking a sleeping thread adds tens of microseconds, more than a
-short kernel takes. So the wait polls the event for at most :data:`SPIN_SECONDS` (a short
-kernel is done by then), then sleeps on it. The event is made once per thread and GPU
-(making and destroying one per launch cost microseconds of its own).
+event sleeps instead, but the driver may wake a thread sleeping on one late: on an H100,
+bench_gpu's axpy and dot (about 1 ms, waited for that way) ran some 0.2 ms behind their
+hand-written twins, which spin on a stream synchronisation. So the wait polls the event
+for :data:`SPIN_SECONDS` (a short kernel is done by then), then naps between polls (each
+nap a few tens of microseconds: little of a core, and a late answer of at most a nap) for
+up to :data:`NAP_SECONDS`, and only a kernel still running after that sleeps on the event.
+The event is made once per thread and GPU (making and destroying one per launch cost
+microseconds of its own).
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ import threading
 import time
 from typing import Any
 
-#: How long a launch's wait polls before it sleeps on the event (seconds).
+#: How long a launch's wait polls its event without pause (seconds).
 SPIN_SECONDS = 50e-6
+#: How long it then polls between naps (seconds) before it sleeps on the event.
+NAP_SECONDS = 20e-3
+_NAP = 20e-6  # asked of time.sleep; Linux's timer slack makes a nap some 60-80 us
 _NOT_READY = 600  # cudaErrorNotReady: what cudaEventQuery answers while work is queued
 
 
@@ -47,8 +54,12 @@ def wait_for_stream(cp: Any, prints: bool = False) -> None:
     ptr = event.ptr
     status = runtime.eventQuery(ptr)
     if status == _NOT_READY:
-        deadline = time.perf_counter() + SPIN_SECONDS
-        while status == _NOT_READY and time.perf_counter() < deadline:
+        start = time.perf_counter()
+        spin_until, nap_until = start + SPIN_SECONDS, start + NAP_SECONDS
+        while status == _NOT_READY and time.perf_counter() < spin_until:
+            status = runtime.eventQuery(ptr)
+        while status == _NOT_READY and time.perf_counter() < nap_until:
+            time.sleep(_NAP)
             status = runtime.eventQuery(ptr)
     if status != 0:  # still running: sleep until it is done; or failed: raise its error
         event.synchronize()
