@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -82,6 +83,8 @@ class GpuKernelSession(DebuggerSession):
         self._attached_pid: int | None = None
         self._evaluator: Any = None  # pkdb.device_eval.DeviceEvaluator, made when needed
         self._gdb_conditions: set[int] = set()
+        self._places: dict[int, tuple[str, int]] = {}  # cuda-gdb breakpoint -> file, line
+        self._lifted: list[int] = []  # cuda-gdb breakpoints off while a LineStop runs
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -146,6 +149,7 @@ class GpuKernelSession(DebuggerSession):
         # A request the kernel ended before meeting stays in the module: a later launch's
         # stop in pk_step_hook is then passed over (see poll_stop).
         self.line_stop_pending = False
+        self._restore_lifted()
         if self.controller is not None and self.controller.alive:
             try:
                 self.controller.set_sigint_stops(False)  # host code: Ctrl-C is Python's
@@ -199,6 +203,7 @@ class GpuKernelSession(DebuggerSession):
             )
             inserted = controller.insert_breakpoint(bp["file"], bp["line"], None, temporary)
         self.gdb_numbers[bp["number"]] = inserted.number
+        self._places[inserted.number] = (bp["file"], int(bp["line"]))
         if bp.get("ignore"):
             controller.set_ignore_count(inserted.number, int(bp["ignore"]))
         return problem
@@ -251,12 +256,43 @@ class GpuKernelSession(DebuggerSession):
             )
             if controller.request_line_stop(request):
                 self.line_stop_pending = True
+                self._lift_breakpoints_at(frames[0].file, frames[0].line)
                 controller.continue_()
                 return
         if into:
             controller.step()
         else:
             controller.next()
+
+    def _lift_breakpoints_at(self, file: str | None, line: int) -> None:
+        """Turn off in cuda-gdb, until the next stop, the breakpoints on the line the
+        focused thread is at (its next line comes first for it). Every other thread
+        passing one would stop the GPU meanwhile, for cuda-gdb to test its condition on
+        the host: with yAx's conditional breakpoint on its loop's line, cuda-gdb took
+        240-270 ms from resuming to the thread's next line, 50-100 ms without (H100)."""
+        here = os.path.realpath(file) if file else None
+        for number in self.gdb_numbers.values():
+            place = self._places.get(number)
+            if here is None or place is None or place[1] != line:
+                continue
+            if os.path.realpath(place[0]) == here:
+                try:
+                    self.require_controller().disable_breakpoint(number)
+                except TargetError:
+                    continue
+                self._lifted.append(number)
+
+    def _restore_lifted(self) -> None:
+        """Turn back on what :meth:`_lift_breakpoints_at` turned off (those not deleted
+        meanwhile)."""
+        lifted, self._lifted = self._lifted, []
+        kept = set(self.gdb_numbers.values())
+        for number in lifted:
+            if number in kept and self.controller is not None and self.controller.alive:
+                try:
+                    self.controller.enable_breakpoint(number)
+                except TargetError:
+                    pass  # the kernel is gone
 
     def _settle_line_stop(self, event: StopEvent) -> bool:
         """A stop the user will see arrived: the request is over (met, or another stop
@@ -265,6 +301,7 @@ class GpuKernelSession(DebuggerSession):
         an ended launch left behind): to pass over."""
         at_hook = self.step_breakpoint is not None and event.breakpoint == self.step_breakpoint
         pending, self.line_stop_pending = self.line_stop_pending, False
+        self._restore_lifted()
         if at_hook and pending:
             return True  # the kernel cleared its request itself
         if pending or at_hook:

@@ -62,6 +62,12 @@ class FakeCudaGdb:
     def delete_breakpoint(self, number: int) -> None:
         self.deleted.append(number)
 
+    def disable_breakpoint(self, number: int) -> None:
+        self.commands.append(f"disable {number}")
+
+    def enable_breakpoint(self, number: int) -> None:
+        self.commands.append(f"enable {number}")
+
     def set_condition(self, number: int, condition: str | None) -> None:
         self.conditions[number] = condition
 

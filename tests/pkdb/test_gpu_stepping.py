@@ -103,3 +103,27 @@ def test_a_request_left_by_an_ended_launch_is_passed_over(stepping):
     fake.events.append(_hook_stop())  # the next launch's thread 10 meets it
     assert session.poll_stop(0.0) is None
     assert fake.line_stops[-1] is None and fake.commands[-1] == "continue"
+
+
+def test_breakpoints_on_the_threads_line_are_off_until_the_next_stop(stepping):
+    """While the focused thread runs to its next line, the breakpoints on the line it is
+    at are off in cuda-gdb (it meets its next line first; other threads passing them
+    would each stop the GPU for their condition); the next stop turns them back on."""
+    session, fake = stepping.gpu, stepping.gpu.controller
+    file = session.launch.filename
+    here = {"number": 11, "file": file, "line": 8, "condition": "j == 10"}
+    other = {"number": 12, "file": file, "line": 9}
+    session.insert(here), session.insert(other)
+    on_line = session.gdb_numbers[11]
+    stepping.run("next")
+    assert [c for c in fake.commands if c.startswith(("disable", "enable"))] == [
+        f"disable {on_line}"
+    ]
+    session.stop = None
+    fake.events.append(_hook_stop())
+    assert session.poll_stop(0.0) is not None
+    assert fake.commands[-1] == f"enable {on_line}"
+    stepping.run("next")
+    mark = len(fake.commands)
+    session.end()  # the kernel ended first: they are back on for the next launch
+    assert f"enable {on_line}" in fake.commands[mark:]

@@ -24,7 +24,8 @@ def do_next(console: GpuConsole, arg: str) -> None:
     Run the focused thread to its next Python line of the kernel, over
     @pk.function calls (on to the thread's next index at the end of one).
     The whole GPU runs meanwhile: a breakpoint another thread reaches
-    first stops there.
+    first stops there (those on the focused thread's line are off until
+    the next stop).
     """
     console.gpu.step_line(into=False)
     console.resume_gpu(stepping=True)
