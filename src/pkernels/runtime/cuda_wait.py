@@ -22,8 +22,9 @@ import threading
 import time
 from typing import Any
 
-#: How long a launch's wait polls its event without pause (seconds).
-SPIN_SECONDS = 50e-6
+#: How long a launch's wait polls its event without pause (seconds): a kernel done within
+#: it is seen done at once (a nap would answer some 60-80 us late).
+SPIN_SECONDS = 200e-6
 #: How long it then polls between naps (seconds) before it sleeps on the event.
 NAP_SECONDS = 20e-3
 _NAP = 20e-6  # asked of time.sleep; Linux's timer slack makes a nap some 60-80 us
