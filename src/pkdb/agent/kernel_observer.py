@@ -15,7 +15,6 @@ Kernel and host breakpoints are the same pdb breakpoints, so they share one numb
 from __future__ import annotations
 
 import bdb
-import functools
 import importlib.machinery
 import signal
 import sys
@@ -24,13 +23,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from . import dispatch_tracing
 from .clause_thread import in_clause
 from .kernel_lines import breakpoints_in, kernel_spans
 from .kernel_requests import KernelRequests
 from .launch_message import launch_message
 from .link import AgentLink
 from .stop_indices import index_only_stops, why_gdb_tests
-from .trace_keeper import keep_instrumented
 
 _MAIN_THREAD_ID = threading.main_thread().ident  # compared with at every dispatch
 
@@ -40,29 +39,6 @@ def _runs_release_code(dispatch: Any, kernel: Any) -> bool:
     half) with no debugger attached until a crash or Ctrl-C asks for one. (A launch with
     ``debug_indices`` has breakpoints in those indices: gdb attaches before it runs.)"""
     return not kernel.debug or (dispatch.fast_build is not None and dispatch.debug_indices is None)
-
-
-def _untraced(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a dispatch hook with the host debugger's tracing off.
-
-    The hooks run at every dispatch, inside the traced program; under tracing each of
-    their calls costs a trip through bdb for nothing (they have no breakpoints). A hook
-    that installs tracing itself (``finish``) keeps what it installed.
-    """
-
-    @functools.wraps(method)
-    def run(*args: Any) -> Any:
-        trace = sys.gettrace()
-        if trace is None:
-            return method(*args)
-        sys.settrace(None)
-        try:
-            return method(*args)
-        finally:
-            if sys.gettrace() is None:
-                sys.settrace(trace)
-
-    return run
 
 
 class KernelObserver:
@@ -104,26 +80,23 @@ class KernelObserver:
         if threading.current_thread() is threading.main_thread():
             self._crash_watch.watch_interrupts(self._interrupted)
         self._crash_watch.start()
+        dispatch_tracing.install()
         hooks.add_observer(self)
 
     # -- dispatch hooks (main thread) --------------------------------------------------
 
     def dispatch_started(self, dispatch: Any) -> None:
         """Choose the build; and for a compiled kernel, leave the host debugger's tracing
-        off until the dispatch ends (:meth:`dispatch_finished` turns it back on): the
-        rest of the dispatch is pkernels' own Python, where no pdb breakpoint is, and
-        bdb would otherwise see each of its calls (pdb alone does, at every dispatch)."""
-        trace = sys.gettrace()
-        keep_instrumented(trace is not None)  # switching below then stays cheap on 3.12+
-        sys.settrace(None)
+        off until the dispatch ends: the rest of the dispatch is pkernels' own Python,
+        where no pdb breakpoint is, and bdb would otherwise see each of its calls (pdb
+        alone does, at every dispatch). How differs by Python version: see
+        :mod:`.dispatch_tracing`."""
+        paused = dispatch_tracing.pause()
         compiled = False
         try:
             compiled = self._choose_build(dispatch)
         finally:
-            if compiled and trace is not None:
-                dispatch.extra["pkdb_trace"] = trace
-            elif sys.gettrace() is None:
-                sys.settrace(trace)
+            dispatch_tracing.after_choice(dispatch, paused, compiled)
 
     def _choose_build(self, dispatch: Any) -> bool:
         """Apply hotswap rules, pick the build; True for a compiled kernel dispatched by
@@ -209,7 +182,7 @@ class KernelObserver:
             dispatch.build = modes.GUARDED
         return True
 
-    @_untraced
+    @dispatch_tracing.untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
         if dispatch.space is self._spaces.Cuda:
             self._before_gpu_launch(dispatch, kernel)
@@ -334,7 +307,7 @@ class KernelObserver:
                 message.fault = record[1].decode(errors="replace")
         self.link.request(message, interruptible=False)
 
-    @_untraced
+    @dispatch_tracing.untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
         saved = dispatch.extra.pop("pkdb_fault_record", None)
         if saved is not None:

@@ -115,7 +115,9 @@ def _dispatch(
         )
     if isinstance(args[0], NestedRange):
         # pk.parallel_for(pk.TeamThreadRange(team_member, n), body) inside a team
-        # workunit the Debug space runs as Python (compiled kernels never get here).
+        # workunit the Debug space runs as Python (compiled kernels never get here): the
+        # program's own Python, traced as the rest of it (see hooks.untraced_dispatches).
+        hooks.resume_tracing()
         return run_nested_in_python(operation, args[0], args[1], kwargs, reducer)
     # Until an observer's dispatch_started, a debugger's tracer sees every call made
     # here (pdb and pkdb both: ~0.6 us each): the commonest cases take none.
