@@ -1,26 +1,26 @@
-"""How the host debugger's tracing is kept out of a kernel dispatch: the one place where
-that differs between Python versions.
+"""How the host debugger's tracing is kept out of a kernel dispatch, and why that depends
+on the Python version.
 
 A dispatch runs pkernels' Python and the dispatch hooks (:mod:`.kernel_observer`), where
 no pdb breakpoint can be (pdb skips those modules); traced, each of their calls would be
-a trip through bdb for nothing, at every dispatch. So:
+a trip through bdb for nothing, at every dispatch.
 
-* Up to Python 3.11 the hooks turn ``sys.settrace`` off for the dispatch and back on
-  after it: that swaps a pointer.
-* From 3.12 ``sys.settrace`` is built on ``sys.monitoring``. While any thread traces,
-  all code is instrumented for the trace events; turning the last tracing thread off and
-  on re-instruments the code that runs next, and code kept instrumented (by another
-  tracing thread) still pays a call for each line, jump and function call it runs, traced
-  or not (~30 ns each). Switching at every dispatch made a heat.py dispatch under pkdb
-  94 us against pdb's 32 us (``bench/bench_dispatch_threads.py``); with the
-  instrumentation kept, 50 us. So on 3.12+ pkernels' C boundary suspends the calling
-  thread's tracing for the whole ``parallel_*`` call instead
+* Where pkernels' C boundary is built (the usual case), the ``parallel_*`` call itself
+  holds the calling thread's tracing suspended while it runs
   (:func:`pkernels.runtime.hooks.untraced_dispatches`, ``PyThreadState_EnterTracing``):
-  each event is then dropped at its first check, the trace function stays installed and
-  nothing global changes. A dispatch that runs the program's own Python (the Debug
-  space, a parallel_launch clause, another thread's) resumes it when the build is chosen.
-  Where that C boundary is not built, 3.12+ switches as 3.11 does, with a parked thread
-  keeping the instrumentation in place (:class:`_Keeper`).
+  each trace event is dropped at its first check, from the call's first line on, the
+  trace function stays installed and nothing global changes. A dispatch that runs the
+  program's own Python (the Debug space, a parallel_launch clause, another thread's)
+  resumes it once its build is chosen.
+* Otherwise the hooks switch ``sys.settrace`` off for the dispatch and back on after it.
+  Up to Python 3.11 that swaps a pointer. From 3.12 ``sys.settrace`` is built on
+  ``sys.monitoring``: while any thread traces, all code is instrumented for the trace
+  events; turning the last tracing thread off and on re-instruments the code that runs
+  next, and code kept instrumented still pays a call for each line, jump and function
+  call it runs, traced or not (~30 ns each). Switching at every dispatch made a heat.py
+  dispatch under pkdb 94 us against pdb's 32 us (``bench/bench_dispatch_threads.py``),
+  with the instrumentation kept in place by a parked thread (:class:`_Keeper`, 3.12+
+  only) 50 us; suspended, 33 us.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def install() -> None:
     global _suspended_calls, _resume_tracing, _suspend_tracing
     from pkernels.runtime import hooks
 
-    _suspended_calls = _REINSTRUMENTS and hooks.untraced_dispatches(True)
+    _suspended_calls = hooks.untraced_dispatches(True)
     _resume_tracing, _suspend_tracing = hooks.resume_tracing, hooks.suspend_tracing
 
 
@@ -101,7 +101,7 @@ def untraced(method: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-# -- switching on 3.12+ without pkernels' C boundary -----------------------------------
+# -- switching, on 3.12+ without pkernels' C boundary ----------------------------------
 
 
 def _ignore(frame: types.FrameType, event: str, arg: Any) -> None:

@@ -7,16 +7,16 @@
  * pkernels.runtime.tracebacks) may replace the exception's traceback, which then goes on
  * to the caller as it is.
  *
- * Untraced calls (Python 3.12+, asked for by a debugger: set_untraced): a call made
- * while the calling thread has a trace function (sys.settrace) runs with that thread's
- * tracing suspended (PyThreadState_EnterTracing): pkernels' own Python then costs the
- * tracer nothing, and the trace function stays installed. From 3.12 sys.settrace is
- * built on sys.monitoring: every line of every function is instrumented while any thread
- * traces, and turning a thread's trace function off and on re-instruments code (or,
- * kept instrumented, still pays for each line); a suspended thread skips each event at
- * its first check. resume_tracing() ends the suspension of the innermost call early
- * (where the program's own Python runs inside it: a Debug-space kernel's body);
- * suspend_tracing() starts it again.
+ * Untraced calls (asked for by a debugger: set_untraced): a call made while the calling
+ * thread has a trace function (sys.settrace) runs with that thread's tracing suspended
+ * (PyThreadState_EnterTracing, Python 3.11+): pkernels' own Python then costs the tracer
+ * nothing, and the trace function stays installed. Switching it off and on instead is a
+ * pointer swap up to 3.11, but from 3.12 sys.settrace is built on sys.monitoring: every
+ * line of every function is instrumented while any thread traces, and turning a thread's
+ * trace function off and on re-instruments code (or, kept instrumented, still pays for
+ * each line); a suspended thread drops each event at its first check. resume_tracing()
+ * ends the suspension of the innermost call early (where the program's own Python runs
+ * inside it: a Debug-space kernel's body); suspend_tracing() starts it again.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,7 +29,7 @@ typedef struct {
     PyObject *dict;     /* __doc__, __name__, __wrapped__... (functools.update_wrapper) */
 } Boundary;
 
-#if PY_VERSION_HEX >= 0x030C0000
+#if PY_VERSION_HEX >= 0x030B0000 /* PyThreadState_EnterTracing */
 #define UNTRACED_CALLS 1
 /* One call of a Boundary on a thread's C stack: whether it holds the thread's tracing
  * suspended now. Calls nest (a Debug-space kernel dispatching another). */

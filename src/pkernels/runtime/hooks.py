@@ -23,7 +23,7 @@ Observers implement any subset of the three methods. Register with
 no observer is registered.
 
 A debugger tracing the program with ``sys.settrace`` may have pkernels' own Python run
-untraced: :func:`untraced_dispatches` (Python 3.12+).
+untraced: :func:`untraced_dispatches`.
 """
 
 from __future__ import annotations
@@ -188,9 +188,9 @@ def notify(method: str, *args: Any) -> None:
             callback(*args)
 
 
-# -- untraced dispatches (Python 3.12+) ------------------------------------------------
+# -- untraced dispatches ------------------------------------------------------------
 
-_UNTRACED = getattr(_boundary, "set_untraced", None)  # None: before 3.12, or not built
+_UNTRACED = getattr(_boundary, "set_untraced", None)  # None: the C boundary is not built
 #: ``resume_tracing()``: end the suspension of the innermost ``parallel_*`` call of the
 #: calling thread (True), or do nothing (False: none is suspended, or untraced
 #: dispatches are unavailable). The C function itself: it runs where time counts.
@@ -208,9 +208,9 @@ def untraced_dispatches(on: bool) -> bool:
     observers'), and that costs nothing. Where the program's own Python runs inside a
     dispatch (a Debug-space kernel's body, a nested TeamThreadRange), call
     :func:`resume_tracing` first (an observer: in ``dispatch_started``); pkernels does
-    for the nested ranges it runs. True when available: Python 3.12+ (where switching a
-    thread's ``sys.settrace`` off and on costs a re-instrumentation of the code it runs,
-    see ``_boundary.c``) with the C boundary built; else False and nothing changes."""
+    for the nested ranges it runs. True when available (the C boundary is built), else
+    False and nothing changes. (Cheaper than switching ``sys.settrace`` off and on: from
+    Python 3.12 that re-instruments the code it runs next, see ``_boundary.c``.)"""
     if _UNTRACED is None:
         return False
     _UNTRACED(on)
