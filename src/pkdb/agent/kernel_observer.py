@@ -75,6 +75,7 @@ class KernelObserver:
         # (an import statement there costs about a microsecond each time).
         self._spaces = ExecutionSpace
         self._build_modes = hooks.BuildMode
+        self._guarded = hooks.BuildMode.GUARDED  # (an enum member: a class look-up each time)
 
         self._crash_watch = CrashWatch(self._crashed)
         if threading.current_thread() is threading.main_thread():
@@ -106,7 +107,7 @@ class KernelObserver:
             # A parallel_launch clause: no hotswap, no stop; the checked release build,
             # so that an index out of range is the clause's error, not a crash of the
             # program (and of the clauses beside it).
-            compiled = dispatch.space is not spaces.Debug
+            compiled = dispatch.policy.space is not spaces.Debug
             if compiled and self.debugger.settings.get("parallel_launch_checks"):
                 dispatch.build = self._build_modes.CHECKED
             return False
@@ -114,19 +115,20 @@ class KernelObserver:
         table = getattr(self.debugger, "_pkdb_hotswap", None)  # see hotswap.rules_of
         if table is not None:
             table.apply(dispatch, _say_in_program_output)
-        if dispatch.space is spaces.Debug:
+        space = dispatch.policy.space  # (Dispatch.space: a property, a call)
+        if space is spaces.Debug:
             return False  # plain Python: pdb's own breakpoints already stop in it
         if threading.get_ident() != _MAIN_THREAD_ID:
             # A kernel dispatched by `eval` at a kernel stop (on the agent's evaluation
             # thread) runs to completion, undebugged; as the checked release build, so
             # that an index out of range is the evaluation's error, not a crash of the
             # program (and at -O3: 5-10x sooner than the debug build).
-            if self.active is not None and dispatch.space is not spaces.Debug:
+            if self.active is not None:
                 dispatch.build = self._build_modes.CHECKED
             return False
         breakpoints = breakpoints_in(kernel_spans(dispatch.workunit))
         settings = self.debugger.settings
-        if dispatch.space is spaces.Cuda:
+        if space is spaces.Cuda:
             # The debug build (NVRTC -G) when a breakpoint is in the kernel: cuda-gdb then
             # attaches before it runs; otherwise no debugger (breakpoint skipping). Under
             # debug_all_kernels a kernel without breakpoints is HYBRID (with
@@ -146,13 +148,15 @@ class KernelObserver:
             return True
         modes = self._build_modes
         mask = None
-        if self._stepping_in():
-            # pdb's `step` at the dispatch line enters the kernel, as it enters a called
+        debugger = self.debugger
+        if debugger.stopframe is None and debugger.botframe is not None and not debugger.quitting:
+            # The host debugger runs pdb's `step` (bdb stops at the next line anywhere):
+            # at the dispatch line it enters the kernel, as it enters a called
             # function: the debug build, whose first thread to begin its body stops
             # there. The host side then runs on as after `continue`: what happens after
             # the kernel is up to the commands given in it (`finish` stops after it).
             dispatch.extra["pkdb_step_in"] = True
-            self.debugger._set_stopinfo(self.debugger.botframe, None, -1)
+            debugger._set_stopinfo(debugger.botframe, None, -1)
             dispatch.extra["pkdb_breakpoints"] = breakpoints
             dispatch.build = modes.DEBUG
             return True
@@ -179,12 +183,12 @@ class KernelObserver:
         elif settings.get("checks"):
             # Release code where no check can fail, else the checked build, whose failed
             # check parks its thread until gdb is there (see crash_watch).
-            dispatch.build = modes.GUARDED
+            dispatch.build = self._guarded
         return True
 
     @dispatch_tracing.untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
-        if dispatch.space is self._spaces.Cuda:
+        if dispatch.policy.space is self._spaces.Cuda:
             self._before_gpu_launch(dispatch, kernel)
             return
         if threading.get_ident() != _MAIN_THREAD_ID:
@@ -198,7 +202,8 @@ class KernelObserver:
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.
         release = _runs_release_code(dispatch, kernel)
-        self._park_crashes(release)
+        if release is not self._parking:
+            self._park_crashes(release)
         if release:
             previous = self.debugger.guard_sigint_for_kernel()  # see _interrupted
             if previous is not None:
@@ -343,14 +348,6 @@ class KernelObserver:
             self.link.send(finished)
         if self.finish_requested and dispatch.frame is not None:
             self._stop_after_dispatch(dispatch.frame)
-
-    def _stepping_in(self) -> bool:
-        """The host debugger is running pdb's ``step`` (bdb stops at the next line
-        anywhere): a dispatch now is a call to step into."""
-        debugger = self.debugger
-        return (
-            debugger.stopframe is None and debugger.botframe is not None and not debugger.quitting
-        )
 
     def _stop_after_dispatch(self, frame: types.FrameType) -> None:
         """Stop at the next line of the call site, as pdb's ``next`` would have."""
