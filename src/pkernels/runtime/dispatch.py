@@ -144,9 +144,10 @@ def _dispatch(
                 )
             workunit = closure_form(workunit, captured)
             kwargs = {**kwargs, **captured}
-    # arrays_of_views, its first test inline: one C-level pass over the arguments
-    if not _PLAIN_ARGUMENTS.issuperset(map(type, kwargs.values())):
-        kwargs = arrays_of_views(kwargs)
+    for value in kwargs.values():  # arrays_of_views, inline (see above)
+        if type(value) not in _PLAIN_ARGUMENTS:
+            kwargs = arrays_of_views(kwargs)
+            break
     if OBSERVERS:
         dispatch = Dispatch(
             operation, label, policy, workunit, kwargs, sys._getframe(2), original_workunit=workunit

@@ -18,7 +18,6 @@ the emitter wrote).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -38,7 +37,6 @@ _REFUSED = (ir.NestedParallel, ir.Single, ir.ScratchAlloc, ir.TeamBarrier, ir.Ju
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _CACHE_SIZE = 4096
-_SHAPE = operator.attrgetter("shape")
 
 
 class _Unproven(Exception):
@@ -84,18 +82,20 @@ class LaunchProof:
         for b, e in zip(begins, ends, strict=True):  # a loop: no generator each launch
             if e <= b:
                 return True  # no index runs
-        argument = kwargs.__getitem__  # the key built by C-level maps: this runs per launch
         try:
-            scalars, shapes = map(argument, self._scalars), map(_SHAPE, map(argument, self._views))
-            key = (begins, ends, *scalars, *shapes)
-            found = self._cache.get(key)
+            key: list[Any] = [begins, ends]
+            for name in self._scalars:
+                key.append(kwargs[name])
+            for name in self._views:
+                key.append(kwargs[name].shape)
+            found = self._cache.get(tuple(key))
         except (KeyError, AttributeError, TypeError):  # not a launch this kernel can take
             return False
         if found is None:
             found = self._prove(begins, ends, kwargs)
             if len(self._cache) >= _CACHE_SIZE:
                 self._cache.clear()
-            self._cache[key] = found
+            self._cache[tuple(key)] = found
         return found
 
     def _prove(
