@@ -755,6 +755,51 @@ def test_the_debug_space_steps_into_the_kernel_and_post_mortem_is_at_its_line(tm
     assert "(pkdb) p i, v\n(3, np.float64(6.0))" in post_mortem
 
 
+def test_host_stops_still_come_after_hundreds_of_dispatches(tmp_path):
+    # Each dispatch runs with the program's tracing suspended (pkdb.agent.dispatch_tracing):
+    # after hundreds of them a breakpoint in a Debug-space kernel's body stops, so does a
+    # host breakpoint after the loop, and `next` over a compiled dispatch stops at the
+    # line after it.
+    program = write(
+        tmp_path,
+        "many.py",
+        """
+        import numpy as np
+        import pkernels as pk
+
+
+        @pk.workunit
+        def add(i, x):
+            x[i] += 1.0
+
+
+        @pk.workunit
+        def double(i, x):
+            x[i] *= 2.0
+
+
+        x = np.zeros(8)
+        for step in range(300):
+            pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 8), add, x=x)
+        pk.parallel_for(pk.RangePolicy(pk.Debug, 0, 8), double, x=x)
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 8), add, x=x)
+        total = float(x.sum())
+        print("total", total)
+        """,
+    )
+    result = run_scripted(
+        program,
+        *("-c", "break 12 if i == 3", "-c", "break 19", "-c", "c", "-c", "p i, x[i]"),
+        *("-c", "c", "-c", "next", "-c", "p x[0]", "-c", "c"),
+    )
+    text = result.stdout
+    assert "many.py(12)double()\n-> x[i] *= 2.0\n(pkdb) p i, x[i]\n(3, np.float64(300.0))" in text
+    assert "many.py(19)<module>()" in text
+    assert "many.py(20)<module>()\n-> total = float(x.sum())\n(pkdb) p x[0]\n" in text
+    assert "np.float64(601.0)" in text
+    assert "total 4808.0" in text
+
+
 def test_the_debug_space_shows_a_reduce_accumulator_as_its_value(tmp_path):
     # In a Debug-space reduce, `acc` at a stop is the running value (as in a compiled
     # kernel), usable in a breakpoint condition; a MaxLoc accumulator shows its fields.

@@ -44,6 +44,7 @@ from .channel_io import ChannelConsole
 from .live_commands import LiveKernelCommands
 
 _BDB_RUN_CODE = bdb.Bdb.run.__code__
+_UNKNOWN: Any = object()  # not looked up yet (see HostDebugger._lines_of)
 _OWN_MODULES = ("pkernels", "pkernels.*", "pkdb", "pkdb.*")
 # The standard library only: a program's own packages may be installed in site-packages.
 _LIBRARY_DIRS = tuple(
@@ -175,7 +176,9 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
     # tracing and asks, at every Python call, whether the new frame's file has a
     # breakpoint: five method calls per call event (a program importing NumPy makes
     # ~75 000), which makes a program ~50% slower under pdb. The same answer, cached
-    # per code file, costs one: see trace_dispatch.
+    # per code file, costs one: see trace_dispatch. Likewise at each line of a traced
+    # frame (the program's loop around its dispatches): three method calls in bdb to
+    # find no breakpoint on it, one look-up here.
 
     @property
     def breaks(self) -> dict[str, list[int]]:
@@ -192,6 +195,8 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
         # computed before it are dropped, see _is_quiet.
         self._quiet_generation += 1
         self._quiet_files: dict[str, bool] = {}
+        # per code file: its line list in the table (changed in place by bdb), or None
+        self._break_lines: dict[str, list[int] | None] = {}
 
     def _set_stopinfo(
         self, stopframe: Any, returnframe: Any, stoplineno: int = 0, *more: Any
@@ -206,6 +211,17 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             # bdb's own branches for the commonest events (every traced line, every
             # return), one call frame sooner: this override sits in front of bdb's.
             if event == "line":
+                if self._continuing:
+                    # bdb stops at a breakpoint only (stop_here is False for any frame):
+                    # a line with none (nor its function's first line) goes on at once.
+                    code = frame.f_code
+                    lines = self._break_lines.get(code.co_filename, _UNKNOWN)
+                    if lines is _UNKNOWN:
+                        lines = self._lines_of(code.co_filename)
+                    if lines is None or (
+                        frame.f_lineno not in lines and code.co_firstlineno not in lines
+                    ):
+                        return self.trace_dispatch
                 return self.dispatch_line(frame)
             if event == "return":
                 return self.dispatch_return(frame, arg)
@@ -217,6 +233,16 @@ class HostDebugger(LiveKernelCommands, pdb.Pdb):
             if quiet:
                 return None  # what bdb's dispatch_call answers for such a frame
         return bdb.Bdb.trace_dispatch(self, frame, event, arg)
+
+    def _lines_of(self, filename: str) -> Any:
+        """The breakpoint lines of ``filename`` (bdb's list), or None; cached."""
+        generation = self._quiet_generation
+        lines = self._breaks.get(self.canonic(filename))
+        cache = self._break_lines
+        cache[filename] = lines
+        if self._quiet_generation != generation:  # the table changed meanwhile
+            cache.pop(filename, None)
+        return lines
 
     def _is_quiet(self, filename: str) -> bool:
         """Whether ``filename`` has no breakpoint (bdb's break_anywhere), cached."""

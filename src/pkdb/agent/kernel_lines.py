@@ -59,12 +59,14 @@ def breakpoints_in(spans: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     if not bdb.Breakpoint.bplist:
         return found
-    for bp in bdb.Breakpoint.bpbynumber:
+    for bp in bdb.Breakpoint.bpbynumber:  # loops, no generator: this runs at every dispatch
         if bp is None or not bp.enabled:
             continue
-        file = _absolute(bp.file)
-        if any(file == f and first <= bp.line <= last for f, first, last in spans):
-            found.append(breakpoint_dict(bp))
+        file, line = _absolute(bp.file), bp.line
+        for f, first, last in spans:
+            if file == f and first <= line <= last:
+                found.append(breakpoint_dict(bp))
+                break
     return found
 
 

@@ -15,7 +15,6 @@ Kernel and host breakpoints are the same pdb breakpoints, so they share one numb
 from __future__ import annotations
 
 import bdb
-import functools
 import importlib.machinery
 import signal
 import sys
@@ -24,13 +23,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from . import dispatch_tracing
 from .clause_thread import in_clause
 from .kernel_lines import breakpoints_in, kernel_spans
 from .kernel_requests import KernelRequests
 from .launch_message import launch_message
 from .link import AgentLink
 from .stop_indices import index_only_stops, why_gdb_tests
-from .trace_keeper import keep_instrumented
 
 _MAIN_THREAD_ID = threading.main_thread().ident  # compared with at every dispatch
 
@@ -40,29 +39,6 @@ def _runs_release_code(dispatch: Any, kernel: Any) -> bool:
     half) with no debugger attached until a crash or Ctrl-C asks for one. (A launch with
     ``debug_indices`` has breakpoints in those indices: gdb attaches before it runs.)"""
     return not kernel.debug or (dispatch.fast_build is not None and dispatch.debug_indices is None)
-
-
-def _untraced(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a dispatch hook with the host debugger's tracing off.
-
-    The hooks run at every dispatch, inside the traced program; under tracing each of
-    their calls costs a trip through bdb for nothing (they have no breakpoints). A hook
-    that installs tracing itself (``finish``) keeps what it installed.
-    """
-
-    @functools.wraps(method)
-    def run(*args: Any) -> Any:
-        trace = sys.gettrace()
-        if trace is None:
-            return method(*args)
-        sys.settrace(None)
-        try:
-            return method(*args)
-        finally:
-            if sys.gettrace() is None:
-                sys.settrace(trace)
-
-    return run
 
 
 class KernelObserver:
@@ -99,31 +75,29 @@ class KernelObserver:
         # (an import statement there costs about a microsecond each time).
         self._spaces = ExecutionSpace
         self._build_modes = hooks.BuildMode
+        self._guarded = hooks.BuildMode.GUARDED  # (an enum member: a class look-up each time)
 
         self._crash_watch = CrashWatch(self._crashed)
         if threading.current_thread() is threading.main_thread():
             self._crash_watch.watch_interrupts(self._interrupted)
         self._crash_watch.start()
+        dispatch_tracing.install()
         hooks.add_observer(self)
 
     # -- dispatch hooks (main thread) --------------------------------------------------
 
     def dispatch_started(self, dispatch: Any) -> None:
         """Choose the build; and for a compiled kernel, leave the host debugger's tracing
-        off until the dispatch ends (:meth:`dispatch_finished` turns it back on): the
-        rest of the dispatch is pkernels' own Python, where no pdb breakpoint is, and
-        bdb would otherwise see each of its calls (pdb alone does, at every dispatch)."""
-        trace = sys.gettrace()
-        keep_instrumented(trace is not None)  # switching below then stays cheap on 3.12+
-        sys.settrace(None)
+        off until the dispatch ends: the rest of the dispatch is pkernels' own Python,
+        where no pdb breakpoint is, and bdb would otherwise see each of its calls (pdb
+        alone does, at every dispatch). How differs by Python version: see
+        :mod:`.dispatch_tracing`."""
+        paused = dispatch_tracing.pause()
         compiled = False
         try:
             compiled = self._choose_build(dispatch)
         finally:
-            if compiled and trace is not None:
-                dispatch.extra["pkdb_trace"] = trace
-            elif sys.gettrace() is None:
-                sys.settrace(trace)
+            dispatch_tracing.after_choice(dispatch, paused, compiled)
 
     def _choose_build(self, dispatch: Any) -> bool:
         """Apply hotswap rules, pick the build; True for a compiled kernel dispatched by
@@ -133,7 +107,7 @@ class KernelObserver:
             # A parallel_launch clause: no hotswap, no stop; the checked release build,
             # so that an index out of range is the clause's error, not a crash of the
             # program (and of the clauses beside it).
-            compiled = dispatch.space is not spaces.Debug
+            compiled = dispatch.policy.space is not spaces.Debug
             if compiled and self.debugger.settings.get("parallel_launch_checks"):
                 dispatch.build = self._build_modes.CHECKED
             return False
@@ -141,19 +115,20 @@ class KernelObserver:
         table = getattr(self.debugger, "_pkdb_hotswap", None)  # see hotswap.rules_of
         if table is not None:
             table.apply(dispatch, _say_in_program_output)
-        if dispatch.space is spaces.Debug:
+        space = dispatch.policy.space  # (Dispatch.space: a property, a call)
+        if space is spaces.Debug:
             return False  # plain Python: pdb's own breakpoints already stop in it
         if threading.get_ident() != _MAIN_THREAD_ID:
             # A kernel dispatched by `eval` at a kernel stop (on the agent's evaluation
             # thread) runs to completion, undebugged; as the checked release build, so
             # that an index out of range is the evaluation's error, not a crash of the
             # program (and at -O3: 5-10x sooner than the debug build).
-            if self.active is not None and dispatch.space is not spaces.Debug:
+            if self.active is not None:
                 dispatch.build = self._build_modes.CHECKED
             return False
         breakpoints = breakpoints_in(kernel_spans(dispatch.workunit))
         settings = self.debugger.settings
-        if dispatch.space is spaces.Cuda:
+        if space is spaces.Cuda:
             # The debug build (NVRTC -G) when a breakpoint is in the kernel: cuda-gdb then
             # attaches before it runs; otherwise no debugger (breakpoint skipping). Under
             # debug_all_kernels a kernel without breakpoints is HYBRID (with
@@ -173,13 +148,15 @@ class KernelObserver:
             return True
         modes = self._build_modes
         mask = None
-        if self._stepping_in():
-            # pdb's `step` at the dispatch line enters the kernel, as it enters a called
+        debugger = self.debugger
+        if debugger.stopframe is None and debugger.botframe is not None and not debugger.quitting:
+            # The host debugger runs pdb's `step` (bdb stops at the next line anywhere):
+            # at the dispatch line it enters the kernel, as it enters a called
             # function: the debug build, whose first thread to begin its body stops
             # there. The host side then runs on as after `continue`: what happens after
             # the kernel is up to the commands given in it (`finish` stops after it).
             dispatch.extra["pkdb_step_in"] = True
-            self.debugger._set_stopinfo(self.debugger.botframe, None, -1)
+            debugger._set_stopinfo(debugger.botframe, None, -1)
             dispatch.extra["pkdb_breakpoints"] = breakpoints
             dispatch.build = modes.DEBUG
             return True
@@ -206,12 +183,12 @@ class KernelObserver:
         elif settings.get("checks"):
             # Release code where no check can fail, else the checked build, whose failed
             # check parks its thread until gdb is there (see crash_watch).
-            dispatch.build = modes.GUARDED
+            dispatch.build = self._guarded
         return True
 
-    @_untraced
+    @dispatch_tracing.untraced
     def before_launch(self, dispatch: Any, kernel: Any) -> None:
-        if dispatch.space is self._spaces.Cuda:
+        if dispatch.policy.space is self._spaces.Cuda:
             self._before_gpu_launch(dispatch, kernel)
             return
         if threading.get_ident() != _MAIN_THREAD_ID:
@@ -225,7 +202,8 @@ class KernelObserver:
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.
         release = _runs_release_code(dispatch, kernel)
-        self._park_crashes(release)
+        if release is not self._parking:
+            self._park_crashes(release)
         if release:
             previous = self.debugger.guard_sigint_for_kernel()  # see _interrupted
             if previous is not None:
@@ -334,7 +312,7 @@ class KernelObserver:
                 message.fault = record[1].decode(errors="replace")
         self.link.request(message, interruptible=False)
 
-    @_untraced
+    @dispatch_tracing.untraced
     def dispatch_finished(self, dispatch: Any, result: Any, error: BaseException | None) -> None:
         saved = dispatch.extra.pop("pkdb_fault_record", None)
         if saved is not None:
@@ -370,14 +348,6 @@ class KernelObserver:
             self.link.send(finished)
         if self.finish_requested and dispatch.frame is not None:
             self._stop_after_dispatch(dispatch.frame)
-
-    def _stepping_in(self) -> bool:
-        """The host debugger is running pdb's ``step`` (bdb stops at the next line
-        anywhere): a dispatch now is a call to step into."""
-        debugger = self.debugger
-        return (
-            debugger.stopframe is None and debugger.botframe is not None and not debugger.quitting
-        )
 
     def _stop_after_dispatch(self, frame: types.FrameType) -> None:
         """Stop at the next line of the call site, as pdb's ``next`` would have."""

@@ -100,6 +100,32 @@ class HostBackend:
     # shared look-up itself, not a method calling it (one call frame less on the fast path).
     cached_range_kernel = staticmethod(loaded_range_kernel)
 
+    def observed_range_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any], build: BuildMode,
+        begin: Any, end: Any,
+    ) -> Any | None:  # fmt: skip
+        """The kernel of the commonest observed dispatch (a plain @pk.workunit function
+        over a range, no reducer) in the ``build`` its observers chose, RELEASE, CHECKED
+        or GUARDED (resolved as :meth:`build_mode` does), when this process has it loaded
+        already; else None: the full path runs (and builds)."""
+        if build is _GUARDED:
+            release = loaded_range_kernel(operation, workunit, kwargs, _RELEASE)
+            checked = None
+            if release is None:
+                checked = loaded_range_kernel(operation, workunit, kwargs, _CHECKED)
+            known = release if release is not None else checked
+            if known is None:
+                return None
+            proof = known.entry.proof
+            if proof is not None and proof.holds(begin, end, kwargs):
+                return release  # None: the full path builds it
+            if checked is not None:
+                return checked
+            build = _CHECKED
+        elif build is not _RELEASE and build is not _CHECKED:
+            return None
+        return loaded_range_kernel(operation, workunit, kwargs, build)
+
 
 def _guarded_build(launch: Launch) -> BuildMode:
     """What a BuildMode.GUARDED launch runs: RELEASE when a range or box launch is proven

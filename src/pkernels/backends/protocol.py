@@ -89,3 +89,18 @@ class Backend(Protocol):
         for these arguments, with a ``launch(space, begin, end, kwargs)`` method; None
         when there is none (or the backend has no such shortcut): the full path runs."""
         ...
+
+    def observed_range_kernel(
+        self,
+        operation: str,
+        workunit: Any,
+        kwargs: dict[str, Any],
+        build: BuildMode,
+        begin: Any,
+        end: Any,
+    ) -> Any | None:
+        """For the commonest dispatch with observers, once they chose ``build``: the
+        kernel this process has already built for it, with a ``launch(space, begin, end,
+        kwargs)`` method (``before_launch`` sees it); None when there is none (or no such
+        shortcut): the full path runs."""
+        ...

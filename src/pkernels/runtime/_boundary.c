@@ -6,6 +6,17 @@
  * made by this C type adds none. When the call fails, ``filter(exception)`` (Python:
  * pkernels.runtime.tracebacks) may replace the exception's traceback, which then goes on
  * to the caller as it is.
+ *
+ * Untraced calls (asked for by a debugger: set_untraced): a call made while the calling
+ * thread has a trace function (sys.settrace) runs with that thread's tracing suspended
+ * (PyThreadState_EnterTracing, Python 3.11+): pkernels' own Python then costs the tracer
+ * nothing, and the trace function stays installed. Switching it off and on instead is a
+ * pointer swap up to 3.11, but from 3.12 sys.settrace is built on sys.monitoring: every
+ * line of every function is instrumented while any thread traces, and turning a thread's
+ * trace function off and on re-instruments code (or, kept instrumented, still pays for
+ * each line); a suspended thread drops each event at its first check. resume_tracing()
+ * ends the suspension of the innermost call early (where the program's own Python runs
+ * inside it: a Debug-space kernel's body); suspend_tracing() starts it again.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -18,8 +29,39 @@ typedef struct {
     PyObject *dict;     /* __doc__, __name__, __wrapped__... (functools.update_wrapper) */
 } Boundary;
 
+#if PY_VERSION_HEX >= 0x030B0000 /* PyThreadState_EnterTracing */
+#define UNTRACED_CALLS 1
+/* One call of a Boundary on a thread's C stack: whether it holds the thread's tracing
+ * suspended now. Calls nest (a Debug-space kernel dispatching another). */
+typedef struct Suspension {
+    struct Suspension *outer;
+    int active;
+} Suspension;
+
+static int untraced = 0;                           /* set_untraced() */
+static _Thread_local Suspension *innermost = NULL; /* this thread's innermost call */
+#endif
+
 static PyObject *boundary_call(Boundary *self, PyObject *args, PyObject *kwargs) {
+#ifdef UNTRACED_CALLS
+    Suspension suspension = {innermost, 0};
+    PyThreadState *tstate = NULL;
+    if (untraced) {
+        tstate = PyThreadState_Get();
+        if (tstate->c_tracefunc != NULL) {
+            PyThreadState_EnterTracing(tstate);
+            suspension.active = 1;
+        }
+        innermost = &suspension;
+    }
     PyObject *result = PyObject_Call(self->function, args, kwargs);
+    if (tstate != NULL) {
+        innermost = suspension.outer;
+        if (suspension.active) PyThreadState_LeaveTracing(tstate);
+    }
+#else
+    PyObject *result = PyObject_Call(self->function, args, kwargs);
+#endif
     if (result != NULL) return result;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -100,9 +142,48 @@ static PyTypeObject BoundaryType = {
     .tp_setattro = PyObject_GenericSetAttr,
 };
 
+#ifdef UNTRACED_CALLS
+static PyObject *set_untraced(PyObject *module, PyObject *on) {
+    int flag = PyObject_IsTrue(on);
+    if (flag < 0) return NULL;
+    untraced = flag;
+    Py_RETURN_NONE;
+}
+
+static PyObject *resume_tracing(PyObject *module, PyObject *unused) {
+    Suspension *suspension = innermost;
+    if (suspension == NULL || !suspension->active) Py_RETURN_FALSE;
+    suspension->active = 0;
+    PyThreadState_LeaveTracing(PyThreadState_Get());
+    Py_RETURN_TRUE;
+}
+
+static PyObject *suspend_tracing(PyObject *module, PyObject *unused) {
+    Suspension *suspension = innermost;
+    if (suspension == NULL || suspension->active) Py_RETURN_FALSE;
+    PyThreadState *tstate = PyThreadState_Get();
+    if (tstate->c_tracefunc == NULL) Py_RETURN_FALSE;
+    PyThreadState_EnterTracing(tstate);
+    suspension->active = 1;
+    Py_RETURN_TRUE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_untraced", set_untraced, METH_O,
+     PyDoc_STR("set_untraced(on): whether later calls suspend a tracing thread's tracing.")},
+    {"resume_tracing", resume_tracing, METH_NOARGS,
+     PyDoc_STR("resume_tracing() -> bool: end the innermost call's suspension, if any.")},
+    {"suspend_tracing", suspend_tracing, METH_NOARGS,
+     PyDoc_STR("suspend_tracing() -> bool: suspend again in the innermost untraced call.")},
+    {NULL},
+};
+#else
+static PyMethodDef module_methods[] = {{NULL}};
+#endif
+
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "pkernels.runtime._boundary",
-    "The public API's calls, made by C (see _boundary.c).", -1, NULL,
+    "The public API's calls, made by C (see _boundary.c).", -1, module_methods,
 };
 
 PyMODINIT_FUNC PyInit__boundary(void) {

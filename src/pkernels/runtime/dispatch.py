@@ -115,7 +115,9 @@ def _dispatch(
         )
     if isinstance(args[0], NestedRange):
         # pk.parallel_for(pk.TeamThreadRange(team_member, n), body) inside a team
-        # workunit the Debug space runs as Python (compiled kernels never get here).
+        # workunit the Debug space runs as Python (compiled kernels never get here): the
+        # program's own Python, traced as the rest of it (see hooks.untraced_dispatches).
+        hooks.resume_tracing()
         return run_nested_in_python(operation, args[0], args[1], kwargs, reducer)
     # Until an observer's dispatch_started, a debugger's tracer sees every call made
     # here (pdb and pkdb both: ~0.6 us each): the commonest cases take none.
@@ -154,9 +156,7 @@ def _dispatch(
             dispatch.reducer = reducer
         hooks.notify("dispatch_started", dispatch)
         try:
-            result = _run(
-                dispatch.workunit, operation, policy, kwargs, dispatch.build, dispatch, reducer
-            )
+            result = _run_observed(dispatch, operation, policy, kwargs, reducer)
         except BaseException as exc:
             hooks.notify("dispatch_finished", dispatch, None, exc)
             raise
@@ -273,6 +273,31 @@ def not_a_workunit(operation: str, workunit: object) -> str:
     if callable(workunit) and marker_of(workunit) is None:
         return f"{text}: decorate it with @pk.workunit"
     return text
+
+
+def _run_observed(
+    dispatch: Dispatch,
+    operation: str,
+    policy: Any,
+    kwargs: dict[str, Any],
+    reducer: Reducer,
+) -> Any:
+    """An observed dispatch once its observers chose the build: the commonest (a plain
+    workunit over a range, no reducer, a build loaded already) straight to its kernel, as
+    the unobserved fast path does; any other through :func:`_run`. (A debugger observes
+    every dispatch: this is its per-dispatch cost.)"""
+    if type(policy) is RangePolicy and reducer is Sum:
+        space = policy.space
+        backend = BACKENDS.get(space)
+        if backend is not None:
+            begin, end = policy.begin, policy.end
+            kernel = backend.observed_range_kernel(
+                operation, dispatch.workunit, kwargs, dispatch.build, begin, end
+            )
+            if kernel is not None:
+                hooks.notify("before_launch", dispatch, kernel)
+                return kernel.launch(space, begin, end, kwargs)
+    return _run(dispatch.workunit, operation, policy, kwargs, dispatch.build, dispatch, reducer)
 
 
 def _run(

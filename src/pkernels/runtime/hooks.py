@@ -21,6 +21,9 @@ registered observers in registration order:
 Observers implement any subset of the three methods. Register with
 :func:`add_observer`, remove with :func:`remove_observer`. Hooks cost nothing when
 no observer is registered.
+
+A debugger tracing the program with ``sys.settrace`` may have pkernels' own Python run
+untraced: :func:`untraced_dispatches`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ import os
 import types
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+try:
+    from . import _boundary
+except ImportError:  # pragma: no cover - not built
+    _boundary = None  # type: ignore[assignment]
 
 
 class BuildMode(enum.Enum):
@@ -178,3 +186,32 @@ def notify(method: str, *args: Any) -> None:
         callback = getattr(observer, method, None)
         if callback is not None:
             callback(*args)
+
+
+# -- untraced dispatches ------------------------------------------------------------
+
+_UNTRACED = getattr(_boundary, "set_untraced", None)  # None: the C boundary is not built
+#: ``resume_tracing()``: end the suspension of the innermost ``parallel_*`` call of the
+#: calling thread (True), or do nothing (False: none is suspended, or untraced
+#: dispatches are unavailable). The C function itself: it runs where time counts.
+resume_tracing: Any = getattr(_boundary, "resume_tracing", lambda: False)
+#: ``suspend_tracing()``: suspend the calling thread's tracing again until its innermost
+#: ``parallel_*`` call returns (True), or do nothing (False: suspended already, no trace
+#: function, not in such a call, or unavailable).
+suspend_tracing: Any = getattr(_boundary, "suspend_tracing", lambda: False)
+
+
+def untraced_dispatches(on: bool) -> bool:
+    """Have each later ``parallel_*`` call made by a thread that has a trace function
+    (``sys.settrace``) run with that thread's tracing suspended, the trace function kept
+    installed: its tracer then sees none of pkernels' own calls and lines (nor the
+    observers'), and that costs nothing. Where the program's own Python runs inside a
+    dispatch (a Debug-space kernel's body, a nested TeamThreadRange), call
+    :func:`resume_tracing` first (an observer: in ``dispatch_started``); pkernels does
+    for the nested ranges it runs. True when available (the C boundary is built), else
+    False and nothing changes. (Cheaper than switching ``sys.settrace`` off and on: from
+    Python 3.12 that re-instruments the code it runs next, see ``_boundary.c``.)"""
+    if _UNTRACED is None:
+        return False
+    _UNTRACED(on)
+    return True
