@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 import time
@@ -160,10 +161,13 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _run_clause(clause: Clause, spare_a_core: bool = False) -> None:
+def _run_clause(
+    clause: Clause, spare_a_core: bool = False, turn: threading.Lock | None = None
+) -> None:
     """Run one clause (in its own thread). ``spare_a_core``: an OpenMP clause runs on one
     thread fewer than the machine has, leaving a core to the thread that drives a Cuda
-    clause's GPU at the same time (otherwise one OpenMP thread shares a core with it)."""
+    clause's GPU at the same time (otherwise one OpenMP thread shares a core with it).
+    ``turn``: held while the clause's kernel runs (see :func:`launch`)."""
     import pkernels as pk
     from pkernels.api.decorators import marker_of
 
@@ -177,13 +181,14 @@ def _run_clause(clause: Clause, spare_a_core: bool = False) -> None:
     before = len(marker.specializations)
     _clause_thread.active = True
     try:
-        start = time.perf_counter()
-        try:
-            clause.result = dispatch[clause.operation](
-                clause.policy, clause.workunit, **clause.kwargs
-            )
-        finally:
-            clause.seconds = time.perf_counter() - start
+        with turn if turn is not None else contextlib.nullcontext():
+            start = time.perf_counter()
+            try:
+                clause.result = dispatch[clause.operation](
+                    clause.policy, clause.workunit, **clause.kwargs
+                )
+            finally:
+                clause.seconds = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001 - reported in the clause's column
         clause.error = _describe(exc)
     finally:
@@ -202,15 +207,27 @@ def _libgomp() -> Any:
 
 
 def launch(clauses: list[Clause], keepalive: Callable[[], None] | None = None) -> float:
-    """Run every prepared clause that has no error, concurrently; the wall time."""
+    """Run every prepared clause that has no error, concurrently (clauses of one compiled
+    kernel one after another); the wall time."""
     from pkernels.api.spaces import ExecutionSpace
 
     runnable = [c for c in clauses if c.ok]
     gpu = any(c.policy.space is ExecutionSpace.Cuda for c in runnable)
+    # Compiled clauses of one kernel take turns: they run one library (its OpenMP and
+    # Serial launchers alike), whose checks keep one fault record, which each launch
+    # clears first; run together, one clause's failure could be cleared by, or reported
+    # as, the other's. (Debug-space clauses run Python: no record.)
+    turns: dict[int, threading.Lock] = {}
+
+    def turn(c: Clause) -> threading.Lock | None:
+        if c.policy.space is ExecutionSpace.Debug:
+            return None
+        return turns.setdefault(id(c.workunit), threading.Lock())
+
     threads = [
         threading.Thread(
             target=_run_clause,
-            args=(c, gpu and c.policy.space is ExecutionSpace.OpenMP),
+            args=(c, gpu and c.policy.space is ExecutionSpace.OpenMP, turn(c)),
             name=f"pkdb-parallel-launch-{c.number}",
             daemon=True,
         )
