@@ -202,7 +202,7 @@ class KernelObserver:
         self.running = (dispatch, kernel)
         # Release code runs with no debugger attached: a crash parks until gdb is there.
         release = _runs_release_code(dispatch, kernel)
-        if release is not self._parking:
+        if release is not self._parking:  # _park_crashes checks too: one call less here
             self._park_crashes(release)
         if release:
             previous = self.debugger.guard_sigint_for_kernel()  # see _interrupted

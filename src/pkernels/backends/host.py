@@ -109,20 +109,17 @@ class HostBackend:
         or GUARDED (resolved as :meth:`build_mode` does), when this process has it loaded
         already; else None: the full path runs (and builds)."""
         if build is _GUARDED:
+            # Whichever build is loaded has the translation's proof (see _guarded_build).
             release = loaded_range_kernel(operation, workunit, kwargs, _RELEASE)
-            checked = None
-            if release is None:
-                checked = loaded_range_kernel(operation, workunit, kwargs, _CHECKED)
-            known = release if release is not None else checked
-            if known is None:
-                return None
-            proof = known.entry.proof
-            if proof is not None and proof.holds(begin, end, kwargs):
-                return release  # None: the full path builds it
-            if checked is not None:
-                return checked
-            build = _CHECKED
-        elif build is not _RELEASE and build is not _CHECKED:
+            if release is not None:
+                if _proven(release, begin, end, kwargs):
+                    return release
+                return loaded_range_kernel(operation, workunit, kwargs, _CHECKED)
+            checked = loaded_range_kernel(operation, workunit, kwargs, _CHECKED)
+            if checked is None or _proven(checked, begin, end, kwargs):
+                return None  # the full path builds the release build a proven launch runs
+            return checked
+        if build is not _RELEASE and build is not _CHECKED:
             return None
         return loaded_range_kernel(operation, workunit, kwargs, build)
 
@@ -147,11 +144,16 @@ def _guarded_build(launch: Launch) -> BuildMode:
     if kernel is None:
         mode = _RELEASE
         kernel = compiled_kernel(workunit, launch.marker, operation, kwargs, mode, rank, reducer)
-    proof = kernel.entry.proof
-    chosen = _RELEASE if proof is not None and proof.holds(begin, end, kwargs) else _CHECKED
+    chosen = _RELEASE if _proven(kernel, begin, end, kwargs) else _CHECKED
     if chosen is mode:
         launch.built = kernel  # what kernel() returns: no second look-up
     return chosen
+
+
+def _proven(kernel: CompiledKernel, begin: Any, end: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether ``kernel``'s bounds proof shows this launch unable to fail a check."""
+    proof = kernel.entry.proof
+    return proof is not None and bool(proof.holds(begin, end, kwargs))
 
 
 def _hybrid_kernels(launch: Launch) -> CompiledKernel:
