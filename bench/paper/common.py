@@ -64,6 +64,25 @@ class Section:
     data: dict[str, Any] = field(default_factory=dict)  # raw numbers, kept in results.json
 
 
+def require_gpu() -> str:
+    """The GPU's name; a RuntimeError when CuPy or a CUDA GPU is missing. The GPU parts
+    call it first: their sessions run under pdb and pkdb, which end with status 0 even
+    when the program raised (post-mortem, then end of input), so a program that could
+    not start would otherwise be timed as if it ran."""
+    try:
+        import cupy
+    except ImportError as error:
+        raise RuntimeError("--gpu needs CuPy (pip install -e '.[cuda]')") from error
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as error:
+        raise RuntimeError(f"--gpu needs a CUDA GPU: {error}") from error
+    if count < 1:
+        raise RuntimeError("--gpu needs a CUDA GPU: none found")
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

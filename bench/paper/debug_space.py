@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from bench_pkdb import run_session, timed_rounds
-from common import EXAMPLES, HERE, Section, line_of, session_argv, session_env
+from common import EXAMPLES, HERE, Section, line_of, require_gpu, session_argv, session_env
 
 MD = EXAMPLES / "md.py"
 STEPS = 100  # the paper's ExaMiniMD runs 100 time steps
@@ -125,6 +125,7 @@ def measure(quick: bool, repeats: int, cache: Path, threads: int) -> Section:
 def measure_gpu(quick: bool, repeats: int, cache: Path, debug: Section) -> Section:
     """The GPU rows: md.py's kernels on pk.Cuda (_md_gpu.py) under pkdb, against the
     Debug-space times of the CPU section."""
+    gpu = require_gpu()
     program = HERE / "_md_gpu.py"
     line = line_of(program, 'print(f"{n} atoms')
     rows, points = [], []
@@ -156,6 +157,8 @@ def measure_gpu(quick: bool, repeats: int, cache: Path, debug: Section) -> Secti
             "speedup",
         ],  # fmt: skip
         rows=rows,
-        notes=["bench/paper/_md_gpu.py: md.py's kernels and time loop on CuPy arrays."],
+        notes=[
+            f"bench/paper/_md_gpu.py: md.py's kernels and time loop on CuPy arrays, on the {gpu}."
+        ],
         data={"points": points},
     )

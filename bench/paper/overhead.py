@@ -16,7 +16,7 @@ from pathlib import Path
 
 from _timing import loops_note, same_loops_env
 from bench_pkdb import ratio_to, timed_rounds
-from common import EXAMPLES, Section, fmt_ratio, line_of, session_argv, session_env
+from common import EXAMPLES, Section, fmt_ratio, line_of, require_gpu, session_argv, session_env
 
 VARIANTS = ("pdb", "pkdb", "pkdb --debug-all-kernels")
 HEADER = ["program", "threads", "pdb", "pkdb", "vs pdb", "pkdb --debug-all-kernels", "vs pdb"]
@@ -136,6 +136,7 @@ def measure_gpu(quick: bool, repeats: int, cache: Path) -> Section:
     several sizes, 200 dispatches each."""
     from bench_gpu_pkdb import session_variants
 
+    gpu = require_gpu()
     sizes = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
     rows, points = [], []
     for n in sizes:
@@ -153,7 +154,7 @@ def measure_gpu(quick: bool, repeats: int, cache: Path) -> Section:
         title="(a, GPU) Debug overhead on pk.Cuda: pkdb (cuda-gdb) vs pdb",
         header=HEADER,
         rows=rows,
-        notes=["bench/bench_gpu_pkdb.py's sessions at several sizes."],
+        notes=[f"bench/bench_gpu_pkdb.py's sessions at several sizes, on the {gpu}."],
         verdicts=[
             f"{'PASS' if worst[v] <= t else 'MISS'} {v} <= {t:.2f}x pdb: worst {worst[v]:.2f}x"
             for v, t in TARGETS.items()

@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import tempfile
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,13 +68,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-def with_load(measure: Callable[[], Section]) -> Section:
+def failed_section(key: str, title: str, error: BaseException) -> Section:
+    """What the report shows for a part that raised: the error, as a MISS, so one broken
+    part costs its own rows and not the whole report (a long run on a lent machine)."""
+    print(f"  ({key}) FAILED: {error!r}", flush=True)
+    return Section(key=key, title=title, header=["error"], rows=[[repr(error)]],
+                   verdicts=[f"MISS {key} did not run to its end: {error!r}"])  # fmt: skip
+
+
+def guarded(key: str, title: str, measure: Callable[[], Section]) -> Section:
+    """``measure()``, or a failed section saying why it raised."""
+    try:
+        return measure()
+    except Exception as error:  # noqa: BLE001 - any failure of one part is reported
+        traceback.print_exc()
+        return failed_section(key, title, error)
+
+
+def with_load(measure: Callable[[], Section], key: str, title: str) -> Section:
     """``measure()``, its section noting how busy other processes kept the CPUs: on a
     small shared machine that decides how far to trust its numbers."""
     import _timing
 
     load = _timing.OutsideLoad()
-    section = measure()
+    section = guarded(key, title, measure)
     share = load.fraction()
     if share is not None:
         section.notes.append(f"Other processes used {100 * share:.0f}% of the "
@@ -96,41 +114,49 @@ def main(argv: list[str]) -> int:
     if "a" in only:
         import overhead
 
-        sections.append(
-            with_load(
-                lambda: overhead.measure(
-                    options.quick, options.thread_counts, options.repeats, cache
-                )
-            )
-        )
+        sections.append(with_load(
+            lambda: overhead.measure(options.quick, options.thread_counts, options.repeats,
+                                     cache),
+            "overhead", "(a) Debug overhead: pkdb vs pdb"))  # fmt: skip
+    debug = None
     if "b" in only:
         import debug_space
 
         debug = with_load(
-            lambda: debug_space.measure(options.quick, max(1, options.repeats - 1), cache, cores)
-        )
+            lambda: debug_space.measure(options.quick, max(1, options.repeats - 1), cache, cores),
+            "debug_space", "(b) pkdb on OpenMP vs pdb on the serial Debug space")  # fmt: skip
         sections.append(debug)
     if "c" in only:
         import hotswap_rows
 
-        sections.append(
-            with_load(lambda: hotswap_rows.measure(options.quick, 1 if options.quick else 3, cores))
-        )
+        sections.append(with_load(
+            lambda: hotswap_rows.measure(options.quick, 1 if options.quick else 3, cores),
+            "hotswap", "(c) Hotswap vs edit-and-rerun"))  # fmt: skip
     if "d" in only:
         import speed
 
-        sections.append(with_load(lambda: speed.measure_kernels(options.quick, cores)))
-        sections.append(speed.measure_examinimd(options.examinimd_cpp, options.examinimd_py,
-                                                options.examinimd_cells, cache))  # fmt: skip
+        sections.append(with_load(lambda: speed.measure_kernels(options.quick, cores),
+                                  "kernels", "(d) Kernel speed"))  # fmt: skip
+        sections.append(guarded(
+            "examinimd", "(d) ExaMiniMD, C++ vs pkernels",
+            lambda: speed.measure_examinimd(options.examinimd_cpp, options.examinimd_py,
+                                            options.examinimd_cells, cache)))  # fmt: skip
     if options.gpu:
         import debug_space
         import overhead
 
         if "a" in only:
-            sections.append(overhead.measure_gpu(options.quick, options.repeats, cache))
-        if "b" in only:
-            gpu = debug_space.measure_gpu(options.quick, options.repeats, cache, debug)
-            debug.data["gpu"] = gpu.data["points"]
+            sections.append(guarded(
+                "overhead_gpu", "(a, GPU) Debug overhead on pk.Cuda",
+                lambda: overhead.measure_gpu(options.quick, options.repeats, cache)))  # fmt: skip
+        if debug is not None and "points" in debug.data:
+            gpu = guarded(
+                "debug_space_gpu",
+                "(b, GPU) pkdb on pk.Cuda vs pdb on the Debug space",
+                lambda: debug_space.measure_gpu(options.quick, options.repeats, cache, debug),
+            )
+            if "points" in gpu.data:
+                debug.data["gpu"] = gpu.data["points"]
             sections.append(gpu)
     else:
         skipped.append("the GPU rows of (a) and (b) (pass --gpu on the GPU machine)")
