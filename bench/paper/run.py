@@ -100,6 +100,40 @@ def with_load(measure: Callable[[], Section], key: str, title: str) -> Section:
     return section
 
 
+def draw_figures(sections: list[Section], machine: Machine, out: Path, skipped: list[str]) -> None:
+    """Each section's PNG (a section whose figure could not be drawn loses it)."""
+    try:
+        import plots
+    except ImportError:
+        plots = None
+    for section in sections:
+        if section.figure is None:
+            continue
+        (out / section.figure).unlink(missing_ok=True)
+        try:
+            if plots is None:
+                raise ImportError("matplotlib")
+            plots.draw(section, machine, out)
+        except ImportError:
+            skipped.append(f"figure {section.figure} (matplotlib missing: pip install -e "
+                           "'.[bench]')")  # fmt: skip
+        if not (out / section.figure).exists():
+            section.figure = None
+
+
+def write_report(sections: list[Section], machine: Machine, out: Path, skipped: list[str],
+                 unfinished: str = "") -> str:  # fmt: skip
+    """REPORT.md and results.json of ``sections``; ``unfinished`` names what is still to
+    run (the report is rewritten after every part, so a run cut short keeps its parts)."""
+    shown = [*skipped, f"{unfinished} (still running when this was written)"] if unfinished \
+        else skipped  # fmt: skip
+    text = report.render(sections, machine, common.git_revision(), shown)
+    (out / "REPORT.md").write_text(text)
+    raw = {"machine": vars(machine), "sections": {s.key: s.data for s in sections}}
+    (out / "results.json").write_text(json.dumps(raw, indent=1, default=str))
+    return text
+
+
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
     machine = Machine.here(["bench/paper/run.py", *argv])
@@ -111,10 +145,14 @@ def main(argv: list[str]) -> int:
     skipped: list[str] = []
     print(f"{machine.caption()}\n", flush=True)
 
+    def add(section: Section) -> None:
+        sections.append(section)
+        write_report(sections, machine, options.out, skipped, "the parts after the last one")
+
     if "a" in only:
         import overhead
 
-        sections.append(with_load(
+        add(with_load(
             lambda: overhead.measure(options.quick, options.thread_counts, options.repeats,
                                      cache),
             "overhead", "(a) Debug overhead: pkdb vs pdb"))  # fmt: skip
@@ -125,19 +163,19 @@ def main(argv: list[str]) -> int:
         debug = with_load(
             lambda: debug_space.measure(options.quick, max(1, options.repeats - 1), cache, cores),
             "debug_space", "(b) pkdb on OpenMP vs pdb on the serial Debug space")  # fmt: skip
-        sections.append(debug)
+        add(debug)
     if "c" in only:
         import hotswap_rows
 
-        sections.append(with_load(
+        add(with_load(
             lambda: hotswap_rows.measure(options.quick, 1 if options.quick else 3, cores),
             "hotswap", "(c) Hotswap vs edit-and-rerun"))  # fmt: skip
     if "d" in only:
         import speed
 
-        sections.append(with_load(lambda: speed.measure_kernels(options.quick, cores),
+        add(with_load(lambda: speed.measure_kernels(options.quick, cores),
                                   "kernels", "(d) Kernel speed"))  # fmt: skip
-        sections.append(guarded(
+        add(guarded(
             "examinimd", "(d) ExaMiniMD, C++ vs pkernels",
             lambda: speed.measure_examinimd(options.examinimd_cpp, options.examinimd_py,
                                             options.examinimd_cells, cache)))  # fmt: skip
@@ -146,7 +184,7 @@ def main(argv: list[str]) -> int:
         import overhead
 
         if "a" in only:
-            sections.append(guarded(
+            add(guarded(
                 "overhead_gpu", "(a, GPU) Debug overhead on pk.Cuda",
                 lambda: overhead.measure_gpu(options.quick, options.repeats, cache)))  # fmt: skip
         if debug is not None and "points" in debug.data:
@@ -157,31 +195,12 @@ def main(argv: list[str]) -> int:
             )
             if "points" in gpu.data:
                 debug.data["gpu"] = gpu.data["points"]
-            sections.append(gpu)
+            add(gpu)
     else:
         skipped.append("the GPU rows of (a) and (b) (pass --gpu on the GPU machine)")
 
-    try:
-        import plots
-    except ImportError:
-        plots = None
-    for section in sections:
-        if section.figure is None:
-            continue
-        (options.out / section.figure).unlink(missing_ok=True)
-        try:
-            if plots is None:
-                raise ImportError("matplotlib")
-            plots.draw(section, machine, options.out)
-        except ImportError:
-            skipped.append(f"figure {section.figure} (matplotlib missing: pip install -e "
-                           "'.[bench]')")  # fmt: skip
-        if not (options.out / section.figure).exists():
-            section.figure = None
-    text = report.render(sections, machine, common.git_revision(), skipped)
-    (options.out / "REPORT.md").write_text(text)
-    raw = {"machine": vars(machine), "sections": {s.key: s.data for s in sections}}
-    (options.out / "results.json").write_text(json.dumps(raw, indent=1, default=str))
+    draw_figures(sections, machine, options.out, skipped)
+    text = write_report(sections, machine, options.out, skipped)
     print("\n" + text)
     print(f"written: {options.out / 'REPORT.md'}")
     return 0
