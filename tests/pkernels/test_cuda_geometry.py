@@ -119,7 +119,7 @@ def test_the_innermost_index_runs_along_x_one_index_per_thread():
     # A 512^3 stencil: blocks 64 along the last index by 4 rows (as a hand-written
     # stencil tiles: the rows share their neighbours' loads), a block per (k, j, i) tile.
     shape = box_shape([0, 0, 0], [512, 512, 512], 256)
-    assert shape == LaunchShape((8, 128, 512), (64, 4, 1), True)
+    assert shape == LaunchShape((8, 128, 512), (64, 4, 1), True, covers=True)
     geometry = {"kind": "box", **shape.as_geometry(), "begins": [0, 0, 0],
                 "ends": [512, 512, 512]}  # fmt: skip
     # (i, j, k): block (k // 64, j // 4, i), thread (k % 64, j % 4).
@@ -141,6 +141,16 @@ def test_grids_keep_to_cuda_limits_and_32_bit_indices_only_where_they_fit():
     assert not box_shape([0, 0], [2**31 - 1, 2], 256).index32
     assert not box_shape([-(2**31) - 1, 0], [0, 2], 256).index32
     assert box_shape([0, 0, 0, 0], [50, 50, 50, 50], 256, max_blocks=1000).index32
+
+
+def test_a_launch_covers_its_indices_unless_the_grid_is_capped():
+    # Covering: one index per thread, so the 32-bit entry of a `for` runs no stride loop.
+    assert range_shape(0, 10**6, 256).covers
+    assert range_shape(5, 6, 256).covers
+    assert not range_shape(0, 10**6, 256, max_blocks=132).covers  # a reduce's budget
+    assert box_shape([1, 1, 1], [511, 511, 511], 256).covers
+    assert not box_shape([0, 0], [10**8, 1], 256).covers  # y is capped at 65535 blocks
+    assert not box_shape([0, 0, 0, 0], [50, 50, 50, 50], 256, max_blocks=1000).covers
 
 
 # ---------------------------------------------------------------- generated code

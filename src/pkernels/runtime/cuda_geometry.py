@@ -42,11 +42,13 @@ Dim3 = tuple[int, int, int]
 
 @dataclass(frozen=True)
 class LaunchShape:
-    """The grid and block of a launch, and whether it runs the 32-bit entry."""
+    """The grid and block of a launch, whether its indices fit 32-bit arithmetic, and
+    whether its grid covers the range or box (one index per thread: no stride loop)."""
 
     grid: Dim3
     block: Dim3
     index32: bool
+    covers: bool = False
 
     @property
     def blocks(self) -> int:
@@ -72,7 +74,7 @@ def range_shape(begin: int, end: int, threads: int, max_blocks: int | None = Non
     span = blocks * threads
     # begin + the first offset and every stride step stay below end + span.
     index32 = begin >= INT32_MIN and span <= INT32_MAX and end + span <= INT32_MAX
-    return LaunchShape((blocks, 1, 1), (threads, 1, 1), index32)
+    return LaunchShape((blocks, 1, 1), (threads, 1, 1), index32, span >= count)
 
 
 def spread_threads(count: int, threads: int, multiprocessors: int, least: int = 64) -> int:
@@ -127,7 +129,8 @@ def box_shape(
     index32 = index32 and all(
         n + g * b <= INT32_MAX for n, g, b in zip(extents, grid, block, strict=True)
     )
-    return LaunchShape((grid[0], grid[1], grid[2]), block, index32)
+    covers = all(g * b >= n for n, g, b in zip(extents, grid, block, strict=True))
+    return LaunchShape((grid[0], grid[1], grid[2]), block, index32, covers)
 
 
 def _axis_counts(counts: Sequence[int]) -> Dim3:

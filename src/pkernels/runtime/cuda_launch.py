@@ -273,9 +273,10 @@ class CudaKernel:
                 bounds += [np.int64(b), np.int64(e)]
             shape = self._range_shape(cp, policy)
             state = self._range_state(cp)
-            # 32-bit index arithmetic, except in debug builds (cuda-gdb shows the 64-bit
-            # entry).
-            function = state.function32(self.module) if shape.index32 and not self.debug else None
+            # The 32-bit entry (of a `for`: one index per thread, no stride loop) where
+            # the launch fits it, except in debug builds (cuda-gdb shows the 64-bit one).
+            fits = shape.index32 and (shape.covers or self.entry.operation == "reduce")
+            function = state.function32(self.module) if fits and not self.debug else None
             plan = (tuple(bounds), shape, function or self.function)
         self._last_range = (key, plan)
         return plan

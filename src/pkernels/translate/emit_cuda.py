@@ -12,12 +12,13 @@ lines.
 The ``__global__`` entry points (:data:`ENTRY`; range and box modules also :data:`ENTRY_32`):
 
 * range / MDRange ``for`` and ``reduce``: one body, a template on its index arithmetic's
-  type, behind two entries, :data:`ENTRY` (64-bit) and :data:`ENTRY_32` (32-bit, which
-  the host launches when the launch's indices fit). A range runs index ``begin +
-  blockIdx.x * blockDim.x + threadIdx.x`` (then a grid-stride loop, which runs once when
-  the grid covers the range); a box runs its last index along x, the one before along
-  y, the outer ones (flattened row-major, the only ones decoded with ``/`` and ``%``)
-  along z, each in a grid-stride loop. :mod:`pkernels.runtime.cuda_geometry` sizes the
+  type and on whether its threads loop, behind two entries, :data:`ENTRY` (64-bit,
+  grid-stride loops) and :data:`ENTRY_32` (32-bit; a ``for``'s runs one index per thread
+  and no loop), which the host launches when the launch's indices fit (and a ``for``'s
+  grid covers them). A range runs index ``begin + blockIdx.x * blockDim.x +
+  threadIdx.x`` (then the grid's stride); a box runs its last index along x, the one
+  before along y, the outer ones (flattened row-major, the only ones decoded with ``/``
+  and ``%``) along z. :mod:`pkernels.runtime.cuda_geometry` sizes the
   grids and maps indices to threads for debuggers;
 * ``reduce``: each thread's indices into its partial, then ``pk_rt::grid_reduce``
   (``cuda.hpp``): the block's partials combined (warp shuffles, or shared memory for
@@ -497,12 +498,20 @@ def _range_entries(
             f"(PkI)gridDim.{axis} * (PkI)blockDim.{axis}",
         )
 
+    def step(variable: str, stride: str, end: str) -> str:
+        """A grid-stride loop's step; where the grid covers the launch (``PkLoop``
+        false), a step to the end: the loop runs once and the compiler drops it, with
+        the registers its invariants held (a 3-D box's nest took twice the hand
+        kernel's registers, and its occupancy)."""
+        return f"{variable} = PkLoop ? {variable} + {stride} : {end}"
+
     first, stride = along("x")
     if rank == 1:
         # One index per thread when the grid covers the range (the loop runs once).
         call = f"{kname}(({index_type.ctype})pk_i{accumulator}{args});"
         lines += [
-            f"    for (PkI pk_i = (PkI)pk_begin + {first}; pk_i < (PkI)pk_end; pk_i += {stride})",
+            f"    for (PkI pk_i = (PkI)pk_begin + {first}; pk_i < (PkI)pk_end; "
+            f"{step('pk_i', stride, '(PkI)pk_end')})",
             f"        {call}",
         ]
     else:
@@ -517,7 +526,8 @@ def _range_entries(
             z_first, z_stride = along("z")
             lines += [
                 f"    const PkI pk_no = {outer};",
-                f"    for (PkI pk_o = {z_first}; pk_o < pk_no; pk_o += {z_stride}) {{",
+                f"    for (PkI pk_o = {z_first}; pk_o < pk_no; "
+                f"{step('pk_o', z_stride, 'pk_no')}) {{",
             ]
             indent = "        "
             if rank == 3:
@@ -529,9 +539,11 @@ def _range_entries(
                 ]
         y_first, y_stride = along("y")
         lines += [
-            f"{indent}for (PkI pk_y = {y_first}; pk_y < pk_n{next_}; pk_y += {y_stride}) {{",
+            f"{indent}for (PkI pk_y = {y_first}; pk_y < pk_n{next_}; "
+            f"{step('pk_y', y_stride, f'pk_n{next_}')}) {{",
             f"{indent}    const PkI pk_i{next_} = (PkI)pk_b{next_} + pk_y;",
-            f"{indent}    for (PkI pk_x = {first}; pk_x < pk_n{inner}; pk_x += {stride}) {{",
+            f"{indent}    for (PkI pk_x = {first}; pk_x < pk_n{inner}; "
+            f"{step('pk_x', stride, f'pk_n{inner}')}) {{",
             f"{indent}        const PkI pk_i{inner} = (PkI)pk_b{inner} + pk_x;",
         ]
         idx = ", ".join(
@@ -552,16 +564,18 @@ def _range_entries(
     signature = ", ".join([*lead, *params])
     names = ", ".join(_parameter_name(p) for p in [*lead, *params])
     out = [
-        "template <typename PkI>",
+        "template <typename PkI, bool PkLoop>",
         f"__device__ __forceinline__ void pk_range_body({signature}) {{",
         *views,
         *lines,
         "}",
     ]
-    for symbol, index in ((ENTRY, "int64_t"), (ENTRY_32, "int32_t")):
+    # A reduce's grid is a budget of blocks, so its threads always loop.
+    covering = "true" if operation == "reduce" else "false"
+    for symbol, index, loop in ((ENTRY, "int64_t", "true"), (ENTRY_32, "int32_t", covering)):
         out += [
             f'extern "C" __global__ void __launch_bounds__({BLOCK}) {symbol}({signature}) {{',
-            f"    pk_range_body<{index}>({names});",
+            f"    pk_range_body<{index}, {loop}>({names});",
             "}",
         ]
     return out

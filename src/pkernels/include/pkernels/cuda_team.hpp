@@ -15,6 +15,8 @@
 #ifndef PK_SLOT_BYTES
 #define PK_SLOT_BYTES 8  // a team rank's reduction slot: more for a struct accumulator
 #endif
+// The block's dynamic shared memory (the team kernel declares the same array).
+extern __shared__ unsigned long long pk_dynamic[];
 namespace pk_rt {
 
 enum { TEAM_END_OF_WORKUNIT = -1 };
@@ -98,12 +100,41 @@ __device__ __forceinline__ void team_barrier(TeamMember& tm, const char* file, i
 #undef PK_FN
 #undef PK_TEAM_SLOT
 
+// The fault of a scratch view that does not fit (not inlined: the message is cold).
+__device__ __noinline__ void scratch_fault(TeamShared* s, int R, const char* name,
+                                           int64_t bytes, int level, bool per_thread,
+                                           int64_t left, const char* file, int line) {
+    char what[384];
+    Text t{what, 0, (int)sizeof what};
+    t.put("ScratchView"); t.put_int(R); t.put("D '"); t.put(name); t.put("' needs ");
+    t.put_int(bytes); t.put(" bytes of level-"); t.put_int(level);
+    t.put(per_thread ? " thread" : " team"); t.put(" scratch but only ");
+    t.put_int(left);
+    t.put(" are left: reserve more with policy.set_scratch_size(");
+    t.put_int(level); t.put(per_thread ? ", pk.PerThread(...))" : ", pk.PerTeam(...))");
+    fault(s->fault, 4, file, line, what);
+}
+
+// Where level-0 scratch starts in the block's dynamic shared memory (team_setup's
+// layout: the slots, then the barrier lines).
+__device__ __forceinline__ char* level0_scratch() {
+    const int64_t size = blockDim.x;
+    return (char*)pk_dynamic + PK_SLOT_BYTES * size + (4 * size + 7) / 8 * 8;
+}
+
 // The next piece of the team's (or this thread's) scratch memory at `level`, as a view
-// (one pool per level, handed out as on the CPU).
+// (one pool per level, handed out as on the CPU). Inlined with the call's constant
+// level, a level-0 view's pointer derives from pk_dynamic alone, so the compiler knows it
+// is shared memory and issues ld/st.shared (a generic pointer serialised the loads of a
+// loop that copies global memory into scratch: the compiler could not rule out that the
+// two alias). For that, no other memory may flow into it: a view that does not fit
+// records the fault and stops the thread, where it used to go on in malloc'ed memory.
 template <typename T, int R>
-__device__ View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thread,
-                                         const int64_t (&extents)[R], const char* name,
-                                         const char* file, int line) {
+__device__ __forceinline__ View<T, R, true> scratch_view(TeamMember& tm, int level,
+                                                         bool per_thread,
+                                                         const int64_t (&extents)[R],
+                                                         const char* name, const char* file,
+                                                         int line) {
     TeamShared* s = tm.shared;
     int64_t count = 1;
     for (int k = 0; k < R; ++k) count *= extents[k] > 0 ? extents[k] : 0;
@@ -111,28 +142,20 @@ __device__ View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thr
     const int64_t copies = per_thread ? tm.team_size : 1;
     int64_t& used = tm.scratch_used[level];
     const int64_t pool = s->team_bytes[level] + tm.team_size * s->thread_bytes[level];
+    if (used + bytes * copies > pool) {
+        const int64_t left = pool - used > 0 ? (pool - used) / copies / 8 * 8 : 0;
+        scratch_fault(s, R, name, bytes, level, per_thread, left, file, line);
+        // The launch has failed: this thread stops. A view's size is the same in every
+        // thread of the team, so its team stops with it, before any barrier that would
+        // wait for it (an exited thread counts as arrived at barrier.sync).
+        asm volatile("exit;");
+    }
     View<T, R, true> v;
     for (int k = 0; k < R; ++k) v.extent[k] = extents[k] > 0 ? extents[k] : 0;
     v.stride[R - 1] = 1;
     for (int k = R - 2; k >= 0; --k) v.stride[k] = v.stride[k + 1] * v.extent[k + 1];
-    if (used + bytes * copies > pool) {
-        const int64_t left = pool - used > 0 ? (pool - used) / copies / 8 * 8 : 0;
-        char what[384];
-        Text t{what, 0, (int)sizeof what};
-        t.put("ScratchView"); t.put_int(R); t.put("D '"); t.put(name); t.put("' needs ");
-        t.put_int(bytes); t.put(" bytes of level-"); t.put_int(level);
-        t.put(per_thread ? " thread" : " team"); t.put(" scratch but only ");
-        t.put_int(left);
-        t.put(" are left: reserve more with policy.set_scratch_size(");
-        t.put_int(level); t.put(per_thread ? ", pk.PerThread(...))" : ", pk.PerTeam(...))");
-        fault(s->fault, 4, file, line, what);
-        // The launch has failed; the kernel runs on in memory of its own (or this thread
-        // stops, when the device heap has none left).
-        v.data = (T*)malloc((unsigned long)(count > 0 ? count : 1) * sizeof(T));
-        if (v.data == nullptr) asm volatile("exit;");
-        return v;
-    }
-    v.data = (T*)(s->scratch[level] + used + (per_thread ? tm.team_rank * bytes : 0));
+    char* base = level == 0 ? level0_scratch() : s->scratch[1];
+    v.data = (T*)(base + used + (per_thread ? tm.team_rank * bytes : 0));
     used += bytes * copies;
     return v;
 }
@@ -146,7 +169,7 @@ __device__ __forceinline__ void team_setup(TeamShared& s, unsigned char* dynamic
     s.size = size;
     s.slots = dynamic;
     s.arrival_line = (int*)(dynamic + PK_SLOT_BYTES * size);
-    s.scratch[0] = (char*)(dynamic + PK_SLOT_BYTES * size + (4 * size + 7) / 8 * 8);
+    s.scratch[0] = level0_scratch();
     s.scratch[1] = level1;
     s.team_bytes[0] = bytes[0];
     s.team_bytes[1] = bytes[1];
