@@ -350,6 +350,25 @@ def test_a_range_launched_again_is_shaped_once_and_another_range_anew(fake_gpu, 
     assert fake_gpu.calls[0][:2] == fake_gpu.calls[2][:2]  # the same grid and block
 
 
+@pytest.mark.skipif(cuda_wait._PRCTL is None, reason="the timer slack is Linux's (prctl)")
+def test_naps_have_a_timer_slack_of_1_us_and_leave_the_thread_s_as_it_was(fake_gpu, monkeypatch):
+    # Linux wakes a sleeper up to its timer slack late (50 us by default): a nap of 10 us
+    # lasted some 70, and a kernel's end was seen that much later.
+    def slack() -> int:
+        return cuda_wait._PRCTL(cuda_wait._PR_GET_TIMERSLACK, 0, 0, 0, 0)
+
+    runtime = fake_gpu.cuda.runtime
+    seen: list[int] = []
+    query = runtime.eventQuery
+    monkeypatch.setattr(runtime, "eventQuery", lambda ptr: seen.append(slack()) or query(ptr))
+    monkeypatch.setattr(cuda_wait, "SPIN_SECONDS", 0.0)
+    before = slack()
+    runtime.answers = [600] * 3  # the first poll, then two naps, done at the third
+    cuda_wait.wait_for_stream(fake_gpu)
+    assert seen == [before, 1000, 1000, 1000]
+    assert slack() == before
+
+
 def test_a_launch_polls_its_event_naps_between_polls_then_sleeps_on_it(fake_gpu, monkeypatch):
     runtime = fake_gpu.cuda.runtime
     runtime.answers = [600, 600]  # not ready twice, then done: no sleep

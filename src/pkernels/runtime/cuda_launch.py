@@ -296,11 +296,11 @@ class CudaKernel:
         itemsize = dtype.itemsize
         state = self._range_state(cp)
         with state.lock:  # one launch at a time uses the scratch
-            ticket, result, partials = state.scratch(cp, shape.blocks, itemsize)
-            lead = (np.uint64(partials), np.uint64(ticket), np.uint64(result))
+            ticket, partials = state.scratch(cp, shape.blocks, itemsize)
+            result = state.result(cp, itemsize)
+            lead = (np.uint64(partials), np.uint64(ticket), np.uint64(result.ctypes.data))
             _launch_shaped(cp, function, shape, (*bounds, *lead, *args), prints)
-            value = np.empty(itemsize, dtype=np.uint8)
-            state.read(result, value)
+            value = result.copy()  # the kernel is done: its total is in host memory
         if isinstance(acc, StructType):
             return acc.cls(*value.view(dtype).tolist()[0])
         return value.view(dtype)[0].item()
@@ -412,9 +412,9 @@ _RANGE_STATE_LOCK = threading.Lock()
 class _RangeState:
     """A range or box kernel's launch state, made at its first launch: its block size
     (by occupancy), its 32-bit entry, and a reduce's scratch in device memory (the
-    ticket, the result, a slot per block), allocated once and grown when a launch has
-    more blocks. The ticket is zero when allocated and every launch leaves it zero, so
-    no launch clears anything."""
+    ticket, a slot per block) and its result in pinned host memory, allocated once and
+    grown when a launch has more blocks. The ticket is zero when allocated and every
+    launch leaves it zero, so no launch clears anything."""
 
     def __init__(self, cp: Any, function: Any, fixed: bool = False) -> None:
         self.threads_limit = min(BLOCK, int(function.max_threads_per_block))
@@ -427,6 +427,7 @@ class _RangeState:
         self.lock = threading.Lock()
         self._function32: Any = None
         self._buffer: Any = None
+        self._pinned: Any = None  # keeps the result's pinned memory allocated
 
     def function32(self, module: Any) -> Any:
         """The module's 32-bit entry (:data:`~pkernels.translate.emit_cuda.ENTRY_32`)."""
@@ -434,21 +435,26 @@ class _RangeState:
             self._function32 = module.get_function(ENTRY_32)
         return self._function32
 
-    def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int, int]:
-        """Device addresses of the ticket, the result and ``blocks`` partials of
-        ``itemsize`` bytes (the ticket first, at a fixed place, so that it stays zero)."""
+    def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int]:
+        """Device addresses of the ticket and ``blocks`` partials of ``itemsize`` bytes
+        (the ticket first, at a fixed place, so that it stays zero)."""
         slot = _round_up(itemsize, 16)
-        needed = 16 + slot + blocks * slot
+        needed = 16 + blocks * slot
         if self._buffer is None or self._buffer.nbytes < needed:
             size = max(needed, 2 * self._buffer.nbytes if self._buffer is not None else 0)
             self._buffer = cp.zeros(size, dtype=np.uint8)
         base = int(self._buffer.data.ptr)
-        return base, base + 16, base + 16 + slot
+        return base, base + 16
 
-    def read(self, address: int, into: np.ndarray) -> None:
-        """Copy ``into.nbytes`` bytes at ``address`` (in the scratch) to the host."""
-        offset = address - int(self._buffer.data.ptr)
-        (self._buffer.data + offset).copy_to_host(ctypes.c_void_p(into.ctypes.data), into.nbytes)
+    def result(self, cp: Any, itemsize: int) -> np.ndarray:
+        """``itemsize`` bytes of pinned host memory for a reduce's total, which the last
+        block writes there itself (with unified addressing, which every GPU CUDA 13 runs
+        has, a pinned host address is also the device's): the host reads it after the
+        wait, with no copy from device memory (a synchronous copy of a few bytes cost
+        some 10 us of every reduce)."""
+        if self._pinned is None or self._pinned.size < itemsize:
+            self._pinned = cp.cuda.alloc_pinned_memory(_round_up(itemsize, 16))
+        return np.frombuffer(self._pinned, dtype=np.uint8, count=itemsize)
 
 
 def _occupancy(

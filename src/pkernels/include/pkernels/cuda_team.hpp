@@ -50,14 +50,18 @@ __device__ __forceinline__ int bar_any(int p) {
     return r;
 }
 
-__device__ __noinline__ void barrier_mismatch(const TeamMember& tm, int line, const char* file) {
-    TeamShared* s = tm.shared;
+// The team's state comes by value (not `tm` or its TeamShared by address: a pointer
+// passed to a call that is not inlined would keep both in local memory, which every
+// league rank's loop then reads: that doubled a team kernel's time).
+__device__ __noinline__ void barrier_mismatch(TeamShared ts, int64_t league_rank, int line,
+                                              const char* file) {
+    const TeamShared* s = &ts;
     int odd = 0;
     while (odd < s->size && s->arrival_line[odd] == s->arrival_line[0]) ++odd;
     char what[512];
     Text t{what, 0, (int)sizeof what};
     t.put("team_barrier() mismatch in league ");
-    t.put_int(tm.league_rank);
+    t.put_int(league_rank);
     t.put(":");
     const int ranks[2] = {0, odd < s->size ? odd : 0};
     for (int k = 0; k < 2; ++k) {
@@ -89,7 +93,7 @@ __device__ __forceinline__ void team_barrier(TeamMember& tm, const char* file, i
     s->arrival_line[tm.team_rank] = line;
     bar_sync();
     if (bar_any(s->arrival_line[0] != line)) {  // threads wait at different barriers
-        if (tm.team_rank == 0) barrier_mismatch(tm, line, file);
+        if (tm.team_rank == 0) barrier_mismatch(*s, tm.league_rank, line, file);
         asm volatile("exit;");  // every thread of the block saw it: they all stop
     }
 }
@@ -101,7 +105,7 @@ __device__ __forceinline__ void team_barrier(TeamMember& tm, const char* file, i
 #undef PK_TEAM_SLOT
 
 // The fault of a scratch view that does not fit (not inlined: the message is cold).
-__device__ __noinline__ void scratch_fault(TeamShared* s, int R, const char* name,
+__device__ __noinline__ void scratch_fault(Fault* f, int R, const char* name,
                                            int64_t bytes, int level, bool per_thread,
                                            int64_t left, const char* file, int line) {
     char what[384];
@@ -112,7 +116,7 @@ __device__ __noinline__ void scratch_fault(TeamShared* s, int R, const char* nam
     t.put_int(left);
     t.put(" are left: reserve more with policy.set_scratch_size(");
     t.put_int(level); t.put(per_thread ? ", pk.PerThread(...))" : ", pk.PerTeam(...))");
-    fault(s->fault, 4, file, line, what);
+    fault(f, 4, file, line, what);
 }
 
 // Where level-0 scratch starts in the block's dynamic shared memory (team_setup's
@@ -144,7 +148,7 @@ __device__ __forceinline__ View<T, R, true> scratch_view(TeamMember& tm, int lev
     const int64_t pool = s->team_bytes[level] + tm.team_size * s->thread_bytes[level];
     if (used + bytes * copies > pool) {
         const int64_t left = pool - used > 0 ? (pool - used) / copies / 8 * 8 : 0;
-        scratch_fault(s, R, name, bytes, level, per_thread, left, file, line);
+        scratch_fault(s->fault, R, name, bytes, level, per_thread, left, file, line);
         // The launch has failed: this thread stops. A view's size is the same in every
         // thread of the team, so its team stops with it, before any barrier that would
         // wait for it (an exited thread counts as arrived at barrier.sync).
