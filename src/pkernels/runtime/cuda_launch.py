@@ -428,6 +428,7 @@ class _RangeState:
         self._function32: Any = None
         self._buffer: Any = None
         self._pinned: Any = None  # keeps the result's pinned memory allocated
+        self._pinned_bytes = 0
 
     def function32(self, module: Any) -> Any:
         """The module's 32-bit entry (:data:`~pkernels.translate.emit_cuda.ENTRY_32`)."""
@@ -452,8 +453,9 @@ class _RangeState:
         has, a pinned host address is also the device's): the host reads it after the
         wait, with no copy from device memory (a synchronous copy of a few bytes cost
         some 10 us of every reduce)."""
-        if self._pinned is None or self._pinned.size < itemsize:
-            self._pinned = cp.cuda.alloc_pinned_memory(_round_up(itemsize, 16))
+        if self._pinned is None or self._pinned_bytes < itemsize:
+            self._pinned_bytes = _round_up(itemsize, 16)
+            self._pinned = cp.cuda.alloc_pinned_memory(self._pinned_bytes)
         return np.frombuffer(self._pinned, dtype=np.uint8, count=itemsize)
 
 
