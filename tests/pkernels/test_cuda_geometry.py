@@ -305,7 +305,8 @@ class _FakePointer:
 
 class _FakeKernel:
     """A loaded entry: records its launches; a reduce's launch stores ``result`` at the
-    result address it was given, as the last block does."""
+    result address it was given (host memory, as the pinned result is), as the last
+    block does."""
 
     max_threads_per_block = 256
 
@@ -320,9 +321,8 @@ class _FakeKernel:
         self.cupy.launches.append((self.name, grid, block, args))
         if self.cupy.result is not None:
             address = int(args[-3 if self.cupy.result_last else 4])
-            memory = self.cupy.memory
-            offset = address - memory.address
-            memory.bytes[offset : offset + len(self.cupy.result)] = self.cupy.result
+            assert address in self.cupy.pinned, "the result goes to pinned host memory"
+            ctypes.memmove(address, self.cupy.result, len(self.cupy.result))
 
 
 class _FakeCupy:
@@ -334,6 +334,7 @@ class _FakeCupy:
         self.memory: _FakeMemory | None = None
         self.result: bytes | None = None
         self.result_last = False
+        self.pinned: dict[int, bytearray] = {}  # address -> pinned host memory
         fake = self
 
         class Driver:
@@ -375,6 +376,12 @@ class _FakeCupy:
 
             def Event(self, **kwargs):  # noqa: N802
                 return Event()
+
+            @staticmethod
+            def alloc_pinned_memory(nbytes: int) -> bytearray:
+                memory = bytearray(nbytes)
+                fake.pinned[np.frombuffer(memory, np.uint8).ctypes.data] = memory
+                return memory
 
         self.cuda = Cuda()
 
@@ -420,9 +427,10 @@ def test_a_range_reduce_launch_reads_back_only_the_result_from_a_kept_scratch(mo
     # multiprocessor on 10 of them: 60 blocks, the 32-bit entry.
     ((name, grid, block, args),) = cupy.launches
     assert (name, grid, block) == (ENTRY_32, (60, 1, 1), (256, 1, 1))
-    base = cupy.memory.address
-    assert [int(a) for a in args] == [0, 1_000_000, base + 32, base, base + 16]
-    assert cupy.memory.nbytes >= 32 + 60 * 16
+    base = cupy.memory.address  # the ticket, then the partials; the result: host memory
+    (pinned,) = cupy.pinned
+    assert [int(a) for a in args] == [0, 1_000_000, base + 16, base, pinned]
+    assert cupy.memory.nbytes >= 16 + 60 * 16
     assert kernel.geometry(pk.RangePolicy(0, 1_000_000), {}) == {
         "kind": "range", "blocks": 60, "threads": 256, "grid": [60, 1, 1],
         "block": [256, 1, 1], "begins": [0], "ends": [1_000_000],
