@@ -6,9 +6,9 @@ with :func:`wait_for_stream`. A stream or device synchronisation would spin a co
 the kernel's whole run (CUDA's default schedule, with fewer GPUs than cores), which an
 OpenMP kernel running at the same time (pkdb's ``parallel_launch``) needs. A blocking-sync
 event sleeps instead, but the driver wakes a thread sleeping on one late: on an H100
-(bench/bench_cuda_wait.py, medians of 30 rounds) a 1 ms kernel took 1.139 ms waited for
-that way, 1.062 ms with a spinning stream synchronisation, 1.125 ms with this wait; a
-one-element kernel 25.7, 11.6 and 14.8 us. So the wait polls the event
+(bench/bench_cuda_wait.py, medians of 30 rounds) a 1 ms kernel took 1.132 ms waited for
+that way, 1.065 ms with a spinning stream synchronisation, 1.077 ms with this wait; a
+one-element kernel 36.4, 14.4 and 20.4 us. So the wait polls the event
 for :data:`SPIN_SECONDS` (a short kernel is done by then), then naps between polls (each
 nap a few tens of microseconds: little of a core, and a late answer of at most a nap) for
 up to :data:`NAP_SECONDS`, and only a kernel still running after that sleeps on the event.
