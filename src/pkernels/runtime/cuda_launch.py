@@ -121,7 +121,6 @@ class CudaKernel:
     library: Path | None = None  # no shared library: the module lives in the GPU
     proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
-    _fault_flag: Any = field(default=None, repr=False)  # (pinned memory, its int32 view)
     _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
     # The last range or box launched and how (see _range_plan): a loop launching the
     # same range again skips the shape arithmetic.
@@ -146,20 +145,6 @@ class CudaKernel:
             self._record = self.module.get_global("pk_fault_record")
         return self._record
 
-    def fault_flag(self, cp: Any) -> np.ndarray:
-        """The module's fault flag (cuda.hpp's ``pk_fault_host_flag``): a one-element
-        int32 array over pinned host memory, which a launch's first fault sets to 1."""
-        if self._fault_flag is None:
-            pinned = cp.cuda.alloc_pinned_memory(16)
-            flag = np.frombuffer(pinned, dtype=np.int32, count=1)
-            flag[0] = 0
-            address = np.array([flag.ctypes.data], dtype=np.uint64)
-            self.module.get_global("pk_fault_host_flag").copy_from_host(
-                ctypes.c_void_p(address.ctypes.data), 8
-            )
-            self._fault_flag = (pinned, flag)
-        return self._fault_flag[1]
-
     def __post_init__(self) -> None:
         self._plan = CudaArgumentPlan(self.entry.params)
         # Whether a launch resets and reads the fault record (checked and debug builds,
@@ -180,22 +165,17 @@ class CudaKernel:
     def _launch(self, cp: Any, policy: Any, kwargs: dict[str, Any], args: Any) -> Any:
         if self.entry.uses_print:
             sys.stdout.flush()  # keep Python's buffered output before the kernel's
-        flag = self.fault_flag(cp) if self._reports_faults else None
+        record = self.fault_record() if self._reports_faults else None
+        if record is not None:
+            record.memset_async(0, 8)  # the flag and the kind
         if self.entry.rank == TEAM:
             result = self._launch_team(cp, policy, kwargs, args)
         elif self.entry.operation == "scan":
             result = self._launch_scan(cp, policy, args)
         else:
             result = self._launch_range(cp, policy, args)
-        if flag is not None and flag[0]:
-            # The record (clear since the module loaded or the last fault) holds the
-            # first fault: raise it, and clear both for the next launch.
-            record = self.fault_record()
-            flag[0] = 0
-            try:
-                raise_recorded_fault(record)
-            finally:
-                record.memset_async(0, 8)  # the flag and the kind
+        if record is not None:
+            raise_recorded_fault(record)
         return result
 
     def geometry(self, policy: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

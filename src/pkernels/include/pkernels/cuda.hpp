@@ -155,10 +155,6 @@ struct Text {
 __device__ pk_rt::Fault pk_fault_record;
 // Where a failed check's access goes instead of the view (the launch has failed).
 __device__ unsigned long long pk_fault_slot[2];
-// A word of pinned host memory the host gives the module once: fault() raises it, so
-// after a launch the host reads it where it is, and copies the record only when it is
-// set (a synchronous copy of the record after every launch cost some 10 us).
-__device__ volatile int* pk_fault_host_flag;
 
 // Debuggers break here to stop in the thread whose check failed (pkdb does).
 extern "C" __device__ __noinline__ void pk_fault_hook(const pk_rt::Fault* fault) {
@@ -183,10 +179,6 @@ __device__ __noinline__ void fault(Fault* f, int kind, const char* file, int lin
     }
     t.put(")");
     __threadfence();
-    if (pk_fault_host_flag != nullptr) {
-        *pk_fault_host_flag = 1;
-        __threadfence_system();
-    }
     pk_fault_hook(f);
 }
 
