@@ -136,7 +136,7 @@ class FakeEvent:
 
 
 class FakeRuntime:
-    """cudaEventQuery's answers, in order (then cudaSuccess), and the current GPU."""
+    """cudaStreamQuery's answers, in order (then cudaSuccess), and the current GPU."""
 
     def __init__(self) -> None:
         self.answers: list[int] = []
@@ -149,9 +149,13 @@ class FakeRuntime:
     def getDeviceCount(self) -> int:  # noqa: N802 - CuPy's name
         return 1
 
-    def eventQuery(self, ptr: int) -> int:  # noqa: N802 - CuPy's name
+    def streamQuery(self, ptr: int) -> int:  # noqa: N802 - CuPy's name
+        assert ptr == _STREAM.ptr  # the current stream's
         self.queries += 1
         return self.answers.pop(0) if self.answers else 0
+
+
+_STREAM = types.SimpleNamespace(ptr=77)  # the current stream
 
 
 class _Device:
@@ -178,7 +182,7 @@ def _fake_cupy(calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
 
     cuda = types.SimpleNamespace(
         runtime=FakeRuntime(), Event=FakeEvent, Device=_Device,
-        function=types.SimpleNamespace(CPointer=FakeCPointer),
+        function=types.SimpleNamespace(CPointer=FakeCPointer), get_current_stream=lambda: _STREAM,
     )  # fmt: skip
     return types.SimpleNamespace(
         cuda=cuda, zeros=zeros, empty=zeros, asarray=asarray, ndarray=FakeDeviceArray
@@ -359,8 +363,8 @@ def test_naps_have_a_timer_slack_of_1_us_and_leave_the_thread_s_as_it_was(fake_g
 
     runtime = fake_gpu.cuda.runtime
     seen: list[int] = []
-    query = runtime.eventQuery
-    monkeypatch.setattr(runtime, "eventQuery", lambda ptr: seen.append(slack()) or query(ptr))
+    query = runtime.streamQuery
+    monkeypatch.setattr(runtime, "streamQuery", lambda ptr: seen.append(slack()) or query(ptr))
     monkeypatch.setattr(cuda_wait, "SPIN_SECONDS", 0.0)
     before = slack()
     runtime.answers = [600] * 3  # the first poll, then two naps, done at the third
@@ -369,27 +373,33 @@ def test_naps_have_a_timer_slack_of_1_us_and_leave_the_thread_s_as_it_was(fake_g
     assert slack() == before
 
 
-def test_a_launch_polls_its_event_naps_between_polls_then_sleeps_on_it(fake_gpu, monkeypatch):
+def test_a_launch_polls_its_stream_naps_between_polls_then_sleeps_on_an_event(
+    fake_gpu, monkeypatch
+):
     runtime = fake_gpu.cuda.runtime
-    runtime.answers = [600, 600]  # not ready twice, then done: no sleep
+    first = FakeEvent.made
+    runtime.answers = [600, 600]  # not ready twice, then done: polled, no event at all
+    cuda_wait.wait_for_stream(fake_gpu)
+    assert (runtime.queries, FakeEvent.made) == (3, first)
+    monkeypatch.setattr(cuda_wait, "SPIN_SECONDS", 0.0)
+    runtime.answers = [600] * 3  # done after three naps: still no event
+    cuda_wait.wait_for_stream(fake_gpu)
+    assert (runtime.queries, FakeEvent.made) == (7, first)
+    monkeypatch.setattr(cuda_wait, "NAP_SECONDS", 0.0)
+    runtime.answers = [600, 600]  # still running when the polling ends: sleep on an event
     cuda_wait.wait_for_stream(fake_gpu)
     (event,) = cuda_wait._events.by_device.values()
-    assert (event.records, event.synchronized, runtime.queries) == (1, 0, 3)
-    monkeypatch.setattr(cuda_wait, "SPIN_SECONDS", 0.0)
-    runtime.answers = [600] * 3  # done after three naps: polled, no sleep on the event
-    cuda_wait.wait_for_stream(fake_gpu)
-    assert (event.records, event.synchronized, runtime.queries) == (2, 0, 7)
-    monkeypatch.setattr(cuda_wait, "NAP_SECONDS", 0.0)
-    runtime.answers = [600, 600]  # still running when the polling ends: sleep on the event
-    cuda_wait.wait_for_stream(fake_gpu)
-    assert (event.records, event.synchronized) == (3, 1)
+    assert (event.records, event.synchronized) == (1, 1)
     runtime.answers = [700]  # a failed kernel: synchronize raises CUDA's error
     cuda_wait.wait_for_stream(fake_gpu)
-    assert event.synchronized == 2
+    assert (event.records, event.synchronized) == (2, 2)
     made = FakeEvent.made
+    runtime.answers = [700]
     cuda_wait.wait_for_stream(fake_gpu)
     runtime.device = 1  # another GPU: an event of its own
+    runtime.answers = [700]
     cuda_wait.wait_for_stream(fake_gpu)
+    runtime.answers = [700]
     other = threading.Thread(target=cuda_wait.wait_for_stream, args=(fake_gpu,))
     other.start()
     other.join()
@@ -397,8 +407,8 @@ def test_a_launch_polls_its_event_naps_between_polls_then_sleeps_on_it(fake_gpu,
 
 
 def test_a_printing_kernels_wait_synchronises_so_its_lines_come_out(fake_gpu):
-    """Device printf's lines reach stdout at a synchronisation, not when an event query
-    finds the kernel done: a kernel that prints is waited for by synchronising."""
+    """Device printf's lines reach stdout at a synchronisation, not when a query finds
+    the kernel done: a kernel that prints is waited for by synchronising."""
     runtime = fake_gpu.cuda.runtime
     runtime.answers = []  # done at once
     cuda_wait.wait_for_stream(fake_gpu, prints=True)

@@ -8,10 +8,10 @@ OpenMP kernel running at the same time (pkdb's ``parallel_launch``) needs. A blo
 event sleeps instead, but the driver wakes a thread sleeping on one late: on an H100
 (bench/bench_cuda_wait.py, medians of 30 rounds) a 1 ms kernel took 1.132 ms waited for
 that way, 1.065 ms with a spinning stream synchronisation, 1.077 ms with this wait; a
-one-element kernel 36.4, 14.4 and 20.4 us. So the wait polls the event
+one-element kernel 36.4, 14.4 and 20.4 us. So the wait polls the stream (cudaStreamQuery)
 for :data:`SPIN_SECONDS` (a short kernel is done by then), then naps between polls (each
 nap a few tens of microseconds: little of a core, and a late answer of at most a nap) for
-up to :data:`NAP_SECONDS`, and only a kernel still running after that sleeps on the event.
+up to :data:`NAP_SECONDS`, and only a kernel still running after that sleeps on an event.
 While it naps, the thread's timer slack (Linux's allowance for waking a sleeper late, 50
 us by default, which made a 20 us nap last 60-80 us) is 1 us, and is put back after.
 The event is made once per thread and GPU (making and destroying one per launch cost
@@ -66,31 +66,41 @@ def wait_for_stream(cp: Any, prints: bool = False) -> None:
     """Return once the work queued so far on this thread's current CuPy stream is done;
     raise CUDA's error (CuPy's ``CUDARuntimeError``) where a kernel failed. ``prints``: a
     kernel that printed; its lines reach stdout now (a synchronisation flushes device
-    printf's buffer, an event query that finds the kernel done does not)."""
+    printf's buffer, a query that finds the kernel done does not)."""
     runtime = cp.cuda.runtime
-    device = runtime.getDevice()
-    event = _events.by_device.get(device)
-    if event is None:  # the thread's first wait on this GPU: its event, kept for the next
-        event = _events.by_device[device] = cp.cuda.Event(block=True, disable_timing=True)
-    event.record()
     if prints:
-        event.synchronize()
+        _event(cp).synchronize()
         return
-    ptr = event.ptr
-    status = runtime.eventQuery(ptr)
+    # Polled on the stream itself: recording an event first cost a short launch some
+    # microseconds; the event is only needed to sleep on.
+    stream = cp.cuda.get_current_stream().ptr
+    status = runtime.streamQuery(stream)
     if status == _NOT_READY:
         start = time.perf_counter()
         spin_until, nap_until = start + SPIN_SECONDS, start + NAP_SECONDS
         while status == _NOT_READY and time.perf_counter() < spin_until:
-            status = runtime.eventQuery(ptr)
+            status = runtime.streamQuery(stream)
         if status == _NOT_READY:
-            status = _nap_until_done(runtime, ptr, nap_until)
+            status = _nap_until_done(runtime, stream, nap_until)
     if status != 0:  # still running: sleep until it is done; or failed: raise its error
+        event = _event(cp)
         event.synchronize()
 
 
-def _nap_until_done(runtime: Any, ptr: int, until: float) -> int:
-    """Poll the event between naps until it is done or ``until``; its last status."""
+def _event(cp: Any) -> Any:
+    """A blocking-sync event recorded now on the current stream (one kept per thread and
+    GPU: making and destroying one per launch cost microseconds of its own)."""
+    device = cp.cuda.runtime.getDevice()
+    event = _events.by_device.get(device)
+    if event is None:  # the thread's first on this GPU
+        event = _events.by_device[device] = cp.cuda.Event(block=True, disable_timing=True)
+    event.record()
+    return event
+
+
+def _nap_until_done(runtime: Any, stream: int, until: float) -> int:
+    """Poll the stream between naps until its work is done or ``until``; its last
+    status."""
     slack = _PRCTL(_PR_GET_TIMERSLACK, 0, 0, 0, 0) if _PRCTL is not None else -1
     if slack > _NAP_SLACK_NS:
         _PRCTL(_PR_SET_TIMERSLACK, _NAP_SLACK_NS, 0, 0, 0)
@@ -98,7 +108,7 @@ def _nap_until_done(runtime: Any, ptr: int, until: float) -> int:
         status = _NOT_READY
         while status == _NOT_READY and time.perf_counter() < until:
             time.sleep(_NAP)
-            status = runtime.eventQuery(ptr)
+            status = runtime.streamQuery(stream)
         return status
     finally:
         if slack > _NAP_SLACK_NS:
