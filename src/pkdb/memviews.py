@@ -19,7 +19,9 @@ _MARKER = "__pkdb_memview__"
 _FIELD_DATA = re.compile(r"\bdata = (?:\([^)]*\) )?0x([0-9a-fA-F]+)")
 _FIELD_EXTENT = re.compile(r"\bextent = \{([-\d, ]+)\}")
 _FIELD_STRIDE = re.compile(r"\bstride = \{([-\d, ]+)\}")
-_VIEW_TYPE = re.compile(r"\bR?View<\s*([^,]+?)\s*,\s*(\d+)\s*,")  # pk_rt:: or not
+# A view's C++ type, pk_rt:: or not: its element type and rank. The layout after them
+# (a number, as gdb prints it: View<double, 2, 2>) is not needed: the strides are read.
+_VIEW_TYPE = re.compile(r"\bR?View<\s*([^,]+?)\s*,\s*(\d+)\s*,")
 # A view's data pointer as gdb may print it, with its type: "data = (double *) 0x..."
 # (cuda-gdb adds memory-space qualifiers: "(@shared double *)").
 _DATA_CAST = re.compile(r"\bdata = \(([^)]*?)\s*\*\)")

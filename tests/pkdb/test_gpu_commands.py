@@ -317,7 +317,7 @@ def test_a_scratch_view_is_read_from_the_device_as_an_array(console):
     fake.values = lambda block, thread: {
         "j": "10", "s": "{data = 0x7f0000001000, extent = {4}, stride = {1}}"
     }  # fmt: skip
-    fake.types = {"s": "pk_rt::View<double, 1, true>"}
+    fake.types = {"s": "pk_rt::View<double, 1, 1>"}  # its layout, LAST_UNIT, as a number
     fake.expressions = {"*s.data@4": "{4, 5, 6, 7.5}"}
     assert console.run("p s") == "array([4. , 5. , 6. , 7.5])"
     assert console.run("p s[1:3] * 2") == "array([10., 12.])"
@@ -360,13 +360,29 @@ def test_a_workloads_self_reaches_the_helper_with_its_fields():
 def test_a_scratch_copy_is_typed_by_the_views_cpp_type():
     from pkdb import memviews
 
-    copy = memviews.encode_copy([1, 2, 3, 4], "pk_rt::View<float, 2, true>", [2, 2])
+    copy = memviews.encode_copy([1, 2, 3, 4], "pk_rt::View<float, 2, 1>", [2, 2])
     array = memviews.decode_copy(copy)
     assert array.dtype == np.float32 and array.tolist() == [[1.0, 2.0], [3.0, 4.0]]
-    assert memviews.encode_copy([1, 2], "pk_rt::View<double, 2, true>", [2]) is None  # rank
-    complex_view = "pk_rt::View<pk_rt::complex<double>, 1, true>"
+    # Any layout (the third argument: 0 strided, 2 first axis unit-stride; once a bool).
+    for layout in ("0", "2", "true", "false"):
+        ctype = f"const pk_rt::RView<long, 2, {layout}> &"
+        assert memviews.decode_copy(memviews.encode_copy([1, 2], ctype, [1, 2])).dtype == np.int64
+    assert memviews.encode_copy([1, 2], "pk_rt::View<double, 2, 1>", [2]) is None  # rank
+    complex_view = "pk_rt::View<pk_rt::complex<double>, 1, 1>"
     assert memviews.encode_copy(["{re = 1, im = 2}"], complex_view, [1]) is None
     assert memviews.decode_copy([1, 2]) == [1, 2]  # anything else as it is
+
+
+def test_a_kernel_view_is_read_by_its_own_strides_whatever_its_layout():
+    """gdb's rendering of a CPU kernel's view of a Fortran-order array (its type names
+    the layout, 2: the first axis has stride 1; the struct still holds every stride)."""
+    from pkdb import memviews
+
+    array = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    text = f"{{data = 0x{array.ctypes.data:x}, extent = {{2, 3}}, stride = {{1, 2}}}}"
+    value = memviews.encode(text, "const pk_rt::View<double, 2, 2> &")
+    assert value is not None
+    np.testing.assert_array_equal(memviews.resolve(value), array)
 
 
 class _MemoryReader:

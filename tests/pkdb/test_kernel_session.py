@@ -491,6 +491,39 @@ def test_mdrange_kernel_stop_shows_every_index(run_program) -> None:
     assert "sum 78.0" in s.cmd("continue")
 
 
+LAYOUT_LEFT = """
+import numpy as np
+import pkernels as pk
+
+
+@pk.workunit
+def scale(j, x, f):
+    v: float = x[j, 1] * 2.0
+    f[j, 0] = v
+
+
+x = np.asfortranarray(np.arange(24.0).reshape(8, 3))
+f = np.zeros((8, 3), order="F")
+pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 8), scale, x=x, f=f)
+print("f", f[:, 0].tolist())
+"""
+
+
+def test_a_kernel_over_fortran_order_arrays_stops_on_their_elements(run_program) -> None:
+    # Its views index axis 0 with a constant 1 (pk_rt::View<double, 2, 2>); gdb reads a
+    # condition's elements through the views' strides, which they still hold.
+    s = run_program("left.py", LAYOUT_LEFT)
+    s.cmd("break 8 if x[j, 1] == 13.0")  # f[j, 0] = v; x[j, 1] is 3 * j + 1: j == 4
+    stop = s.cmd("continue", KERNEL_PROMPT)
+    assert re.search(kernel_stop("left.py", 8, "hit breakpoint 1", "j=4"), stop), stop
+    assert s.cmd("p v", KERNEL_PROMPT).strip() == "26.0"
+    assert s.cmd("p x[j].tolist()", KERNEL_PROMPT).strip() == "[12.0, 13.0, 14.0]"
+    assert "x = view(shape=(8, 3), dtype=float64)" in s.cmd("args", KERNEL_PROMPT)
+    s.cmd("clear 1", KERNEL_PROMPT)
+    assert "f [2.0, 8.0, 14.0, 20.0, 26.0, 32.0, 38.0, 44.0]" in s.cmd("continue")
+    assert s.quit() == 0
+
+
 def test_next_on_serial_goes_on_to_the_next_index(run_program) -> None:
     # A Serial launch's loop is visible to gdb: stepping out of the body lands there, and
     # the step goes on to the thread's next index (as on OpenMP), until the last one.

@@ -272,7 +272,7 @@ def test_views_written_by_helpers_count_as_written_by_the_kernel() -> None:
 def test_helpers_take_views_as_template_parameters_in_release_builds() -> None:
     entry = translate_workunit(k_write, "for", _types(x=np.zeros(4), out=np.zeros(4)))
     assert "PK_HELPER_TEMPLATE(typename PK_V0) static inline void pk_fn_put_(" in entry.source
-    assert "PK_HELPER_VIEW(PK_V0, double, 1, true) out" in entry.source
+    assert "PK_HELPER_VIEW(PK_V0, double, 1, 1) out" in entry.source
 
 
 def test_read_only_array_written_by_a_helper_is_refused(native_space) -> None:

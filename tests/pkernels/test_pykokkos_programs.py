@@ -350,14 +350,14 @@ def test_no_fused_multiply_add_in_a_complex_product(native_space):
 
 def test_the_guard_keeps_add_multiply_kernels_as_they_were():
     from pkernels.translate import fma_guard
-    from pkernels.translate.ir import ViewType
+    from pkernels.translate.ir import ViewLayout, ViewType
     from pkernels.translate.kernel import lower_workunit
 
-    arrays = {name: ViewType(pk.float64, 2, True) for name in ("out", "a", "b")}
+    arrays = {name: ViewType(pk.float64, 2, ViewLayout.LAST_UNIT) for name in ("out", "a", "b")}
     kernel, helpers = lower_workunit(_complex_multiply_add, "for", arrays)
     assert fma_guard.may_fuse([*helpers, kernel])
     kernel, helpers = lower_workunit(
-        _add_into, "for", {n: ViewType(pk.float64, 1, True) for n in ("out", "a")}
+        _add_into, "for", {n: ViewType(pk.float64, 1, ViewLayout.LAST_UNIT) for n in ("out", "a")}
     )
     assert not fma_guard.may_fuse([*helpers, kernel])
 

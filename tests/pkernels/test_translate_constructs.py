@@ -16,7 +16,7 @@ import pytest
 from pkt_support import ForceDebugBuild, observing, run_python
 
 import pkernels as pk
-from pkernels.translate.ir import ViewType
+from pkernels.translate.ir import ViewLayout, ViewType
 from pkernels.translate.kernel import translate_workunit
 
 # ------------------------------------------------------------------ helpers (@pk.function)
@@ -577,7 +577,12 @@ def test_docstrings_and_pass(space):
 
 def test_generated_source_has_a_line_directive_for_each_statement():
     entry = translate_workunit(
-        control, "for", {"x": ViewType(pk.float64, 1, True), "out": ViewType(pk.int64, 2, True)}
+        control,
+        "for",
+        {
+            "x": ViewType(pk.float64, 1, ViewLayout.LAST_UNIT),
+            "out": ViewType(pk.int64, 2, ViewLayout.LAST_UNIT),
+        },
     )
     here = re.escape(__file__)
     directives = {int(n) for n in re.findall(rf'#line (\d+) "{here}"', entry.source)}

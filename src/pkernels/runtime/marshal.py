@@ -11,7 +11,7 @@ from ..api import types as t
 from ..api.random_pools import RandomPool
 from ..api.views import View, is_foreign_device_array, unwrap
 from ..errors import DispatchError
-from ..translate.ir import Param, RandomPoolType, StructType, Type, ViewType
+from ..translate.ir import Param, RandomPoolType, StructType, Type, ViewLayout, ViewType
 from ..translate.typing_rules import INT_RANGES as TYPE_INT_RANGES
 
 _CTYPES = {
@@ -24,17 +24,15 @@ _CTYPES = {
 
 def signature_key(value: Any) -> Any:
     """A cheap hashable key of what matters about an argument for specialisation (a
-    ``pk.View``'s is its array's)."""
+    ``pk.View``'s is its array's). An array's holds its view_layout: the kernel's code
+    depends on it, and a build is only valid for arrays of that layout."""
     if isinstance(value, np.ndarray):
-        strides = value.strides
-        contiguous = value.ndim > 0 and strides[-1] == value.itemsize
-        return (value.dtype, value.ndim, contiguous)
+        return (value.dtype, value.ndim, view_layout(value.strides, value.itemsize))
     kind = type(value)
     if kind in _NUMBERS:  # a plain number: not a view (saves ~300 ns an argument)
         return kind
     if kind in _CUPY_ARRAYS:  # a CuPy array (one set look-up: the Cuda fast path's views)
-        strides = value.strides
-        return ("device", value.dtype, value.ndim, value.ndim > 0 and strides[-1] == value.itemsize)
+        return ("device", value.dtype, value.ndim, view_layout(value.strides, value.itemsize))
     if isinstance(value, View):
         return signature_key(value.data)
     if is_device_array(value):
@@ -51,6 +49,21 @@ _NUMBERS = frozenset({int, float, bool})
 #: CuPy's array types, as the first dispatch of each meets them (CuPy is not imported here).
 _CUPY_ARRAYS: set[type] = set()
 _FOREIGN = ("foreign array",)  # no compiled kernel has it: the full path unwraps these
+
+_STRIDED, _LAST_UNIT, _FIRST_UNIT = ViewLayout.STRIDED, ViewLayout.LAST_UNIT, ViewLayout.FIRST_UNIT
+
+
+def view_layout(strides: tuple[int, ...], itemsize: int) -> ViewLayout:
+    """Which axis of an array of these strides (in bytes) its kernel may index with a
+    constant 1: read from the strides, not NumPy's flags (a (5, 1) Fortran-order array is
+    "C-contiguous" with a last stride of 5). The last axis comes first: where both have
+    stride 1 (rank 1, a (1, n) Fortran-order array) the C-order code is kept."""
+    if not strides:
+        return _STRIDED
+    if strides[-1] == itemsize:
+        return _LAST_UNIT
+    # Rank >= 2 here: a rank-1 array's first axis is its last.
+    return _FIRST_UNIT if strides[0] == itemsize else _STRIDED
 
 
 def is_device_array(value: Any) -> bool:
@@ -99,7 +112,7 @@ def _view_type(name: str, value: Any) -> Type:
         dtype = t.from_numpy(value.dtype)
     except TypeError as exc:
         raise DispatchError(f"{name}: {exc}") from None
-    return ViewType(dtype, value.ndim, value.strides[-1] == value.itemsize)
+    return ViewType(dtype, value.ndim, view_layout(value.strides, value.itemsize))
 
 
 def c_argtypes(params: list[Param], rank: int = 1) -> list[Any]:

@@ -35,8 +35,8 @@ COPIED_PARAM_PREFIX = "pk_arg_"
 
 
 def view_cpp_type(view: ViewType) -> str:
-    contiguous = "true" if view.contiguous else "false"
-    return f"pk_rt::View<{view.dtype.ctype}, {view.rank}, {contiguous}>"
+    """The runtime's View of ``view``; its layout as the number gdb prints it."""
+    return f"pk_rt::View<{view.dtype.ctype}, {view.rank}, {int(view.layout)}>"
 
 
 @dataclass
@@ -170,8 +170,7 @@ class CppEmitter(CppExpressions):
             return f"pk_rt::TeamMember& {cpp_name(p.name)}"
         if isinstance(p.type, ViewType):
             v = p.type
-            contiguous = "true" if v.contiguous else "false"
-            return f"PK_VIEW_ARG({v.dtype.ctype}, {v.rank}, {contiguous}) {cpp_name(p.name)}"
+            return f"PK_VIEW_ARG({v.dtype.ctype}, {v.rank}, {int(v.layout)}) {cpp_name(p.name)}"
         if p.role == "acc":
             return f"{p.type.ctype}& {cpp_name(p.name)}"
         return f"{p.type.ctype} {cpp_name(p.name)}"
@@ -189,9 +188,9 @@ class CppEmitter(CppExpressions):
             name = cpp_name(p.name)
             if isinstance(p.type, ViewType):
                 v = p.type
-                contiguous = "true" if v.contiguous else "false"
+                layout = int(v.layout)
                 params.append(
-                    f"PK_HELPER_VIEW(PK_V{views}, {v.dtype.ctype}, {v.rank}, {contiguous}) {name}"
+                    f"PK_HELPER_VIEW(PK_V{views}, {v.dtype.ctype}, {v.rank}, {layout}) {name}"
                 )
                 views += 1
             elif isinstance(p.type, ir.StructType):
@@ -506,10 +505,10 @@ class CppEmitter(CppExpressions):
 HELPER_MACROS = """\
 #if PK_DEBUG
 #define PK_HELPER_TEMPLATE(...)
-#define PK_HELPER_VIEW(V, T, R, C) const pk_rt::View<T, R, C>&
+#define PK_HELPER_VIEW(V, T, R, L) const pk_rt::View<T, R, L>&
 #else
 #define PK_HELPER_TEMPLATE(...) template <__VA_ARGS__>
-#define PK_HELPER_VIEW(V, T, R, C) const V&
+#define PK_HELPER_VIEW(V, T, R, L) const V&
 #endif"""
 
 

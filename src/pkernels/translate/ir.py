@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any
 
 from ..api import types as t
@@ -15,13 +16,23 @@ from ..api.types import DataType
 from .printf import PrintSpec
 
 
+class ViewLayout(IntEnum):
+    """Which axis of a view has stride 1, as far as its kernel is compiled for: the C++
+    View's third template argument (the values of the runtime's view_layout.hpp). An
+    access skips that axis's multiply by a run-time stride."""
+
+    STRIDED = 0  # none known
+    LAST_UNIT = 1  # the last axis: a C-order array, any contiguous rank-1 one
+    FIRST_UNIT = 2  # the first axis, rank >= 2: a Fortran-order array (LayoutLeft)
+
+
 @dataclass(frozen=True)
 class ViewType:
-    """A view parameter: element type, rank, and whether its last axis is contiguous."""
+    """A view parameter: element type, rank, and which axis (if any) has stride 1."""
 
     dtype: DataType
     rank: int
-    contiguous: bool = False
+    layout: ViewLayout = ViewLayout.STRIDED
 
     def __str__(self) -> str:
         return f"View{self.rank}D[{self.dtype.name}]"

@@ -21,7 +21,7 @@ from typing import Any
 from ..api import types as t
 from ..api.types import DataType, to_datatype
 from . import ir
-from .ir import ViewType
+from .ir import ViewLayout, ViewType
 from .lower_context import Lowerer
 from .typing_rules import literal_outside
 
@@ -104,7 +104,7 @@ class ListLowerer(Lowerer):
             dtype = known[0].dtype
         else:
             dtype = _element_type([v.type for v in values])
-        view = ViewType(dtype, 1, contiguous=True)
+        view = ViewType(dtype, 1, ViewLayout.LAST_UNIT)
         for element, expr in zip(element_nodes, values, strict=True):
             outside = literal_outside(expr, dtype)
             if outside is not None:

@@ -192,7 +192,7 @@ class TeamLowerer(Lowerer):
         if name in self.cx.params or name in self.cx.locals:
             self.src.error(target, f"{name!r} is already a variable; a scratch view needs a name")
         dtype = ann.dtype if ann is not None else t.float64
-        view = ir.ViewType(dtype, rank, contiguous=True)
+        view = ir.ViewType(dtype, rank, ir.ViewLayout.LAST_UNIT)
         known = self.cx.views.get(name)
         if known is not None and known != view:
             self.src.error(target, f"{name!r} is already a scratch view of another type")

@@ -44,12 +44,12 @@
 #if PK_DEBUG
 #define PK_KERNEL_TEMPLATE
 #define PK_KERNEL static __attribute__((noinline))
-#define PK_VIEW_ARG(T, R, C) const pk_rt::View<T, R, C>&
+#define PK_VIEW_ARG(T, R, L) const pk_rt::View<T, R, L>&
 #define PK_ACCESS static inline
 #else
 #define PK_KERNEL_TEMPLATE template <bool PK_NA>
 #define PK_KERNEL static inline __attribute__((always_inline))
-#define PK_VIEW_ARG(T, R, C) const typename pk_rt::ViewArg<PK_NA, T, R, C>::type
+#define PK_VIEW_ARG(T, R, L) const typename pk_rt::ViewArg<PK_NA, T, R, L>::type
 // View accesses are inlined before g++ computes restrict information for the body (its
 // early alias pass): an access still a call then loses it, and the vectoriser versions
 // the loop on run-time alias checks again.
@@ -58,40 +58,43 @@
 
 namespace pk_rt {
 
-// A strided view of caller-owned memory. C: the last axis is contiguous (stride 1).
-template <typename T, int R, bool C>
+#include "pkernels/shared/view_layout.hpp"
+
+// A strided view of caller-owned memory. L: its layout (view_layout.hpp), which axis, if
+// any, has stride 1.
+template <typename T, int R, int L>
 struct View {
     T* data;
     int64_t extent[R];
     int64_t stride[R];
     static constexpr int rank = R;
-    static constexpr bool contiguous = C;
+    static constexpr int layout = L;
 };
 
 // A view whose memory no other view of the launch overlaps (checked by the launcher, as
 // Numba and the vectorisers do at run time): stores through it cannot change what the
 // other views read. Release builds only.
-template <typename T, int R, bool C>
+template <typename T, int R, int L>
 struct RView {
     T* __restrict__ data;
     int64_t extent[R];
     int64_t stride[R];
     static constexpr int rank = R;
-    static constexpr bool contiguous = C;
+    static constexpr int layout = L;
 };
 
-template <bool NoAlias, typename T, int R, bool C>
+template <bool NoAlias, typename T, int R, int L>
 struct ViewArg {
-    using type = View<T, R, C>;
+    using type = View<T, R, L>;
 };
-template <typename T, int R, bool C>
-struct ViewArg<true, T, R, C> {
-    using type = RView<T, R, C>;
+template <typename T, int R, int L>
+struct ViewArg<true, T, R, L> {
+    using type = RView<T, R, L>;
 };
 
-template <bool NoAlias, typename T, int R, bool C>
-static inline typename ViewArg<NoAlias, T, R, C>::type view_arg(const View<T, R, C>& v) {
-    typename ViewArg<NoAlias, T, R, C>::type out;
+template <bool NoAlias, typename T, int R, int L>
+static inline typename ViewArg<NoAlias, T, R, L>::type view_arg(const View<T, R, L>& v) {
+    typename ViewArg<NoAlias, T, R, L>::type out;
     out.data = v.data;
     for (int k = 0; k < R; ++k) {
         out.extent[k] = v.extent[k];
@@ -105,8 +108,8 @@ struct Span {
     uintptr_t lo, hi;
 };
 
-template <typename T, int R, bool C>
-static inline Span span(const View<T, R, C>& v) {
+template <typename T, int R, int L>
+static inline Span span(const View<T, R, L>& v) {
     int64_t lo = 0, hi = 0;
     for (int k = 0; k < R; ++k) {
         if (v.extent[k] <= 0) return {0, 0};
@@ -259,7 +262,7 @@ static inline auto at_checked(const V& v, const int64_t* idx, const char* name,
                               const char* file, int line) -> decltype(*v.data) {
     using T = typename NoRef<decltype(*v.data)>::type;
     constexpr int R = V::rank;
-    constexpr bool C = V::contiguous;
+    constexpr int U = UnitAxis<V::layout, R>::value;
     int64_t offset = 0;
     for (int k = 0; k < R; ++k) {
         // One unsigned compare: a negative index is a huge one.
@@ -267,7 +270,7 @@ static inline auto at_checked(const V& v, const int64_t* idx, const char* name,
             index_fault(idx[k], k, name, v.extent[k], file, line);
             return fault_slot<T>();
         }
-        offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
+        offset += idx[k] * (k == U ? 1 : v.stride[k]);
     }
     return v.data[offset];
 }
@@ -288,10 +291,11 @@ static inline int64_t subview_index(int64_t i, int64_t extent, const char* name,
     return i;
 }
 
-template <int R, bool C>
+template <int R, int L>
 PK_ACCESS int64_t offset_of(const int64_t* stride, const int64_t* idx) {
+    constexpr int U = UnitAxis<L, R>::value;
     int64_t offset = 0;
-    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : stride[k]);
+    for (int k = 0; k < R; ++k) offset += idx[k] * (k == U ? 1 : stride[k]);
     return offset;
 }
 
@@ -305,7 +309,7 @@ PK_ACCESS auto at(const V& v, const char* name, const char* file, int line, I...
     return at_checked(v, idx, name, file, line);
 #else
     (void)name; (void)file; (void)line;
-    return v.data[offset_of<V::rank, V::contiguous>(v.stride, idx)];
+    return v.data[offset_of<V::rank, V::layout>(v.stride, idx)];
 #endif
 }
 
@@ -323,8 +327,8 @@ PK_ACCESS auto at_shifted(const V& v, const char* name, const char* file, int li
     return at_checked(v, idx, name, file, line);
 #else
     (void)name; (void)file; (void)line;
-    constexpr bool C = V::contiguous;
-    return v.data[offset_of<R, C>(v.stride, idx) + offset_of<R, C>(v.stride, shift)];
+    constexpr int L = V::layout;
+    return v.data[offset_of<R, L>(v.stride, idx) + offset_of<R, L>(v.stride, shift)];
 #endif
 }
 

@@ -93,9 +93,9 @@ static void team_barrier(TeamMember& tm, const char* file, int line) {
 // order of the allocations: a team piece once, a thread piece once per team rank (side
 // by side). Every thread of a team makes the same allocations, so they agree on where.
 template <typename T, int R>
-static View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thread,
-                                     const int64_t (&extents)[R], const char* name,
-                                     const char* file, int line) {
+static View<T, R, LAST_UNIT> scratch_view(TeamMember& tm, int level, bool per_thread,
+                                          const int64_t (&extents)[R], const char* name,
+                                          const char* file, int line) {
     TeamShared* s = tm.shared;
     int64_t count = 1;
     for (int k = 0; k < R; ++k) count *= extents[k] > 0 ? extents[k] : 0;
@@ -103,7 +103,7 @@ static View<T, R, true> scratch_view(TeamMember& tm, int level, bool per_thread,
     const int64_t copies = per_thread ? tm.team_size : 1;
     int64_t& used = tm.scratch_used[level];
     const int64_t pool = s->team_bytes[level] + tm.team_size * s->thread_bytes[level];
-    View<T, R, true> v;
+    View<T, R, LAST_UNIT> v;
     for (int k = 0; k < R; ++k) v.extent[k] = extents[k] > 0 ? extents[k] : 0;
     v.stride[R - 1] = 1;
     for (int k = R - 2; k >= 0; --k) v.stride[k] = v.stride[k + 1] * v.extent[k + 1];

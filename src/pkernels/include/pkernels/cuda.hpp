@@ -45,7 +45,7 @@ typedef unsigned long uint64_t;
 #else
 #define PK_KERNEL __device__ __forceinline__
 #endif
-#define PK_VIEW_ARG(T, R, C) const pk_rt::View<T, R, C>
+#define PK_VIEW_ARG(T, R, L) const pk_rt::View<T, R, L>
 #include "pkernels/cuda_step.hpp"  // next/step at a Python line (debug builds)
 
 namespace pk_math {
@@ -109,8 +109,11 @@ __device__ __forceinline__ float frexp(float x, int* e) { return ::frexpf(x, e);
 
 namespace pk_rt {
 
-// A strided view of device memory (a CuPy array). C: the last axis is contiguous.
-template <typename T, int R, bool C>
+#include "pkernels/shared/view_layout.hpp"
+
+// A strided view of device memory (a CuPy array). L: its layout (view_layout.hpp), which
+// axis, if any, has stride 1.
+template <typename T, int R, int L>
 struct View {
     T* data;
     int64_t extent[R];
@@ -196,8 +199,8 @@ __device__ __noinline__ void index_fault(int64_t i, int axis, const char* name, 
     fault(&pk_fault_record, 1, file, line, what);
 }
 
-template <typename T, int R, bool C, typename... I>
-__device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const char* file,
+template <typename T, int R, int L, typename... I>
+__device__ __forceinline__ T& at(const View<T, R, L>& v, const char* name, const char* file,
                                  int line, I... indices) {
     const int64_t idx[R] = {(int64_t)indices...};
 #if PK_CHECKS
@@ -210,9 +213,10 @@ __device__ __forceinline__ T& at(const View<T, R, C>& v, const char* name, const
 #else
     (void)name; (void)file; (void)line;
 #endif
+    constexpr int U = UnitAxis<L, R>::value;
     int64_t offset = 0;
 #pragma unroll
-    for (int k = 0; k < R; ++k) offset += idx[k] * ((C && k == R - 1) ? 1 : v.stride[k]);
+    for (int k = 0; k < R; ++k) offset += idx[k] * (k == U ? 1 : v.stride[k]);
     return v.data[offset];
 }
 

@@ -134,11 +134,11 @@ __device__ __forceinline__ char* level0_scratch() {
 // two alias). For that, no other memory may flow into it: a view that does not fit
 // records the fault and stops the thread, where it used to go on in malloc'ed memory.
 template <typename T, int R>
-__device__ __forceinline__ View<T, R, true> scratch_view(TeamMember& tm, int level,
-                                                         bool per_thread,
-                                                         const int64_t (&extents)[R],
-                                                         const char* name, const char* file,
-                                                         int line) {
+__device__ __forceinline__ View<T, R, LAST_UNIT> scratch_view(TeamMember& tm, int level,
+                                                              bool per_thread,
+                                                              const int64_t (&extents)[R],
+                                                              const char* name,
+                                                              const char* file, int line) {
     TeamShared* s = tm.shared;
     int64_t count = 1;
     for (int k = 0; k < R; ++k) count *= extents[k] > 0 ? extents[k] : 0;
@@ -154,7 +154,7 @@ __device__ __forceinline__ View<T, R, true> scratch_view(TeamMember& tm, int lev
         // wait for it (an exited thread counts as arrived at barrier.sync).
         asm volatile("exit;");
     }
-    View<T, R, true> v;
+    View<T, R, LAST_UNIT> v;
     for (int k = 0; k < R; ++k) v.extent[k] = extents[k] > 0 ? extents[k] : 0;
     v.stride[R - 1] = 1;
     for (int k = R - 2; k >= 0; --k) v.stride[k] = v.stride[k + 1] * v.extent[k + 1];
