@@ -364,7 +364,7 @@ class _FakeCupy:
                 return 0
 
             @staticmethod
-            def eventQuery(ptr):  # noqa: N802
+            def streamQuery(ptr):  # noqa: N802
                 return 0  # done: the launches here run at once
 
         class Cuda:
@@ -376,6 +376,10 @@ class _FakeCupy:
 
             def Event(self, **kwargs):  # noqa: N802
                 return Event()
+
+            @staticmethod
+            def get_current_stream():
+                return Event()  # what the wait reads of it: its ptr
 
             @staticmethod
             def alloc_pinned_memory(nbytes: int) -> bytearray:
