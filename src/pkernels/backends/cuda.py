@@ -173,15 +173,15 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
     """The loaded CUDA build (``build``: "release", "checked" or "debug") of the launch's
     workunit for these arguments (translated and compiled on first use, then kept in the
     workunit's memo)."""
-    from ..runtime.cuda_compile import build_cuda
-    from ..runtime.cuda_launch import CudaKernel
-    from ..translate.emit_cuda import emit_cuda_module
-
     workunit, operation, kwargs = launch.workunit, launch.operation, launch.kwargs
     rank, reducer = launch.rank, launch.reducer
     key, names = specialization_key(workunit, operation, kwargs, rank, ("cuda", build), reducer)
     kernel = launch.marker.specializations.get(key)
-    if kernel is None:
+    if kernel is None:  # (imported here: a function's import costs every dispatch)
+        from ..runtime.cuda_compile import build_cuda
+        from ..runtime.cuda_launch import CudaKernel
+        from ..translate.emit_cuda import emit_cuda_module
+
         arg_types = {n: argument_type(n, kwargs[n], device=True) for n in names}
         function, helpers = lower_workunit(workunit, operation, arg_types, rank, reducer)
         index = function.params[0].type

@@ -125,6 +125,7 @@ class CudaKernel:
     # The last range or box launched and how (see _range_plan): a loop launching the
     # same range again skips the shape arithmetic.
     _last_range: Any = field(default=None, init=False, repr=False)
+    _last_team: Any = field(default=None, init=False, repr=False)  # (key, _team_plan's)
     _plan: CudaArgumentPlan = field(init=False, repr=False)
     _reports_faults: bool = field(init=False, repr=False)
     #: This kernel as the dispatch's range fast path launches it (made at its first).
@@ -334,6 +335,32 @@ class CudaKernel:
         return team, blocks, level1
 
     def _launch_team(self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any], args: list) -> Any:
+        plan = self._team_plan(cp, policy, kwargs)
+        if plan is None:
+            return self._zero()
+        team, blocks, level1, shared, head, tail = plan
+        buffer = cp.empty(blocks * level1, dtype=np.uint8) if level1 else None
+        lead: list[Any] = [*head, np.uint64(buffer.data.ptr if buffer is not None else 0), *tail]
+        partials = None
+        if self.entry.acc_type is not None:
+            partials = self._partials(cp, blocks)
+            lead.append(partials)
+        self._run(cp, blocks, team, (*lead, *args), shared)
+        return None if partials is None else self._combined(partials)
+
+    def _team_plan(self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any]) -> Any:
+        """(team size, blocks, level-1 bytes per block, shared memory bytes, the leading
+        arguments before the level-1 buffer's address, those after it) of a TeamPolicy
+        launch; None for an empty league. Kept for the next launch of a policy with the
+        same values on the same GPU (an explicit team size: pk.AUTO's depends on the
+        arguments), whose checks and shapes it then skips."""
+        key = None
+        if policy.team_size is not None:
+            key = (cp.cuda.runtime.getDevice(), policy.league_size, policy.team_size,
+                   *policy.team_scratch, *policy.thread_scratch)  # fmt: skip
+            last = self._last_team
+            if last is not None and last[0] == key:
+                return last[1]
         team, blocks, level1 = self._team_shape(cp, policy, kwargs)
         policy.check_scratch(team)
         limit = int(self.function.max_threads_per_block)
@@ -345,7 +372,7 @@ class CudaKernel:
             )
         league = policy.league_size
         if league == 0:
-            return self._zero()
+            return None
         team_bytes, thread_bytes = policy.team_scratch, policy.thread_scratch
         shared = (
             self.entry.slot_bytes * team
@@ -360,23 +387,18 @@ class CudaKernel:
                     f"TeamPolicy: a team of {team} threads with this level-0 scratch needs "
                     f"{shared} bytes of shared memory, more than this GPU gives ({exc})"
                 ) from None
-        buffer = cp.empty(blocks * level1, dtype=np.uint8) if level1 else None
-        lead: list[Any] = [
+        head = (
             np.int64(league),
             np.int64(team_bytes[0]),
             np.int64(team_bytes[1]),
             np.int64(thread_bytes[0]),
             np.int64(thread_bytes[1]),
-            np.uint64(buffer.data.ptr if buffer is not None else 0),
-            np.int64(level1),
-            np.uint64(self.fault_record().ptr),
-        ]
-        partials = None
-        if self.entry.acc_type is not None:
-            partials = self._partials(cp, blocks)
-            lead.append(partials)
-        self._run(cp, blocks, team, (*lead, *args), shared)
-        return None if partials is None else self._combined(partials)
+        )
+        tail = (np.int64(level1), np.uint64(self.fault_record().ptr))
+        plan = (team, blocks, level1, shared, head, tail)
+        if key is not None:
+            self._last_team = (key, plan)
+        return plan
 
     def _run(self, cp: Any, blocks: int, threads: int, args: tuple, shared: int = 0) -> None:
         # The RawKernel's Function for this GPU, called directly: RawKernel.__call__ only
