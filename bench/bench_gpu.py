@@ -4,7 +4,9 @@
 
 Kernels (``--only`` names): yax (yAx, A LayoutLeft), axpy, dot, stencil7 (3D
 MDRangePolicy), lj (Lennard-Jones force loop over a neighbour list), team (TeamPolicy with
-level-0 scratch), launch (a cached one-element launch). For each: pk.Cuda
+level-0 scratch), launch (a cached one-element launch); lj-empty and team-1, the lj
+and team launches over no work (every atom without neighbours; a league of one team):
+their dispatch cost, which the kernels' rows include, shown apart (no target). For each: pk.Cuda
 (``pk.parallel_for/reduce`` returning: dispatch, launch and synchronisation as a user
 sees them), the same algorithm and layout written by hand in CUDA C++ and launched with
 CuPy's ``RawKernel`` + a stream synchronisation (``_gpu_kernels.py``), and the CuPy
@@ -21,6 +23,7 @@ them it prints one line saying so and exits 0. See bench/README.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -38,7 +41,7 @@ TARGET_LAUNCH_S = 20e-6  # a cached one-element launch
 TARGET_COMPILE_S = 0.3  # NVRTC release compile per kernel
 PK, HAND, CUPY = "pk.Cuda", "hand CUDA", "CuPy"
 LAUNCH_BATCH = 100  # one-element launches per timed sample
-NAMES = ("yax", "axpy", "dot", "stencil7", "lj", "team", "launch")
+NAMES = ("yax", "axpy", "dot", "stencil7", "lj", "lj-empty", "team", "team-1", "launch")
 
 
 def gpu_missing() -> str | None:
@@ -67,6 +70,7 @@ class Case:
     output: Any = None  # the array the calls write (None: they return the result)
     tolerance: float = 1e-10  # max |a - b| / max |hand|
     per_call: int = 1  # calls each sample makes (the launch probe's batches)
+    target: bool = True  # False: a dispatch-overhead row, shown without a verdict
 
 
 @dataclass
@@ -136,7 +140,9 @@ def run(args: argparse.Namespace) -> int:
           "+ written / median time)", flush=True)  # fmt: skip
 
     builders = {"yax": yax_case, "axpy": axpy_case, "dot": dot_case, "stencil7": stencil_case,
-                "lj": lj_case, "team": team_case, "launch": launch_case}  # fmt: skip
+                "lj": lj_case, "lj-empty": functools.partial(lj_case, empty=True),
+                "team": team_case, "team-1": functools.partial(team_case, league=1),
+                "launch": launch_case}  # fmt: skip
     outcomes = []
     for name in args.only:
         print(f"... {name}", flush=True)
@@ -248,7 +254,7 @@ def table_rows(outcomes: list[Outcome], copy_rate: float) -> list[dict[str, Any]
         pk_s, hand_s, cupy_s = (o.seconds.get(v) for v in (PK, HAND, CUPY))
         assert pk_s is not None and hand_s is not None
         ratio = o.paired.median
-        launch = c.name.startswith("cached launch")
+        launch = c.name.startswith("cached launch") or not c.target  # no bandwidth
         row = {
             "kernel": c.name,
             f"{PK} ms": f"{pk_s * 1e3:.4f}",
@@ -263,7 +269,9 @@ def table_rows(outcomes: list[Outcome], copy_rate: float) -> list[dict[str, Any]
             "hand/pk interval": [o.paired.low, o.paired.high],
             "errors": o.errors,
         }  # fmt: skip
-        if launch:
+        if not c.target:
+            row["target"] = f"- dispatch cost: pk {pk_s * 1e6:.1f} us, hand {hand_s * 1e6:.1f} us"
+        elif launch:
             row["target"] = f"{verdict(pk_s <= TARGET_LAUNCH_S)} pk <= 20 us ({pk_s * 1e6:.1f} us)"
         else:
             row["target"] = f"{verdict(ratio >= TARGET_VS_HAND)} >= {TARGET_VS_HAND}x hand"
@@ -273,7 +281,7 @@ def table_rows(outcomes: list[Outcome], copy_rate: float) -> list[dict[str, Any]
                               f"({pk_s / cupy_s:.2f}x)")  # fmt: skip
         rows.append(row)
     for o in outcomes:
-        if o.compile_s is not None and not o.failure:
+        if o.compile_s is not None and not o.failure and o.case.target:
             rows.append({"kernel": f"NVRTC release compile: {o.key}", **blank,
                          f"{PK} ms": f"{o.compile_s * 1e3:.0f}", "compile_s": o.compile_s,
                          "target": f"{verdict(o.compile_s <= TARGET_COMPILE_S)} <= "
@@ -394,7 +402,7 @@ def stencil_case(cp, np, pk, g, hand, sms, quick) -> Case:
                 8 * (n**3 + (n - 2) ** 3), calls, lambda: out.fill(0), output=out)  # fmt: skip
 
 
-def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:
+def lj_case(cp, np, pk, g, hand, sms, quick, empty: bool = False) -> Case:
     from _workloads import LennardJones as LJ
     from _workloads import lj_lattice
 
@@ -415,7 +423,7 @@ def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:
 
     x, neigh, f = left([n, 3], pk.double, x_host), left([n, maxn], pk.int32, neigh_host), \
         left([n, 3], pk.double)  # fmt: skip
-    counts = cp.asarray(counts_host)
+    counts = cp.zeros(n, dtype=counts_host.dtype) if empty else cp.asarray(counts_host)
     policy = pk.RangePolicy(pk.Cuda, 0, n)
     grid, block = g.range_launch(n)
     args = (np.int64(n), np.float64(cutsq), x.data, neigh.data, counts, f.data)
@@ -434,8 +442,11 @@ def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:
         PK: lambda: pk.parallel_for(policy, g.lj_force, cutsq=cutsq, x=x, neigh=neigh,
                                     counts=counts, f=f),
         HAND: synced(cp, lambda: hand["lj_force"](grid, block, args)),
-        CUPY: synced(cp, cupy_lj),
     }  # fmt: skip
+    if empty:  # the same launch over no neighbours: its dispatch cost
+        return Case(f"lj {n} atoms, no neighbours", "the lj launch with every count 0",
+                    48 * n, calls, lambda: fs.fill(0), output=fs, target=False)  # fmt: skip
+    calls[CUPY] = synced(cp, cupy_lj)
     pairs = int(counts_host.sum())
     # Compulsory traffic: x and counts read, the neighbour entries walked, f written.
     moved = 24 * n + 4 * n + 4 * pairs + 24 * n
@@ -444,8 +455,9 @@ def lj_case(cp, np, pk, g, hand, sms, quick) -> Case:
                 output=fs, tolerance=1e-10)  # fmt: skip
 
 
-def team_case(cp, np, pk, g, hand, sms, quick) -> Case:
+def team_case(cp, np, pk, g, hand, sms, quick, league: int | None = None) -> Case:
     rows, m = (1024, 256) if quick else (65536, 1024)
+    rows = league or rows
     A = cp.random.RandomState(4).random_sample((rows, m))
     out = cp.zeros_like(A)
     scratch = pk.ScratchView1D[pk.double].shmem_size(m)
@@ -460,9 +472,11 @@ def team_case(cp, np, pk, g, hand, sms, quick) -> Case:
         HAND: synced(cp, hand_team),
         CUPY: synced(cp, lambda: cp.add(A, A[:, ::-1], out=out)),
     }
+    if league is not None:  # one team: the team launch's dispatch cost
+        del calls[CUPY]
     return Case(f"team scratch {rows}x{m}", f"{rows} teams of {g.TEAM_SIZE} threads, a "
                 f"{m}-double row each in level-0 scratch", 16 * rows * m, calls,
-                lambda: out.fill(0), output=out)  # fmt: skip
+                lambda: out.fill(0), output=out, target=league is None)  # fmt: skip
 
 
 def launch_case(cp, np, pk, g, hand, sms, quick) -> Case:
