@@ -149,6 +149,9 @@ def main(argv: list[str]) -> int:
         sections.append(section)
         write_report(sections, machine, options.out, skipped, "the parts after the last one")
 
+    # Each GPU part right after its CPU part: a run cut short keeps both of (a).
+    if not options.gpu:
+        skipped.append("the GPU rows of (a) and (b) (pass --gpu on the GPU machine)")
     if "a" in only:
         import overhead
 
@@ -156,7 +159,10 @@ def main(argv: list[str]) -> int:
             lambda: overhead.measure(options.quick, options.thread_counts, options.repeats,
                                      cache),
             "overhead", "(a) Debug overhead: pkdb vs pdb"))  # fmt: skip
-    debug = None
+        if options.gpu:
+            add(guarded(
+                "overhead_gpu", "(a, GPU) Debug overhead on pk.Cuda",
+                lambda: overhead.measure_gpu(options.quick, options.repeats, cache)))  # fmt: skip
     if "b" in only:
         import debug_space
 
@@ -164,6 +170,15 @@ def main(argv: list[str]) -> int:
             lambda: debug_space.measure(options.quick, max(1, options.repeats - 1), cache, cores),
             "debug_space", "(b) pkdb on OpenMP vs pdb on the serial Debug space")  # fmt: skip
         add(debug)
+        if options.gpu and "points" in debug.data:
+            gpu = guarded(
+                "debug_space_gpu",
+                "(b, GPU) pkdb on pk.Cuda vs pdb on the Debug space",
+                lambda: debug_space.measure_gpu(options.quick, options.repeats, cache, debug),
+            )
+            if "points" in gpu.data:
+                debug.data["gpu"] = gpu.data["points"]
+            add(gpu)
     if "c" in only:
         import hotswap_rows
 
@@ -179,25 +194,6 @@ def main(argv: list[str]) -> int:
             "examinimd", "(d) ExaMiniMD, C++ vs pkernels",
             lambda: speed.measure_examinimd(options.examinimd_cpp, options.examinimd_py,
                                             options.examinimd_cells, cache)))  # fmt: skip
-    if options.gpu:
-        import debug_space
-        import overhead
-
-        if "a" in only:
-            add(guarded(
-                "overhead_gpu", "(a, GPU) Debug overhead on pk.Cuda",
-                lambda: overhead.measure_gpu(options.quick, options.repeats, cache)))  # fmt: skip
-        if debug is not None and "points" in debug.data:
-            gpu = guarded(
-                "debug_space_gpu",
-                "(b, GPU) pkdb on pk.Cuda vs pdb on the Debug space",
-                lambda: debug_space.measure_gpu(options.quick, options.repeats, cache, debug),
-            )
-            if "points" in gpu.data:
-                debug.data["gpu"] = gpu.data["points"]
-            add(gpu)
-    else:
-        skipped.append("the GPU rows of (a) and (b) (pass --gpu on the GPU machine)")
 
     draw_figures(sections, machine, options.out, skipped)
     text = write_report(sections, machine, options.out, skipped)
