@@ -26,14 +26,14 @@ import threading
 import time
 from typing import Any
 
-#: How long a launch's wait polls its event without pause (seconds): a kernel done within
-#: it is seen done at once (a nap would answer some 60-80 us late).
+#: How long a launch's wait polls its stream without pause (seconds): a kernel done
+#: within it is seen done at once (a nap answers some 15-25 us late).
 SPIN_SECONDS = 200e-6
-#: How long it then polls between naps (seconds) before it sleeps on the event.
+#: How long it then polls between naps (seconds) before it sleeps on an event.
 NAP_SECONDS = 20e-3
 _NAP = 10e-6  # asked of time.sleep (with the slack below, a nap lasts some 15-25 us)
 _NAP_SLACK_NS = 1000  # the thread's timer slack while it naps
-_NOT_READY = 600  # cudaErrorNotReady: what cudaEventQuery answers while work is queued
+_NOT_READY = 600  # cudaErrorNotReady: what cudaStreamQuery answers while work is queued
 _PR_SET_TIMERSLACK, _PR_GET_TIMERSLACK = 29, 30  # prctl(2)
 
 
