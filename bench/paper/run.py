@@ -53,6 +53,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=PEER / "examinimd-pykokkos" / "standalone",
         help="PyKokkos's ExaMiniMD (the folder with src/main.py and input/in.lj)",
     )
+    p.add_argument("--replot", action="store_true",
+                   help="only draw the figures of the results.json in --out (a run cut short "
+                        "before its figures: its REPORT.md links them already)")  # fmt: skip
     p.add_argument("--examinimd-cells", type=int, default=None,
                    help="lattice cells per side of in.lj (4 atoms each; default 10 with "
                         "--quick, else in.lj's own 40)")  # fmt: skip
@@ -134,8 +137,27 @@ def write_report(sections: list[Section], machine: Machine, out: Path, skipped: 
     return text
 
 
+def replot(out: Path) -> int:
+    """Draw the figures of ``out``/results.json (each part's raw numbers, written after
+    every part) with the machine and command that measured them."""
+    raw = json.loads((out / "results.json").read_text())
+    machine = Machine(**raw["machine"])
+    sections = [Section(key, "", [], [], figure=f"{key}.png", data=data)
+                for key, data in raw["sections"].items()]  # fmt: skip
+    skipped: list[str] = []
+    draw_figures(sections, machine, out, skipped)
+    for section in sections:
+        if section.figure:
+            print(f"drawn: {out / section.figure}")
+    for reason in skipped:
+        print(f"not drawn: {reason}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
+    if options.replot:
+        return replot(options.out)
     machine = Machine.here(["bench/paper/run.py", *argv])
     options.out.mkdir(parents=True, exist_ok=True)
     cache = Path(tempfile.mkdtemp(prefix="paper-bench-"))
