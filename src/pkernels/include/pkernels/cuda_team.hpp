@@ -149,9 +149,9 @@ __device__ __forceinline__ View<T, R, LAST_UNIT> scratch_view(TeamMember& tm, in
     if (used + bytes * copies > pool) {
         const int64_t left = pool - used > 0 ? (pool - used) / copies / 8 * 8 : 0;
         scratch_fault(s->fault, R, name, bytes, level, per_thread, left, file, line);
-        // The launch has failed: this thread stops. A view's size is the same in every
-        // thread of the team, so its team stops with it, before any barrier that would
-        // wait for it (an exited thread counts as arrived at barrier.sync).
+        // The launch has failed: this thread stops. Every thread of a team makes the
+        // same allocations (as on the CPU), so the whole team stops here, before any
+        // barrier would wait for one of its threads.
         asm volatile("exit;");
     }
     View<T, R, LAST_UNIT> v;
