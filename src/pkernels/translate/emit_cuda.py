@@ -507,7 +507,7 @@ def _range_entries(
 
     first, stride = along("x")
     if rank == 1:
-        # One index per thread when the grid covers the range (the loop runs once).
+        # One index per thread where the grid covers the range (see step).
         call = f"{kname}(({index_type.ctype})pk_i{accumulator}{args});"
         lines += [
             f"    for (PkI pk_i = (PkI)pk_begin + {first}; pk_i < (PkI)pk_end; "
@@ -570,9 +570,10 @@ def _range_entries(
         *lines,
         "}",
     ]
-    # A reduce's grid is a budget of blocks, so its threads always loop.
-    covering = "true" if operation == "reduce" else "false"
-    for symbol, index, loop in ((ENTRY, "int64_t", "true"), (ENTRY_32, "int32_t", covering)):
+    # A reduce's grid is a budget of blocks, so its threads always loop; a for's 32-bit
+    # entry is launched only where its grid covers the launch (CudaKernel._range_plan).
+    loop32 = "true" if operation == "reduce" else "false"
+    for symbol, index, loop in ((ENTRY, "int64_t", "true"), (ENTRY_32, "int32_t", loop32)):
         out += [
             f'extern "C" __global__ void __launch_bounds__({BLOCK}) {symbol}({signature}) {{',
             f"    pk_range_body<{index}, {loop}>({names});",

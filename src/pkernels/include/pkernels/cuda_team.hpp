@@ -25,7 +25,7 @@ struct TeamShared {
     int size;
     int* arrival_line;      // shared memory, per team rank: the line of its barrier
     unsigned char* slots;   // shared memory, per team rank: PK_SLOT_BYTES (at least 8)
-    char* scratch[2];       // level 0: shared memory; level 1: this block's global buffer
+    char* level1;           // this block's level-1 scratch (level 0: level0_scratch())
     int64_t team_bytes[2], thread_bytes[2];
     const char* file;       // of the workunit, for messages
     Fault* fault;
@@ -158,7 +158,7 @@ __device__ __forceinline__ View<T, R, LAST_UNIT> scratch_view(TeamMember& tm, in
     for (int k = 0; k < R; ++k) v.extent[k] = extents[k] > 0 ? extents[k] : 0;
     v.stride[R - 1] = 1;
     for (int k = R - 2; k >= 0; --k) v.stride[k] = v.stride[k + 1] * v.extent[k + 1];
-    char* base = level == 0 ? level0_scratch() : s->scratch[1];
+    char* base = level == 0 ? level0_scratch() : s->level1;
     v.data = (T*)(base + used + (per_thread ? tm.team_rank * bytes : 0));
     used += bytes * copies;
     return v;
@@ -173,8 +173,7 @@ __device__ __forceinline__ void team_setup(TeamShared& s, unsigned char* dynamic
     s.size = size;
     s.slots = dynamic;
     s.arrival_line = (int*)(dynamic + PK_SLOT_BYTES * size);
-    s.scratch[0] = level0_scratch();
-    s.scratch[1] = level1;
+    s.level1 = level1;
     s.team_bytes[0] = bytes[0];
     s.team_bytes[1] = bytes[1];
     s.thread_bytes[0] = bytes[2];
