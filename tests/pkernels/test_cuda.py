@@ -1155,6 +1155,14 @@ def test_too_little_scratch_is_a_kernel_team_error(cp):
     assert "set_scratch_size(0, pk.PerTeam(...))" in message
     line = reverse_rows.__code__.co_firstlineno + 3  # the decorator's, then the def
     assert f"team_kernels.py:{line}: " in message and "(block " in message
+    # The same kernel runs clean with enough scratch (the fault is not reported again),
+    # and a second overflow is reported again.
+    out = cp.zeros_like(inp)
+    roomy = pk.TeamPolicy(pk.Cuda, 2, 2).set_scratch_size(0, pk.PerTeam(64))
+    pk.parallel_for(roomy, reverse_rows, out=out, inp=inp, m=8)
+    np.testing.assert_array_equal(out.get(), inp.get()[:, ::-1])
+    with pytest.raises(pk.KernelTeamError, match="needs 64 bytes of level-0 team scratch"):
+        pk.parallel_for(policy, reverse_rows, out=cp.zeros_like(inp), inp=inp, m=8)
 
 
 @gpu

@@ -26,12 +26,18 @@ Launch shapes:
   only the result is copied back;
 * scan: up to :data:`SCAN_THREADS` threads, each a contiguous chunk of the range, in
   two passes; the exclusive prefix of the chunk totals is computed here between them;
-* TeamPolicy: one block per team of ``team_size`` threads (``pk.AUTO``: see
-  :func:`auto_team_size`), as many blocks as can run at once (at most the league, at
-  most 2048 threads per multiprocessor); level-0 scratch is the block's dynamic shared
-  memory, level 1 a slice of one global buffer per block. The first fault (a scratch
-  overflow, threads of a team at different barriers) raises ``KernelTeamError`` after
-  the launch, with the Python line, the block and the thread.
+* TeamPolicy: a block of ``team_size`` threads per team (``pk.AUTO``: see
+  :func:`auto_team_size`): a block per league rank for a ``for`` without level-1
+  scratch; else as many blocks as can run at once (at most the league, at most 2048
+  threads per multiprocessor), each running league ranks ``blockIdx.x``, ``+ blocks``,
+  ...; level-0 scratch is the block's dynamic shared memory, level 1 a slice of one
+  global buffer per block. The first fault (a scratch overflow, threads of a team at
+  different barriers) raises ``KernelTeamError`` after the launch, with the Python line,
+  the block and the thread;
+* range ``for`` and ``reduce`` over too few indices to fill the GPU one per thread, in
+  release builds, where the workunit is a sum over a loop: a group of
+  ``entry.split_lanes`` threads per index, sharing the loop
+  (:mod:`pkernels.translate.lane_split`).
 
 A failed check of a checked or debug build (:data:`.cuda_compile.BUILD_OPTIONS`) is
 recorded in the module's ``pk_fault_record`` and reported to a debugger through the
@@ -57,10 +63,10 @@ from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..backends.faults import fault_error
 from ..errors import DispatchError
 from ..translate import ir
-from ..translate.emit_cuda import BLOCK, ENTRY_32, TEAM, CudaEntry
+from ..translate.emit_cuda import BLOCK, ENTRY_32, ENTRY_SPLIT, TEAM, CudaEntry
 from ..translate.ir import StructType
 from .cuda_arguments import CudaArgumentPlan
-from .cuda_geometry import LaunchShape, box_shape, range_shape, spread_threads
+from .cuda_geometry import MAX_GRID_X, LaunchShape, box_shape, range_shape, spread_threads
 from .cuda_wait import wait_for_stream
 from .marshal import struct_dtype
 
@@ -121,6 +127,7 @@ class CudaKernel:
     library: Path | None = None  # no shared library: the module lives in the GPU
     proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
+    _host_flag: Any = field(default=None, repr=False)  # (pinned memory, its int32 view)
     _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
     # The last range or box launched and how (see _range_plan): a loop launching the
     # same range again skips the shape arithmetic.
@@ -128,6 +135,7 @@ class CudaKernel:
     _last_team: Any = field(default=None, init=False, repr=False)  # (key, _team_plan's)
     _plan: CudaArgumentPlan = field(init=False, repr=False)
     _reports_faults: bool = field(init=False, repr=False)
+    _flags_faults: bool = field(init=False, repr=False)
     #: This kernel as the dispatch's range fast path launches it (made at its first).
     range_launcher: Any = field(default=None, init=False, repr=False)
 
@@ -146,11 +154,29 @@ class CudaKernel:
             self._record = self.module.get_global("pk_fault_record")
         return self._record
 
+    def host_flag(self, cp: Any) -> np.ndarray:
+        """The module's fault flag (cuda.hpp's ``pk_fault_host_flag``, release builds): a
+        one-element int32 array over pinned host memory, which a launch's first fault
+        sets to 1; made and given to the module at the first launch."""
+        if self._host_flag is None:
+            pinned = cp.cuda.alloc_pinned_memory(16)
+            flag = np.frombuffer(pinned, dtype=np.int32, count=1)
+            flag[0] = 0
+            address = np.array([flag.ctypes.data], dtype=np.uint64)
+            self.module.get_global("pk_fault_host_flag").copy_from_host(
+                ctypes.c_void_p(address.ctypes.data), 8
+            )
+            self._host_flag = (pinned, flag)
+        return self._host_flag[1]
+
     def __post_init__(self) -> None:
         self._plan = CudaArgumentPlan(self.entry.params)
-        # Whether a launch resets and reads the fault record (checked and debug builds,
-        # and every team kernel, whose release builds report scratch and barrier faults).
-        self._reports_faults = self.checks or self.entry.rank == TEAM
+        # How a launch learns of a fault. Checked and debug builds: the record is cleared
+        # before and read after every launch (a debugger stops in pk_fault_hook and reads
+        # it there). Release team kernels (scratch and barrier faults): the module's
+        # host flag is read, and the record only when the flag is set.
+        self._reports_faults = self.checks
+        self._flags_faults = not self.checks and self.entry.rank == TEAM
 
     def launch(self, policy: Any, kwargs: dict[str, Any]) -> Any:
         """Run the kernel over ``policy``; return the total of a reduce or scan."""
@@ -169,6 +195,7 @@ class CudaKernel:
         record = self.fault_record() if self._reports_faults else None
         if record is not None:
             record.memset_async(0, 8)  # the flag and the kind
+        flag = self.host_flag(cp) if self._flags_faults else None
         if self.entry.rank == TEAM:
             result = self._launch_team(cp, policy, kwargs, args)
         elif self.entry.operation == "scan":
@@ -177,6 +204,15 @@ class CudaKernel:
             result = self._launch_range(cp, policy, args)
         if record is not None:
             raise_recorded_fault(record)
+        elif flag is not None and flag[0]:
+            # The record (clear since the module loaded or its last fault) holds the
+            # launch's first fault: raise it, once both are cleared for the next launch.
+            flag[0] = 0
+            record = self.fault_record()
+            try:
+                raise_recorded_fault(record)
+            finally:
+                record.memset_async(0, 8)
         return result
 
     def geometry(self, policy: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -272,15 +308,40 @@ class CudaKernel:
             bounds: list[Any] = []
             for b, e in zip(begins, ends, strict=True):
                 bounds += [np.int64(b), np.int64(e)]
-            shape = self._range_shape(cp, policy)
-            state = self._range_state(cp)
-            # The 32-bit entry (of a `for`: one index per thread, no stride loop) where
-            # the launch fits it, except in debug builds (cuda-gdb shows the 64-bit one).
-            fits = shape.index32 and (shape.covers or self.entry.operation == "reduce")
-            function = state.function32(self.module) if fits and not self.debug else None
-            plan = (tuple(bounds), shape, function or self.function)
+            split = self._split_plan(cp, policy)
+            if split is not None:
+                plan = (tuple(bounds), *split)
+            else:
+                shape = self._range_shape(cp, policy)
+                state = self._range_state(cp)
+                # The 32-bit entry (of a `for`: one index per thread, no stride loop) where
+                # the launch fits it, except in debug builds (cuda-gdb shows the 64-bit one).
+                fits = shape.index32 and (shape.covers or self.entry.operation == "reduce")
+                function = state.entry(self.module, ENTRY_32) if fits and not self.debug else None
+                plan = (tuple(bounds), shape, function or self.function)
         self._last_range = (key, plan)
         return plan
+
+    def _split_plan(self, cp: Any, policy: Any) -> tuple[LaunchShape, Any] | None:
+        """The shape and :data:`~pkernels.translate.emit_cuda.ENTRY_SPLIT` of a range
+        launch whose indices are too few to fill the GPU, where the release build has that
+        entry (a loop a group of lanes shares: :mod:`pkernels.translate.lane_split`);
+        else None. Its grid has ``split_lanes`` threads per index (fewer blocks for a
+        reduce, whose threads loop)."""
+        lanes = self.entry.split_lanes
+        if not lanes or self.build != "release" or self.entry.rank != 1:
+            return None
+        threads = (policy.end - policy.begin) * lanes
+        multiprocessors = _multiprocessors(cp)
+        if threads > multiprocessors * _resident_threads(cp):
+            return None  # enough indices to fill the GPU one per thread
+        state = self._range_state(cp)
+        function, block, blocks_per_multiprocessor = state.split_entry(cp, self.module)
+        budget = None
+        if self.entry.operation == "reduce":
+            budget = blocks_per_multiprocessor * multiprocessors
+        block = spread_threads(threads, block, multiprocessors)
+        return range_shape(0, threads, block, budget), function
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         plan = self._range_plan(cp, policy)
@@ -328,8 +389,15 @@ class CudaKernel:
     ) -> tuple[int, int, int]:
         """(team size, blocks, level-1 scratch bytes per block) of a TeamPolicy launch."""
         team = auto_team_size(self.entry, policy, kwargs)
-        blocks = min(policy.league_size, _multiprocessors(cp) * max(1, 2048 // max(team, 1)))
         level1 = _round_up(policy.scratch_bytes(1, team), 64)
+        if self.entry.acc_type is None and not level1:
+            # A block per team, as Kokkos launches them: the hardware hands a finished
+            # team's multiprocessor the next (a block looping over league ranks ran a
+            # row-per-team kernel 4% slower).
+            return team, min(policy.league_size, MAX_GRID_X), level1
+        # A reduce's blocks each leave a partial, which the host combines; level-1
+        # scratch is a slice per block: as many blocks as run at once.
+        blocks = min(policy.league_size, _multiprocessors(cp) * max(1, 2048 // max(team, 1)))
         if level1:
             blocks = max(1, min(blocks, LEVEL1_BUDGET // level1))
         return team, blocks, level1
@@ -447,16 +515,28 @@ class _RangeState:
             cp, function, self.threads_limit, sizes
         )
         self.lock = threading.Lock()
-        self._function32: Any = None
+        self._entries: dict[str, Any] = {}
+        self._split: tuple[Any, int, int] | None = None
         self._buffer: Any = None
         self._pinned: Any = None  # keeps the result's pinned memory allocated
         self._pinned_bytes = 0
 
-    def function32(self, module: Any) -> Any:
-        """The module's 32-bit entry (:data:`~pkernels.translate.emit_cuda.ENTRY_32`)."""
-        if self._function32 is None:
-            self._function32 = module.get_function(ENTRY_32)
-        return self._function32
+    def entry(self, module: Any, symbol: str) -> Any:
+        """The module's entry ``symbol`` (:data:`~pkernels.translate.emit_cuda.ENTRY_32`,
+        ``ENTRY_SPLIT``), looked up once."""
+        function = self._entries.get(symbol)
+        if function is None:
+            function = self._entries[symbol] = module.get_function(symbol)
+        return function
+
+    def split_entry(self, cp: Any, module: Any) -> tuple[Any, int, int]:
+        """The module's ENTRY_SPLIT, its threads per block and blocks per multiprocessor
+        (its own occupancy: it needs other registers than the entry's)."""
+        if self._split is None:
+            function = self.entry(module, ENTRY_SPLIT)
+            limit = min(BLOCK, int(function.max_threads_per_block))
+            self._split = (function, *_occupancy(cp, function, limit))
+        return self._split
 
     def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int]:
         """Device addresses of the ticket and ``blocks`` partials of ``itemsize`` bytes
@@ -552,6 +632,17 @@ def _round_up(n: int, step: int) -> int:
 
 
 _multiprocessor_counts: dict[int, int] = {}
+_resident_thread_counts: dict[int, int] = {}
+
+
+def _resident_threads(cp: Any) -> int:
+    """The most threads one multiprocessor of this GPU holds at once."""
+    device = cp.cuda.Device()
+    count = _resident_thread_counts.get(device.id)
+    if count is None:
+        attribute = device.attributes["MaxThreadsPerMultiProcessor"]
+        count = _resident_thread_counts[device.id] = int(attribute)
+    return count
 
 
 def _multiprocessors(cp: Any) -> int:

@@ -33,6 +33,7 @@ The ``__global__`` entry points (:data:`ENTRY`; range and box modules also :data
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,12 +47,18 @@ from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
 from .emit_cpp import COPIED_PARAM_PREFIX, CppEmitter, view_cpp_type
 from .emit_exprs import KERNEL_NAMESPACE, atomic_update, c_string, cpp_name
 from .ir import ViewType
+from .lane_split import SPLIT_LANES, LaneSplit, lane_split
 from .printf import printf_format
 
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
 ENTRY = "pk_cuda_entry"  # the __global__ function of every module
 # A range or box module's second entry: the same body with 32-bit index arithmetic.
 ENTRY_32 = "pk_cuda_entry_i32"
+# A range module's entry (release builds) where a group of SPLIT_LANES threads runs each
+# index, sharing its loop (translate.lane_split): the module has it where `split_lanes`.
+ENTRY_SPLIT = "pk_cuda_entry_split"
+#: How many iterations of a shared loop each lane's code has in one pass (nvcc's unroll).
+SPLIT_UNROLL = 4
 # Most threads per block of range and MDRange launches (cuda.hpp's PK_RANGE_BLOCK: the
 # entries' __launch_bounds__ and the reduction's shared memory).
 BLOCK = 256
@@ -81,6 +88,8 @@ class CudaEntry:
     # For debuggers, as the CPU entry has them (emit_launch.debugger_names).
     variable_kinds: dict[str, str] = field(default_factory=dict)
     subviews: dict[str, Any] = field(default_factory=dict)
+    # Threads per index of ENTRY_SPLIT (release builds), 0 where the module has none.
+    split_lanes: int = 0
 
 
 class CudaEmitter(CppEmitter):
@@ -96,6 +105,15 @@ class CudaEmitter(CppEmitter):
     # the Python file (below pk_rt::step_at) at line n.
 
     def stmt(self, s: ir.Stmt, filename: str) -> None:
+        if isinstance(s, _SharedLoop):
+            self.shared_loop(s, filename)
+            return
+        if isinstance(s, _FirstLane):
+            self.line_directive(s.lineno, filename)
+            self.out("if (pk_lane == 0) {")
+            self.nested(s.body, filename)
+            self.out("}")
+            return
         if isinstance(s, ir.While):  # stops at every test of the condition, as pdb does
             self.line_directive(s.lineno, filename)
             self.out(f"while ((PK_LINE({s.lineno}), {self.truth(s.cond)})) {{")
@@ -136,6 +154,50 @@ class CudaEmitter(CppEmitter):
                 if self.copied_param(p)
             ]
             self.lines[signature] += " ".join([" PK_STEP_DEPTH", *copies])
+
+    def split_function(self, fn: ir.Function, split: LaneSplit) -> None:
+        """``pk_split_<name>(..., pk_lane)``: the workunit as lane ``pk_lane`` of a group
+        of SPLIT_LANES runs it (see :mod:`~pkernels.translate.lane_split`): the statements
+        before the shared loop, its iterations ``pk_lane``, ``+ SPLIT_LANES``, ... into
+        partial sums (lanes other than the first starting from 0), the group's partials
+        added up, then the rest of the body on the first lane only."""
+        params = ", ".join([*(self.param_decl(p) for p in fn.params), "const int pk_lane"])
+        self.line_directive(fn.lineno, fn.filename)
+        self.out(f"PK_KERNEL_TEMPLATE PK_KERNEL void {split_name(fn)}({params}) {{")
+        k = split.position
+        rest = fn.body[k + 1 :]
+        body = [*fn.body[:k], _SharedLoop(split.loop.lineno, split)]
+        if rest:
+            body.append(_FirstLane(rest[0].lineno, rest))
+        self.function_body(dataclasses.replace(fn, body=body))
+
+    def shared_loop(self, s: _SharedLoop, filename: str) -> None:
+        """The loop of a split function (see :meth:`split_function`)."""
+        loop, sums = s.split.loop, s.split.sums
+        self.line_directive(loop.lineno, filename)
+        if sums:
+            zeros = " ".join(f"{self.expr(v)} = 0;" for v in sums)
+            self.out(f"if (pk_lane != 0) {{ {zeros} }}")
+        first = len(self.lines)
+        self.stmt(loop, filename)
+        c = loop.counter
+        start, step = self.cast(loop.start, t.int64), self.cast(loop.step, t.int64)
+        plain = f"{c} = {start}, {c}_end"
+        heads = [k for k in range(first, len(self.lines)) if f"int64_t {plain}" in self.lines[k]]
+        assert heads, self.lines[first:]
+        head = self.lines[heads[0]]
+        head = head.replace(plain, f"{c} = ({start}) + (int64_t)pk_lane * ({step}), {c}_end", 1)
+        split_step = f"{c}_step = ({step}) * PK_SPLIT_LANES;"
+        head = head.replace(f"{c}_step = {step};", split_step, 1)
+        assert split_step in head, head
+        # Unrolled, each lane has several of its loads in flight (its additions stay in
+        # order): a group's share of a row is a few sectors, the latency to hide long.
+        head = head.replace("for (", f'_Pragma("unroll {SPLIT_UNROLL}") for (', 1)
+        self.lines[heads[0]] = head
+        self.line_directive(loop.lineno, filename)
+        add = "pk_rt::split_sum<PK_SPLIT_LANES>"
+        added = (f"{self.expr(v)} = {add}({self.expr(v)});" for v in sums)
+        self.out(" ".join(added))
 
     def team_share(
         self, s: ir.NestedParallel, n: str, team: str, begin: str, end: str
@@ -229,6 +291,26 @@ _HOST_FUNCTION = re.compile(
 _CONSTRUCTOR = re.compile(r"^(\s*)(\w+\(int = 0\))")
 
 
+@dataclass
+class _SharedLoop(ir.Stmt):
+    """In a split function: the loop the group's lanes share."""
+
+    split: LaneSplit
+
+
+@dataclass
+class _FirstLane(ir.Stmt):
+    """In a split function: the statements after the shared loop, which the first lane
+    of the group runs alone."""
+
+    body: list[ir.Stmt]
+
+
+def split_name(fn: ir.Function) -> str:
+    """The C++ name of a workunit's split function (``pk_`` names are ours alone)."""
+    return f"pk_split_{cpp_name(fn.name)}"
+
+
 def _device_code(line: str) -> str:
     """A line of the C++ backend's definitions made device code: its helpers (``static
     inline``) become ``__device__ inline`` functions, classtype constructors
@@ -276,6 +358,11 @@ def emit_cuda_module(
     for helper in helpers:
         em.function(helper, is_kernel=False)
     em.function(kernel, is_kernel=True)
+    split = lane_split(kernel) if rank == 1 and operation in ("for", "reduce") else None
+    if split is not None:  # release builds only: debuggers see one function per line
+        em.lines += ["#if !PK_CHECKS", f"#define PK_SPLIT_LANES {SPLIT_LANES}"]
+        em.split_function(kernel, split)
+        em.lines.append("#endif")
     em.lines.append(f"}}  // namespace {KERNEL_NAMESPACE}")
     body[:] = [_device_code(line) for line in body]
 
@@ -311,6 +398,8 @@ def emit_cuda_module(
     em.lines.extend(
         _entry(operation, rank, kernel, kname, index_type, acc_type, params, views, args)
     )
+    if split is not None:
+        em.lines.extend(_split_entry(operation, kernel, index_type, acc_type, params, views, args))
     ranges, asks = _team_shape(kernel) if rank == TEAM else ([], False)
     kinds, subviews = emit_launch.debugger_names(kernel, helpers)
     return CudaEntry(
@@ -328,6 +417,7 @@ def emit_cuda_module(
         slot_bytes=slot_bytes,
         variable_kinds=kinds,
         subviews=subviews,
+        split_lanes=SPLIT_LANES if split is not None else 0,
     )
 
 
@@ -580,6 +670,50 @@ def _range_entries(
             "}",
         ]
     return out
+
+
+def _split_entry(
+    operation: str,
+    kernel: ir.Function,
+    index_type: DataType,
+    acc: DataType | ir.StructType | None,
+    params: list[str],
+    views: list[str],
+    args: str,
+) -> list[str]:
+    """:data:`ENTRY_SPLIT` of a range ``for`` or ``reduce`` (release builds): index
+    ``begin + t / SPLIT_LANES`` on the group of global threads ``t``, lane ``t %
+    SPLIT_LANES``, then every ``blocks * threads / SPLIT_LANES``-th index."""
+    lead = ["const int64_t pk_begin", "const int64_t pk_end"]
+    lines: list[str] = []
+    accumulator = ""
+    if operation == "reduce":
+        assert acc is not None
+        T = acc.ctype
+        lead += [f"{T}* pk_partials", "unsigned int* pk_ticket", f"{T}* pk_result"]
+        lines.append(f"    {T} pk_total = PK_REDUCE_INIT;")
+        accumulator = ", pk_total"
+    call = f"{KERNEL_NAMESPACE}::{split_name(kernel)}"
+    lines += [
+        "    const int pk_lane = (int)(threadIdx.x % PK_SPLIT_LANES);",
+        "    const int64_t pk_stride = (int64_t)gridDim.x * blockDim.x / PK_SPLIT_LANES;",
+        "    for (int64_t pk_i = pk_begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x)"
+        " / PK_SPLIT_LANES; pk_i < pk_end; pk_i += pk_stride)",
+        f"        {call}(({index_type.ctype})pk_i{accumulator}{args}, pk_lane);",
+    ]
+    if operation == "reduce":
+        lines.append(
+            "    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce);"
+        )
+    signature = ", ".join([*lead, *params])
+    return [
+        "#if !PK_CHECKS",
+        f'extern "C" __global__ void __launch_bounds__({BLOCK}) {ENTRY_SPLIT}({signature}) {{',
+        *views,
+        *lines,
+        "}",
+        "#endif",
+    ]
 
 
 def _parameter_name(declaration: str) -> str:

@@ -158,6 +158,13 @@ struct Text {
 __device__ pk_rt::Fault pk_fault_record;
 // Where a failed check's access goes instead of the view (the launch has failed).
 __device__ unsigned long long pk_fault_slot[2];
+#if !PK_CHECKS
+// Release builds, whose only faults are a team kernel's: a word of pinned host memory the
+// host gives the module once, which fault() raises. The host reads it where it is after
+// a launch and copies the record only when it is set (clearing the record before and
+// copying it after every launch cost a team launch some 15 us).
+__device__ volatile int* pk_fault_host_flag;
+#endif
 
 // Debuggers break here to stop in the thread whose check failed (pkdb does).
 extern "C" __device__ __noinline__ void pk_fault_hook(const pk_rt::Fault* fault) {
@@ -182,6 +189,12 @@ __device__ __noinline__ void fault(Fault* f, int kind, const char* file, int lin
     }
     t.put(")");
     __threadfence();
+#if !PK_CHECKS
+    if (pk_fault_host_flag != nullptr) {
+        *pk_fault_host_flag = 1;
+        __threadfence_system();
+    }
+#endif
     pk_fault_hook(f);
 }
 
@@ -502,6 +515,19 @@ __device__ __forceinline__ T warp_combine(T v, int lane, int lanes, F combine) {
         const T other = shuffle_down(mask, v, offset);
         if (lane + offset < lanes) v = combine(v, other);
     }
+    return v;
+}
+
+// A loop a group of Lanes consecutive threads shares (translate/lane_split.py): the sum
+// of the group's partial sums, in a fixed tree (lane l adds lane l ^ 1's, then l ^ 2's,
+// ...; addition commutes, so every lane ends with the same bits).
+template <int Lanes, typename T>
+__device__ __forceinline__ T split_sum(T v) {
+    typedef typename UInt<sizeof(T)>::type U;
+    const unsigned group = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
+    const unsigned mask = group << (threadIdx.x & 31u & ~(unsigned)(Lanes - 1));
+    for (int d = 1; d < Lanes; d <<= 1)
+        v = (T)(v + bit_cast<T>((U)__shfl_xor_sync(mask, bit_cast<U>(v), d, Lanes)));
     return v;
 }
 
