@@ -325,6 +325,16 @@ class _FakeKernel:
             ctypes.memmove(address, self.cupy.result, len(self.cupy.result))
 
 
+class _FakeCPointer:
+    """CuPy's CPointer (an argument passed by address): int() reads the 8 bytes there."""
+
+    def __init__(self, address: int) -> None:
+        self.address = address
+
+    def __int__(self) -> int:
+        return ctypes.c_uint64.from_address(self.address).value
+
+
 class _FakeCupy:
     """What the launcher asks of CuPy for a range or box launch."""
 
@@ -367,9 +377,13 @@ class _FakeCupy:
             def streamQuery(ptr):  # noqa: N802
                 return 0  # done: the launches here run at once
 
+        class Function:
+            CPointer = _FakeCPointer
+
         class Cuda:
             driver = Driver
             runtime = Runtime
+            function = Function
 
             def Device(self):  # noqa: N802
                 return Device()

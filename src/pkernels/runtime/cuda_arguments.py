@@ -141,3 +141,22 @@ class CudaArgumentPlan:
         for slot, pool in pools:
             out[slot] = pool.launch_key()
         return out
+
+
+class ConstantArguments:
+    """Launch arguments that stay the same from launch to launch (a range's bounds, a
+    team's sizes, a reduce's scratch addresses): 8-byte integers in slots made once, with
+    a CuPy ``CPointer`` to each (:attr:`pointers`), which CuPy passes as it is, where it
+    makes a ``CScalar`` of a NumPy scalar at every launch. Keep this object while its
+    pointers are in use: they do not hold it."""
+
+    __slots__ = ("_slots", "values", "pointers")
+
+    def __init__(self, cp: Any, values: tuple[int, ...]) -> None:
+        self.values = values
+        self._slots = (ctypes.c_uint64 * max(1, len(values)))(*(int(v) & _UINT64 for v in values))
+        base, pointer = ctypes.addressof(self._slots), cp.cuda.function.CPointer
+        self.pointers: tuple[Any, ...] = tuple(pointer(base + 8 * k) for k in range(len(values)))
+
+
+_UINT64 = (1 << 64) - 1  # an int64's bits, as a slot holds them

@@ -65,7 +65,7 @@ from ..errors import DispatchError
 from ..translate import ir
 from ..translate.emit_cuda import BLOCK, ENTRY_32, ENTRY_SPLIT, TEAM, CudaEntry
 from ..translate.ir import StructType
-from .cuda_arguments import CudaArgumentPlan
+from .cuda_arguments import ConstantArguments, CudaArgumentPlan
 from .cuda_geometry import MAX_GRID_X, LaunchShape, box_shape, range_shape, spread_threads
 from .cuda_wait import wait_for_stream
 from .marshal import struct_dtype
@@ -305,12 +305,13 @@ class CudaKernel:
         begins, ends = _box(self.entry.rank, policy)
         plan = None
         if all(e > b for b, e in zip(begins, ends, strict=True)):
-            bounds: list[Any] = []
+            bounds: list[int] = []
             for b, e in zip(begins, ends, strict=True):
-                bounds += [np.int64(b), np.int64(e)]
+                bounds += [b, e]
+            constant = ConstantArguments(cp, tuple(bounds))
             split = self._split_plan(cp, policy)
             if split is not None:
-                plan = (tuple(bounds), *split)
+                plan = (constant, *split)
             else:
                 shape = self._range_shape(cp, policy)
                 state = self._range_state(cp)
@@ -318,7 +319,7 @@ class CudaKernel:
                 # the launch fits it, except in debug builds (cuda-gdb shows the 64-bit one).
                 fits = shape.index32 and (shape.covers or self.entry.operation == "reduce")
                 function = state.entry(self.module, ENTRY_32) if fits and not self.debug else None
-                plan = (tuple(bounds), shape, function or self.function)
+                plan = (constant, shape, function or self.function)
         self._last_range = (key, plan)
         return plan
 
@@ -347,7 +348,8 @@ class CudaKernel:
         plan = self._range_plan(cp, policy)
         if plan is None:
             return self._zero()
-        bounds, shape, function = plan
+        constant, shape, function = plan
+        bounds = constant.pointers
         prints = self.entry.uses_print
         if self.entry.operation != "reduce":
             _launch_shaped(cp, function, shape, (*bounds, *args), prints)
@@ -360,7 +362,7 @@ class CudaKernel:
         with state.lock:  # one launch at a time uses the scratch
             ticket, partials = state.scratch(cp, shape.blocks, itemsize)
             result = state.result(cp, itemsize)
-            lead = (np.uint64(partials), np.uint64(ticket), np.uint64(result.ctypes.data))
+            lead = state.addresses(cp, (partials, ticket, result.ctypes.data))
             _launch_shaped(cp, function, shape, (*bounds, *lead, *args), prints)
             value = result.copy()  # the kernel is done: its total is in host memory
         if isinstance(acc, StructType):
@@ -407,8 +409,10 @@ class CudaKernel:
         if plan is None:
             return self._zero()
         team, blocks, level1, shared, head, tail = plan
-        buffer = cp.empty(blocks * level1, dtype=np.uint8) if level1 else None
-        lead: list[Any] = [*head, np.uint64(buffer.data.ptr if buffer is not None else 0), *tail]
+        lead: list[Any] = [*head.pointers, *tail.pointers]  # (no level-1 scratch: address 0)
+        if level1:
+            buffer = cp.empty(blocks * level1, dtype=np.uint8)
+            lead[len(head.values) - 1] = np.uint64(buffer.data.ptr)
         partials = None
         if self.entry.acc_type is not None:
             partials = self._partials(cp, blocks)
@@ -418,7 +422,7 @@ class CudaKernel:
 
     def _team_plan(self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any]) -> Any:
         """(team size, blocks, level-1 bytes per block, shared memory bytes, the leading
-        arguments before the level-1 buffer's address, those after it) of a TeamPolicy
+        arguments up to the level-1 buffer's address, those after it) of a TeamPolicy
         launch; None for an empty league. Kept for the next launch of a policy with the
         same values on the same GPU (an explicit team size: pk.AUTO's depends on the
         arguments), whose checks and shapes it then skips."""
@@ -455,14 +459,10 @@ class CudaKernel:
                     f"TeamPolicy: a team of {team} threads with this level-0 scratch needs "
                     f"{shared} bytes of shared memory, more than this GPU gives ({exc})"
                 ) from None
-        head = (
-            np.int64(league),
-            np.int64(team_bytes[0]),
-            np.int64(team_bytes[1]),
-            np.int64(thread_bytes[0]),
-            np.int64(thread_bytes[1]),
-        )
-        tail = (np.int64(level1), np.uint64(self.fault_record().ptr))
+        # The sizes, then the level-1 buffer's address (0 for none; else each launch's),
+        # then its stride and the fault record's address.
+        head = ConstantArguments(cp, (league, *team_bytes, *thread_bytes, 0))
+        tail = ConstantArguments(cp, (level1, int(self.fault_record().ptr)))
         plan = (team, blocks, level1, shared, head, tail)
         if key is not None:
             self._last_team = (key, plan)
@@ -517,6 +517,7 @@ class _RangeState:
         self.lock = threading.Lock()
         self._entries: dict[str, Any] = {}
         self._split: tuple[Any, int, int] | None = None
+        self._addresses: ConstantArguments | None = None
         self._buffer: Any = None
         self._pinned: Any = None  # keeps the result's pinned memory allocated
         self._pinned_bytes = 0
@@ -537,6 +538,13 @@ class _RangeState:
             limit = min(BLOCK, int(function.max_threads_per_block))
             self._split = (function, *_occupancy(cp, function, limit))
         return self._split
+
+    def addresses(self, cp: Any, values: tuple[int, int, int]) -> tuple[Any, ...]:
+        """The reduce's partials, ticket and result addresses as launch arguments (kept
+        while they stay where they are)."""
+        if self._addresses is None or self._addresses.values != values:
+            self._addresses = ConstantArguments(cp, values)
+        return self._addresses.pointers
 
     def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int]:
         """Device addresses of the ticket and ``blocks`` partials of ``itemsize`` bytes
