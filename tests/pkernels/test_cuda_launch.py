@@ -38,6 +38,9 @@ class _Memory:
     def copy_to_host(self, destination: Any, size: int) -> None:
         ctypes.memmove(destination, self.ptr, size)
 
+    def copy_from_host(self, source: Any, size: int) -> None:
+        ctypes.memmove(self.ptr, source, size)
+
 
 class FakeDeviceArray:
     """A "GPU" array over host memory, with what pkernels reads of a CuPy array."""
@@ -110,14 +113,20 @@ class _RawKernel:
 
 class _Module:
     def __init__(self, calls: list[tuple[Any, ...]]) -> None:
-        self.record = FakeDeviceArray(np.zeros(128, np.uint8)).data
+        # The fault record (cuda.hpp's pk_rt::Fault: 1024 bytes), and the global that
+        # holds the host flag's address.
+        self.globals = {
+            "pk_fault_record": FakeDeviceArray(np.zeros(1024, np.uint8)).data,
+            "pk_fault_host_flag": FakeDeviceArray(np.zeros(8, np.uint8)).data,
+        }
+        self.record = self.globals["pk_fault_record"]
         self.calls = calls
 
     def get_function(self, name: str) -> _RawKernel:  # the 32-bit entry
         return _RawKernel(self.calls)
 
     def get_global(self, name: str) -> _Memory:
-        return self.record
+        return self.globals[name]
 
 
 class FakeEvent:
@@ -183,6 +192,7 @@ def _fake_cupy(calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
     cuda = types.SimpleNamespace(
         runtime=FakeRuntime(), Event=FakeEvent, Device=_Device,
         function=types.SimpleNamespace(CPointer=FakeCPointer), get_current_stream=lambda: _STREAM,
+        alloc_pinned_memory=bytearray,
     )  # fmt: skip
     return types.SimpleNamespace(
         cuda=cuda, zeros=zeros, empty=zeros, asarray=asarray, ndarray=FakeDeviceArray
@@ -208,7 +218,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(cuda_wait, "_events", cuda_wait._ThreadEvents())
     cp.calls, cp.built = calls, built
     yield cp
-    for workunit in (scale, fill_rows):  # no fake kernel outlives the test
+    for workunit in (scale, fill_rows, first_of_row):  # no fake kernel outlives the test
         workunit.__pkernels__.specializations.clear()
 
 
@@ -224,6 +234,11 @@ def scale(i, out, x, a: float):
 def fill_rows(j, A, value: float):
     for i in range(A.extent(1)):
         A[j][i] = value
+
+
+@pk.workunit
+def first_of_row(team_member: pk.TeamMember, out, value: float):
+    out[team_member.league_rank()] = value
 
 
 # ---------------------------------------------------------------- the argument plan
@@ -331,6 +346,31 @@ def test_the_fast_path_launches_what_the_full_path_does(fake_gpu, monkeypatch):
         pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), scale, out=np.zeros(5), x=x, a=2.0)
     with pytest.raises(ValueError, match="outside the int64 range"):
         pk.parallel_for(2**70, scale, out=out, x=x, a=2.0)
+
+
+def test_a_team_dispatch_again_takes_the_fast_path_and_launches_what_the_first_did(
+    fake_gpu, monkeypatch
+):
+    out = FakeDeviceArray(np.zeros(7))
+    policy = pk.TeamPolicy(pk.Cuda, 3, 4)
+    pk.parallel_for(policy, first_of_row, out=out, value=2.0)
+    kernels: list[Any] = []
+    real_kernel = CudaBackend.kernel
+    monkeypatch.setattr(
+        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
+    )
+    pk.parallel_for(policy, first_of_row, out=out, value=2.0)
+    pk.parallel_for(pk.TeamPolicy(pk.Cuda, 7, 4), first_of_row, out=out, value=2.0)
+    assert not kernels and fake_gpu.built == ["release"]  # loaded once, then the fast path
+    first, again, seven = fake_gpu.calls
+    assert first == again
+    # A block per team (a for without level-1 scratch), 4 threads each; the league first.
+    assert (first[0], first[1], seven[0]) == ((3,), (4,), (7,))
+    assert _values(first[2][:1], (0,)) == (3,) and _values(seven[2][:1], (0,)) == (7,)
+    # A NumPy array is no loaded kernel's argument: the full path refuses it.
+    with pytest.raises(DispatchError, match="NumPy array"):
+        pk.parallel_for(policy, first_of_row, out=np.zeros(7), value=2.0)
+    assert kernels == [1]
 
 
 def test_a_range_launched_again_is_shaped_once_and_another_range_anew(fake_gpu, monkeypatch):

@@ -79,6 +79,14 @@ class CudaBackend:
             launcher = kernel.range_launcher = RangeLauncher(kernel)
         return launcher
 
+    def cached_team_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any]
+    ) -> Any | None:
+        """The loaded kernel of a TeamPolicy launch of the commonest dispatch (as
+        :meth:`cached_range_kernel`'s): its ``launch(policy, kwargs)`` checks the policy's
+        team size and scratch itself."""
+        return loaded_range_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, TEAM)
+
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path
 

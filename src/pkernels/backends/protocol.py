@@ -90,6 +90,13 @@ class Backend(Protocol):
         when there is none (or the backend has no such shortcut): the full path runs."""
         ...
 
+    def cached_team_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any]
+    ) -> Any | None:
+        """As :meth:`cached_range_kernel`, over a TeamPolicy: the kernel already built, with
+        a ``launch(policy, kwargs)`` method; None for none (or no such shortcut)."""
+        ...
+
     def observed_range_kernel(
         self,
         operation: str,

@@ -123,12 +123,17 @@ def specialization_key(
 
 
 def loaded_range_kernel(
-    operation: str, workunit: Any, kwargs: dict[str, Any], build: Any = DEFAULT_BUILD
+    operation: str,
+    workunit: Any,
+    kwargs: dict[str, Any],
+    build: Any = DEFAULT_BUILD,
+    rank: int = 1,
 ) -> Any | None:
     """The loaded ``build`` (by default the default build: release or checked) of a
-    range launch of the commonest dispatch (a plain @pk.workunit function, arguments
-    that fit it) when this process has it already, else None: the backends'
-    ``cached_range_kernel``; the full path handles and checks anything else.
+    range launch (``rank``: a TeamPolicy's, TEAM) of the commonest dispatch (a plain
+    @pk.workunit function, arguments that fit it) when this process has it already, else
+    None: the backends' ``cached_range_kernel``; the full path handles and checks
+    anything else.
 
     Dispatches often follow a kernel that swept the caches; then each Python object on
     the way costs a miss, and this path touches about half of what the full one does."""
@@ -138,7 +143,7 @@ def loaded_range_kernel(
     if type(marker) is not KernelMarker or marker.kind != "workunit":
         return None
     try:
-        key, _ = specialization_key(workunit, operation, kwargs, 1, build)
+        key, _ = specialization_key(workunit, operation, kwargs, rank, build)
     except (KeyError, DispatchError):
         return None  # the full path reports what does not fit
     return marker.specializations.get(key)

@@ -91,6 +91,12 @@ def _dispatch(
             space, begin, end = get_default_space(), 0, policy
         elif type(policy) is RangePolicy:
             space, begin, end = policy.space, policy.begin, policy.end
+        elif type(policy) is TeamPolicy:
+            backend = BACKENDS.get(policy.space)
+            team = backend.cached_team_kernel(operation, args[1], kwargs) if backend else None
+            if team is not None:
+                return team.launch(policy, kwargs)
+            space = None
         else:
             space = None
         backend = BACKENDS.get(space)  # type: ignore[arg-type]
