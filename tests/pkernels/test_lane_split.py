@@ -115,6 +115,14 @@ def reads_its_sum(i, x, y):
 
 
 @pk.workunit
+def bounded_by_its_sum(i, x, y):
+    a: int = 3
+    for k in range(a):  # noqa: B007 - the range reads the sum
+        a += 1
+    y[i] = a
+
+
+@pk.workunit
 def breaks_out(i, x, y):
     a: float = 0.0
     for k in range(10):
@@ -188,8 +196,8 @@ def test_sums_over_a_loop_are_split_with_their_sums():
 
 @pytest.mark.parametrize(
     "workunit",
-    [carried, last_value, stores_in_loop, reads_its_sum, breaks_out, stores_before, product,
-     narrow_sum],
+    [carried, last_value, stores_in_loop, reads_its_sum, bounded_by_its_sum, breaks_out,
+     stores_before, product, narrow_sum],
 )  # fmt: skip
 def test_loops_whose_iterations_depend_on_each_other_or_have_effects_stay_whole(workunit):
     assert lane_split(_short(workunit)[0]) is None

@@ -133,6 +133,8 @@ def _loop_sums(
             case ir.ForRange(var=var):
                 sums.pop(var.name, None)
     reads = _reads_outside_updates(loop.body, set(sums))
+    for e in (loop.start, loop.stop, loop.step):  # read before the lanes' sums start
+        reads |= _expression_reads(e)
     for name in list(sums):
         if name in reads:
             del sums[name]
