@@ -570,16 +570,8 @@ def _range_entries(
         if rank == 1
         else [f"const int64_t pk_{e}{k}" for k in range(rank) for e in "be"]
     )
-    lines: list[str] = []
-    if operation == "reduce":
-        assert acc is not None
-        T = acc.ctype
-        lead += [f"{T}* pk_partials", "unsigned int* pk_ticket", f"{T}* pk_result"]
-        lines.append(f"    {T} pk_total = PK_REDUCE_INIT;")
-        accumulator = ", pk_total"
-    else:
-        assert operation == "for"
-        accumulator = ""
+    reduce_lead, lines, accumulator, reduce_end = _one_pass_reduce(operation, acc)
+    lead += reduce_lead
 
     def along(axis: str) -> tuple[str, str]:
         """The first offset a thread takes along ``axis`` and the grid's stride there."""
@@ -647,10 +639,7 @@ def _range_entries(
         ]
         if rank > 2:
             lines.append("    }")
-    if operation == "reduce":
-        lines.append(
-            "    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce);"
-        )
+    lines += reduce_end
     signature = ", ".join([*lead, *params])
     names = ", ".join(_parameter_name(p) for p in [*lead, *params])
     out = [
@@ -684,15 +673,8 @@ def _split_entry(
     """:data:`ENTRY_SPLIT` of a range ``for`` or ``reduce`` (release builds): index
     ``begin + t / SPLIT_LANES`` on the group of global threads ``t``, lane ``t %
     SPLIT_LANES``, then every ``blocks * threads / SPLIT_LANES``-th index."""
-    lead = ["const int64_t pk_begin", "const int64_t pk_end"]
-    lines: list[str] = []
-    accumulator = ""
-    if operation == "reduce":
-        assert acc is not None
-        T = acc.ctype
-        lead += [f"{T}* pk_partials", "unsigned int* pk_ticket", f"{T}* pk_result"]
-        lines.append(f"    {T} pk_total = PK_REDUCE_INIT;")
-        accumulator = ", pk_total"
+    reduce_lead, lines, accumulator, reduce_end = _one_pass_reduce(operation, acc)
+    lead = ["const int64_t pk_begin", "const int64_t pk_end", *reduce_lead]
     call = f"{KERNEL_NAMESPACE}::{split_name(kernel)}"
     lines += [
         "    const int pk_lane = (int)(threadIdx.x % PK_SPLIT_LANES);",
@@ -700,11 +682,8 @@ def _split_entry(
         "    for (int64_t pk_i = pk_begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x)"
         " / PK_SPLIT_LANES; pk_i < pk_end; pk_i += pk_stride)",
         f"        {call}(({index_type.ctype})pk_i{accumulator}{args}, pk_lane);",
+        *reduce_end,
     ]
-    if operation == "reduce":
-        lines.append(
-            "    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce);"
-        )
     signature = ", ".join([*lead, *params])
     return [
         "#if !PK_CHECKS",
@@ -714,6 +693,26 @@ def _split_entry(
         "}",
         "#endif",
     ]
+
+
+def _one_pass_reduce(
+    operation: str, acc: DataType | ir.StructType | None
+) -> tuple[list[str], list[str], str, list[str]]:
+    """What a range entry adds for a one-pass reduce (nothing for a ``for``): the
+    parameters after the bounds (the blocks' partials, the ticket, the result), the
+    thread's total declared, the argument the body updates it through, and the
+    ``grid_reduce`` that ends the entry."""
+    if operation != "reduce":
+        assert operation == "for"
+        return [], [], "", []
+    assert acc is not None
+    T = acc.ctype
+    return (
+        [f"{T}* pk_partials", "unsigned int* pk_ticket", f"{T}* pk_result"],
+        [f"    {T} pk_total = PK_REDUCE_INIT;"],
+        ", pk_total",
+        ["    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce);"],
+    )
 
 
 def _parameter_name(declaration: str) -> str:
