@@ -167,6 +167,14 @@ def _sum_f64(i, acc: pk.Acc[pk.float64], x):
 
 
 @pk.workunit
+def _row_sums(i, acc: pk.Acc[pk.float64], A):
+    row: float = 0.0
+    for k in range(A.extent(1)):  # a loop lanes can share (translate.lane_split)
+        row += A[i, k]
+    acc += row
+
+
+@pk.workunit
 def _sum_i32(i, acc: pk.Acc[pk.int32], v):
     acc += v[i]
 
@@ -354,7 +362,7 @@ class _FakeCupy:
 
         class Device:
             id = 1234
-            attributes = {"MultiProcessorCount": 10}
+            attributes = {"MultiProcessorCount": 10, "MaxThreadsPerMultiProcessor": 2048}
 
         class Event:
             ptr = 0
@@ -457,6 +465,29 @@ def test_a_range_reduce_launch_reads_back_only_the_result_from_a_kept_scratch(mo
     kernel._launch_range(cupy, pk.RangePolicy(2**31, 2**31 + 10**6), [])
     assert cupy.allocations == 1
     assert cupy.launches[1][:3] == (ENTRY, (60, 1, 1), (256, 1, 1))
+
+
+def test_a_short_range_of_a_sum_over_a_loop_runs_the_split_entry_on_the_fake_gpu():
+    from pkernels.translate.emit_cuda import ENTRY_SPLIT
+    from pkernels.translate.lane_split import SPLIT_LANES
+
+    kernel, cupy = _fake_kernel(_row_sums, "reduce", A=np.zeros((4, 4)))
+    assert kernel.entry.split_lanes == SPLIT_LANES
+    cupy.result = np.float64(1.5).tobytes()
+    # 1000 rows x 8 lanes = 8000 threads: fewer than 10 multiprocessors hold (20480).
+    assert kernel._launch_range(cupy, pk.RangePolicy(0, 1000), []) == 1.5
+    ((name, grid, block, args),) = cupy.launches
+    assert (name, grid, block) == (ENTRY_SPLIT, (32, 1, 1), (256, 1, 1))
+    assert [int(a) for a in args[:2]] == [0, 1000]
+    # 4000 rows would need 32000 threads: one index per thread, the 32-bit entry.
+    kernel._launch_range(cupy, pk.RangePolicy(0, 4000), [])
+    assert cupy.launches[1][0] == ENTRY_32
+    # The checked build has no split entry (nor the debug build: pkdb's).
+    checked, cupy = _fake_kernel(_row_sums, "reduce", A=np.zeros((4, 4)))
+    checked.build = "checked"
+    cupy.result = np.float64(0.0).tobytes()
+    checked._launch_range(cupy, pk.RangePolicy(0, 1000), [])
+    assert cupy.launches[0][0] == ENTRY_32
 
 
 def test_a_box_reduce_of_a_struct_and_a_for_launch_on_the_fake_gpu():
