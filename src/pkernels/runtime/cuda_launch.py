@@ -639,26 +639,25 @@ def _round_up(n: int, step: int) -> int:
     return -(-n // step) * step
 
 
-_multiprocessor_counts: dict[int, int] = {}
-_resident_thread_counts: dict[int, int] = {}
+_device_attributes: dict[tuple[int, str], int] = {}
+
+
+def _device_attribute(cp: Any, name: str) -> int:
+    """The current GPU's attribute ``name`` (CUDA's, as CuPy names it), read once."""
+    device = cp.cuda.Device()
+    value = _device_attributes.get((device.id, name))
+    if value is None:
+        value = _device_attributes[(device.id, name)] = int(device.attributes[name])
+    return value
+
+
+def _multiprocessors(cp: Any) -> int:
+    return _device_attribute(cp, "MultiProcessorCount")
 
 
 def _resident_threads(cp: Any) -> int:
     """The most threads one multiprocessor of this GPU holds at once."""
-    device = cp.cuda.Device()
-    count = _resident_thread_counts.get(device.id)
-    if count is None:
-        attribute = device.attributes["MaxThreadsPerMultiProcessor"]
-        count = _resident_thread_counts[device.id] = int(attribute)
-    return count
-
-
-def _multiprocessors(cp: Any) -> int:
-    device = cp.cuda.Device()
-    count = _multiprocessor_counts.get(device.id)
-    if count is None:
-        count = _multiprocessor_counts[device.id] = int(device.attributes["MultiProcessorCount"])
-    return count
+    return _device_attribute(cp, "MaxThreadsPerMultiProcessor")
 
 
 def auto_team_size(entry: CudaEntry, policy: TeamPolicy, kwargs: dict[str, Any]) -> int:
