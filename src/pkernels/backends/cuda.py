@@ -26,7 +26,7 @@ from ..translate.bounds_proof import launch_proof
 from ..translate.kernel import TEAM, check_reducer, lower_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch
-from .specialise import line_span, loaded_range_kernel, proof_bounds, specialization_key
+from .specialise import line_span, loaded_kernel, proof_bounds, specialization_key
 
 #: The GPU build of each build mode (see ``cuda_compile.BUILD_OPTIONS``).
 _CUDA_BUILDS = {
@@ -71,7 +71,7 @@ class CudaBackend:
         has loaded it already, as its ``range_launcher``; None for anything else, which
         the full path then handles and checks (a PyTorch tensor, say: its key is no
         kernel's)."""
-        kernel = loaded_range_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
+        kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
         if kernel is None:
             return None
         launcher = kernel.range_launcher
@@ -85,7 +85,7 @@ class CudaBackend:
         """The loaded kernel of a TeamPolicy launch of the commonest dispatch (as
         :meth:`cached_range_kernel`'s): its ``launch(policy, kwargs)`` checks the policy's
         team size and scratch itself."""
-        return loaded_range_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, TEAM)
+        return loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, TEAM)
 
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path

@@ -31,7 +31,7 @@ from ..translate.emit_hybrid import has_hybrid_launch
 from ..translate.kernel import TEAM, translate_workunit
 from .faults import FAULT_ERRORS
 from .protocol import Launch
-from .specialise import line_span, loaded_range_kernel, proof_bounds, specialization_key
+from .specialise import line_span, loaded_kernel, proof_bounds, specialization_key
 
 # Enum members held as module constants: on Python 3.11 reading ``BuildMode.HYBRID`` goes
 # through EnumType.__getattr__ (~80 ns), several times a launch on the full path.
@@ -98,7 +98,7 @@ class HostBackend:
 
     # The release (or checked) build of the commonest dispatch, when loaded already: the
     # shared look-up itself, not a method calling it (one call frame less on the fast path).
-    cached_range_kernel = staticmethod(loaded_range_kernel)
+    cached_range_kernel = staticmethod(loaded_kernel)
 
     def cached_team_kernel(self, operation: str, workunit: Any, kwargs: dict[str, Any]) -> None:
         return None  # a host team launch takes the full path (it sizes the team there)
@@ -113,18 +113,18 @@ class HostBackend:
         already; else None: the full path runs (and builds)."""
         if build is _GUARDED:
             # Whichever build is loaded has the translation's proof (see _guarded_build).
-            release = loaded_range_kernel(operation, workunit, kwargs, _RELEASE)
+            release = loaded_kernel(operation, workunit, kwargs, _RELEASE)
             if release is not None:
                 if _proven(release, begin, end, kwargs):
                     return release
-                return loaded_range_kernel(operation, workunit, kwargs, _CHECKED)
-            checked = loaded_range_kernel(operation, workunit, kwargs, _CHECKED)
+                return loaded_kernel(operation, workunit, kwargs, _CHECKED)
+            checked = loaded_kernel(operation, workunit, kwargs, _CHECKED)
             if checked is None or _proven(checked, begin, end, kwargs):
                 return None  # the full path builds the release build a proven launch runs
             return checked
         if build is not _RELEASE and build is not _CHECKED:
             return None
-        return loaded_range_kernel(operation, workunit, kwargs, build)
+        return loaded_kernel(operation, workunit, kwargs, build)
 
 
 def _guarded_build(launch: Launch) -> BuildMode:
