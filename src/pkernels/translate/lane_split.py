@@ -122,16 +122,8 @@ def _loop_sums(
     if not all(_computes_locals_only(s, locals_, in_loop=True) for s in loop.body):
         return None
     assigned = _assigned(loop.body) | {loop.var.name}
-    sums = {name: var for name, var in _sum_updates(loop.body).items() if name in assigned}
     # A sum is only ever updated (s += e, e not reading s) and read nowhere else.
-    sums.pop(loop.var.name, None)
-    for s in ir.statements(loop.body):
-        match s:
-            case ir.Assign(target=ir.Var(name=name)) | ir.AugAssign(target=ir.Var(name=name)):
-                if name in sums and not _is_sum_update(s, name):
-                    del sums[name]
-            case ir.ForRange(var=var):
-                sums.pop(var.name, None)
+    sums = _only_summed(loop.body, loop.var.name)
     reads = _reads_outside_updates(loop.body, set(sums))
     for e in (loop.start, loop.stop, loop.step):  # read before the lanes' sums start
         reads |= _expression_reads(e)
@@ -159,6 +151,25 @@ def _assigned(body: list[ir.Stmt]) -> set[str]:
     return names
 
 
+def _only_summed(body: list[ir.Stmt], loop_var: str) -> dict[str, ir.Var]:
+    """The locals ``body`` assigns only by sum updates (a loop variable is none)."""
+    sums: dict[str, ir.Var] = {}
+    others = {loop_var}
+    for s in ir.statements(body):
+        match s:
+            case (
+                ir.Assign(target=ir.Var(name=name) as var)
+                | ir.AugAssign(target=ir.Var(name=name) as var)
+            ):
+                if _is_sum_update(s, name):
+                    sums.setdefault(name, var)
+                else:
+                    others.add(name)
+            case ir.ForRange(var=var):
+                others.add(var.name)
+    return {name: var for name, var in sums.items() if name not in others}
+
+
 def _is_sum_update(s: ir.Stmt, name: str) -> bool:
     """``name += e`` or ``name -= e``, in the sum's own type, ``e`` not reading it."""
     if not (
@@ -169,23 +180,13 @@ def _is_sum_update(s: ir.Stmt, name: str) -> bool:
     ):
         return False
     kind, value = s.target.type, s.value.type
-    if kind not in _SUM_TYPES:
+    if not isinstance(kind, DataType) or kind not in _SUM_TYPES:
         return False
     if kind.is_float and not (value == kind or value.is_integer):
         return False  # a wider or narrower float: rounded at every step, not a sum
     if kind.is_integer and not value.is_integer:
         return False
     return name not in _expression_reads(s.value)
-
-
-def _sum_updates(body: list[ir.Stmt]) -> dict[str, ir.Var]:
-    """The locals some statement of ``body`` updates as a sum might be."""
-    out: dict[str, ir.Var] = {}
-    for s in ir.statements(body):
-        if isinstance(s, ir.AugAssign) and isinstance(s.target, ir.Var):
-            if isinstance(s.target.type, DataType) and _is_sum_update(s, s.target.name):
-                out[s.target.name] = s.target
-    return out
 
 
 def _expression_reads(e: ir.Expr) -> set[str]:
@@ -229,7 +230,7 @@ def _definite(body: list[ir.Stmt], private: set[str], done: set[str]) -> set[str
                     return None
                 done = done | {name}
             case ir.AugAssign(target=ir.Var(name=name), value=value):
-                if ({name} | _expression_reads(value)) & private - done:
+                if (({name} | _expression_reads(value)) & private) - done:
                     return None
                 done = done | {name}
             case ir.If(cond=cond, body=then, orelse=orelse):
