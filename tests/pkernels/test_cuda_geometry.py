@@ -469,19 +469,23 @@ def test_a_range_reduce_launch_reads_back_only_the_result_from_a_kept_scratch(mo
 
 def test_a_short_range_of_a_sum_over_a_loop_runs_the_split_entry_on_the_fake_gpu():
     from pkernels.translate.emit_cuda import ENTRY_SPLIT
-    from pkernels.translate.lane_split import SPLIT_LANES
 
     kernel, cupy = _fake_kernel(_row_sums, "reduce", A=np.zeros((4, 4)))
-    assert kernel.entry.split_lanes == SPLIT_LANES
+    assert kernel.entry.splits
     cupy.result = np.float64(1.5).tobytes()
-    # 1000 rows x 8 lanes = 8000 threads: fewer than 10 multiprocessors hold (20480).
+    # 1000 rows: blocks of 32 rows; 20 threads a row would fit the 10 multiprocessors
+    # (20480 threads), the entry's 256-thread blocks take 8 warps.
     assert kernel._launch_range(cupy, pk.RangePolicy(0, 1000), []) == 1.5
     ((name, grid, block, args),) = cupy.launches
     assert (name, grid, block) == (ENTRY_SPLIT, (32, 1, 1), (256, 1, 1))
     assert [int(a) for a in args[:2]] == [0, 1000]
-    # 4000 rows would need 32000 threads: one index per thread, the 32-bit entry.
+    # 4000 rows: room for 5 threads a row, 4 warps a block; a reduce's grid is the blocks
+    # that run at once (12 of 128 threads on each of the 10), which then loop.
     kernel._launch_range(cupy, pk.RangePolicy(0, 4000), [])
-    assert cupy.launches[1][0] == ENTRY_32
+    assert cupy.launches[1][:3] == (ENTRY_SPLIT, (120, 1, 1), (128, 1, 1))
+    # 12000 rows leave no room for a second thread a row: the 32-bit entry.
+    kernel._launch_range(cupy, pk.RangePolicy(0, 12000), [])
+    assert cupy.launches[2][0] == ENTRY_32
     # The checked build has no split entry (nor the debug build: pkdb's).
     checked, cupy = _fake_kernel(_row_sums, "reduce", A=np.zeros((4, 4)))
     checked.build = "checked"

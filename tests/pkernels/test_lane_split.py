@@ -18,7 +18,7 @@ from pkernels.build.runtime import include_option
 from pkernels.runtime.marshal import argument_type
 from pkernels.translate.emit_cuda import ENTRY_SPLIT, emit_cuda_module
 from pkernels.translate.kernel import lower_workunit
-from pkernels.translate.lane_split import SPLIT_LANES, lane_split
+from pkernels.translate.lane_split import lane_split
 
 # ---------------------------------------------------------------- workunits
 
@@ -213,8 +213,8 @@ def _source(function_and_helpers, operation):
 
 def test_the_split_entry_is_in_release_builds_only(tmp_path):
     entry = emit_cuda_module(*_row_dot(), "reduce", pk.int64)
-    assert entry.split_lanes == SPLIT_LANES
-    assert emit_cuda_module(*_short(carried), "for", pk.int64).split_lanes == 0
+    assert entry.splits
+    assert not emit_cuda_module(*_short(carried), "for", pk.int64).splits
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on the PATH")

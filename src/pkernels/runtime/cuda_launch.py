@@ -35,9 +35,9 @@ Launch shapes:
   different barriers) raises ``KernelTeamError`` after the launch, with the Python line,
   the block and the thread;
 * range ``for`` and ``reduce`` over too few indices to fill the GPU one per thread, in
-  release builds, where the workunit is a sum over a loop: a group of
-  ``entry.split_lanes`` threads per index, sharing the loop
-  (:mod:`pkernels.translate.lane_split`).
+  release builds, where the workunit is a sum over a loop: blocks of 32 indices whose
+  warps share each index's loop (:mod:`pkernels.translate.lane_split`;
+  :meth:`CudaKernel._split_plan`).
 
 A failed check of a checked or debug build (:data:`.cuda_compile.BUILD_OPTIONS`) is
 recorded in the module's ``pk_fault_record`` and reported to a debugger through the
@@ -70,6 +70,7 @@ from .cuda_geometry import MAX_GRID_X, LaunchShape, box_shape, range_shape, spre
 from .cuda_wait import wait_for_stream
 from .marshal import struct_dtype
 
+SPLIT_WARPS = 32  # most warps a block of a shared loop has (translate.lane_split)
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 SCAN_THREADS = 16384  # threads of a parallel_scan (each scans a contiguous chunk)
 SCAN_BLOCK = 128
@@ -325,24 +326,31 @@ class CudaKernel:
 
     def _split_plan(self, cp: Any, policy: Any) -> tuple[LaunchShape, Any] | None:
         """The shape and :data:`~pkernels.translate.emit_cuda.ENTRY_SPLIT` of a range
-        launch whose indices are too few to fill the GPU, where the release build has that
-        entry (a loop a group of lanes shares: :mod:`pkernels.translate.lane_split`);
-        else None. Its grid has ``split_lanes`` threads per index (fewer blocks for a
-        reduce, whose threads loop)."""
-        lanes = self.entry.split_lanes
-        if not lanes or self.build != "release" or self.entry.rank != 1:
+        launch whose indices are too few to fill the GPU one per thread, where the release
+        build has that entry (a loop the warps of a block share:
+        :mod:`pkernels.translate.lane_split`); else None. Blocks of 32 indices and as many
+        warps as keep the GPU full (a power of two, at most 32: 32 x 32 threads); a grid
+        covering the range (a reduce: the blocks that run at once, which then loop)."""
+        if not self.entry.splits or self.build != "release" or self.entry.rank != 1:
             return None
-        threads = (policy.end - policy.begin) * lanes
+        count = policy.end - policy.begin
         multiprocessors = _multiprocessors(cp)
-        if threads > multiprocessors * _resident_threads(cp):
+        room = multiprocessors * _resident_threads(cp) // max(count, 1)
+        if room < 2:
             return None  # enough indices to fill the GPU one per thread
         state = self._range_state(cp)
-        function, block, blocks_per_multiprocessor = state.split_entry(cp, self.module)
-        budget = None
+        function, limit = state.split_entry(self.module)
+        lanes = 1
+        while lanes * 2 <= min(room, SPLIT_WARPS, limit // 32):
+            lanes *= 2
+        if lanes < 2:
+            return None
+        threads, blocks = 32 * lanes, -(-count // 32)
         if self.entry.operation == "reduce":
-            budget = blocks_per_multiprocessor * multiprocessors
-        block = spread_threads(threads, block, multiprocessors)
-        return range_shape(0, threads, block, budget), function
+            _, resident = _occupancy(cp, function, threads, [threads])
+            blocks = min(blocks, resident * multiprocessors)
+        shape = LaunchShape((blocks, 1, 1), (threads, 1, 1), False, blocks * 32 >= count)
+        return shape, function
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         plan = self._range_plan(cp, policy)
@@ -516,7 +524,7 @@ class _RangeState:
         )
         self.lock = threading.Lock()
         self._entries: dict[str, Any] = {}
-        self._split: tuple[Any, int, int] | None = None
+        self._split: tuple[Any, int] | None = None
         self._addresses: ConstantArguments | None = None
         self._buffer: Any = None
         self._pinned: Any = None  # keeps the result's pinned memory allocated
@@ -530,13 +538,12 @@ class _RangeState:
             function = self._entries[symbol] = module.get_function(symbol)
         return function
 
-    def split_entry(self, cp: Any, module: Any) -> tuple[Any, int, int]:
-        """The module's ENTRY_SPLIT, its threads per block and blocks per multiprocessor
-        (its own occupancy: it needs other registers than the entry's)."""
+    def split_entry(self, module: Any) -> tuple[Any, int]:
+        """The module's ENTRY_SPLIT and the most threads its blocks may have (for the
+        registers it needs)."""
         if self._split is None:
             function = self.entry(module, ENTRY_SPLIT)
-            limit = min(BLOCK, int(function.max_threads_per_block))
-            self._split = (function, *_occupancy(cp, function, limit))
+            self._split = (function, int(function.max_threads_per_block))
         return self._split
 
     def addresses(self, cp: Any, values: tuple[int, int, int]) -> tuple[Any, ...]:

@@ -47,18 +47,16 @@ from .cuda_prelude import CUDA_PRELUDE, CUDA_PRINT_PRELUDE, CUDA_TEAM_PRELUDE
 from .emit_cpp import COPIED_PARAM_PREFIX, CppEmitter, view_cpp_type
 from .emit_exprs import KERNEL_NAMESPACE, atomic_update, c_string, cpp_name
 from .ir import ViewType
-from .lane_split import SPLIT_LANES, LaneSplit, lane_split
+from .lane_split import LaneSplit, lane_split
 from .printf import printf_format
 
 TEAM = 0  # the `rank` of a TeamPolicy module (kernel.py's TEAM)
 ENTRY = "pk_cuda_entry"  # the __global__ function of every module
 # A range or box module's second entry: the same body with 32-bit index arithmetic.
 ENTRY_32 = "pk_cuda_entry_i32"
-# A range module's entry (release builds) where a group of SPLIT_LANES threads runs each
-# index, sharing its loop (translate.lane_split): the module has it where `split_lanes`.
+# A range module's entry (release builds) where the warps of a block share each index's
+# loop (translate.lane_split): the module has it where CudaEntry.splits.
 ENTRY_SPLIT = "pk_cuda_entry_split"
-#: How many iterations of a shared loop each lane's code has in one pass (nvcc's unroll).
-SPLIT_UNROLL = 4
 # Most threads per block of range and MDRange launches (cuda.hpp's PK_RANGE_BLOCK: the
 # entries' __launch_bounds__ and the reduction's shared memory).
 BLOCK = 256
@@ -88,8 +86,8 @@ class CudaEntry:
     # For debuggers, as the CPU entry has them (emit_launch.debugger_names).
     variable_kinds: dict[str, str] = field(default_factory=dict)
     subviews: dict[str, Any] = field(default_factory=dict)
-    # Threads per index of ENTRY_SPLIT (release builds), 0 where the module has none.
-    split_lanes: int = 0
+    # Whether the module has ENTRY_SPLIT (in its release build).
+    splits: bool = False
 
 
 class CudaEmitter(CppEmitter):
@@ -110,7 +108,7 @@ class CudaEmitter(CppEmitter):
             return
         if isinstance(s, _FirstLane):
             self.line_directive(s.lineno, filename)
-            self.out("if (pk_lane == 0) {")
+            self.out("if (pk_active && pk_lane == 0) {")
             self.nested(s.body, filename)
             self.out("}")
             return
@@ -156,24 +154,32 @@ class CudaEmitter(CppEmitter):
             self.lines[signature] += " ".join([" PK_STEP_DEPTH", *copies])
 
     def split_function(self, fn: ir.Function, split: LaneSplit) -> None:
-        """``pk_split_<name>(..., pk_lane)``: the workunit as lane ``pk_lane`` of a group
-        of SPLIT_LANES runs it (see :mod:`~pkernels.translate.lane_split`): the statements
-        before the shared loop, its iterations ``pk_lane``, ``+ SPLIT_LANES``, ... into
-        partial sums (lanes other than the first starting from 0), the group's partials
-        added up, then the rest of the body on the first lane only."""
-        params = ", ".join([*(self.param_decl(p) for p in fn.params), "const int pk_lane"])
+        """``pk_split_<name>(..., pk_lane, pk_lanes, pk_active)``: the workunit as warp
+        ``pk_lane`` of a block of ``pk_lanes`` warps runs it (see
+        :mod:`~pkernels.translate.lane_split`): where ``pk_active`` (an index of the
+        range), the statements before the shared loop and its iterations ``pk_lane``, ``+
+        pk_lanes``, ... into partial sums (warps but the first from 0); the partials added
+        up (every thread of the block takes part); then the rest of the body in the first
+        warp."""
+        params = [*(self.param_decl(p) for p in fn.params)]
+        params += ["const int pk_lane", "const int pk_lanes", "const bool pk_active"]
         self.line_directive(fn.lineno, fn.filename)
-        self.out(f"PK_KERNEL_TEMPLATE PK_KERNEL void {split_name(fn)}({params}) {{")
+        self.out(f"PK_KERNEL_TEMPLATE PK_KERNEL void {split_name(fn)}({', '.join(params)}) {{")
         k = split.position
         rest = fn.body[k + 1 :]
-        body = [*fn.body[:k], _SharedLoop(split.loop.lineno, split)]
+        body: list[ir.Stmt] = [_SharedLoop(split.loop.lineno, split, fn.body[:k])]
         if rest:
             body.append(_FirstLane(rest[0].lineno, rest))
         self.function_body(dataclasses.replace(fn, body=body))
 
     def shared_loop(self, s: _SharedLoop, filename: str) -> None:
-        """The loop of a split function (see :meth:`split_function`)."""
+        """The statements up to the shared loop and the loop, in a split function (see
+        :meth:`split_function`)."""
         loop, sums = s.split.loop, s.split.sums
+        self.line_directive(loop.lineno, filename)
+        self.out("if (pk_active) {")
+        self.indent += 1
+        self.block(s.before, filename)
         self.line_directive(loop.lineno, filename)
         if sums:
             zeros = " ".join(f"{self.expr(v)} = 0;" for v in sums)
@@ -187,16 +193,15 @@ class CudaEmitter(CppEmitter):
         assert heads, self.lines[first:]
         head = self.lines[heads[0]]
         head = head.replace(plain, f"{c} = ({start}) + (int64_t)pk_lane * ({step}), {c}_end", 1)
-        split_step = f"{c}_step = ({step}) * PK_SPLIT_LANES;"
+        split_step = f"{c}_step = ({step}) * pk_lanes;"
         head = head.replace(f"{c}_step = {step};", split_step, 1)
         assert split_step in head, head
-        # Unrolled, each lane has several of its loads in flight (its additions stay in
-        # order): a group's share of a row is a few sectors, the latency to hide long.
-        head = head.replace("for (", f'_Pragma("unroll {SPLIT_UNROLL}") for (', 1)
         self.lines[heads[0]] = head
+        self.indent -= 1
+        self.out("}")
         self.line_directive(loop.lineno, filename)
-        add = "pk_rt::split_sum<PK_SPLIT_LANES>"
-        added = (f"{self.expr(v)} = {add}({self.expr(v)});" for v in sums)
+        added = (f"{self.expr(v)} = pk_rt::split_sum({self.expr(v)}, pk_lane, pk_lanes);"
+                 for v in sums)  # fmt: skip
         self.out(" ".join(added))
 
     def team_share(
@@ -293,15 +298,17 @@ _CONSTRUCTOR = re.compile(r"^(\s*)(\w+\(int = 0\))")
 
 @dataclass
 class _SharedLoop(ir.Stmt):
-    """In a split function: the loop the group's lanes share."""
+    """In a split function: the statements before the shared loop (``before``), then the
+    loop, which the block's warps share."""
 
     split: LaneSplit
+    before: list[ir.Stmt]
 
 
 @dataclass
 class _FirstLane(ir.Stmt):
-    """In a split function: the statements after the shared loop, which the first lane
-    of the group runs alone."""
+    """In a split function: the statements after the shared loop, which the first warp
+    runs alone."""
 
     body: list[ir.Stmt]
 
@@ -360,7 +367,7 @@ def emit_cuda_module(
     em.function(kernel, is_kernel=True)
     split = lane_split(kernel) if rank == 1 and operation in ("for", "reduce") else None
     if split is not None:  # release builds only: debuggers see one function per line
-        em.lines += ["#if !PK_CHECKS", f"#define PK_SPLIT_LANES {SPLIT_LANES}"]
+        em.lines.append("#if !PK_CHECKS")
         em.split_function(kernel, split)
         em.lines.append("#endif")
     em.lines.append(f"}}  // namespace {KERNEL_NAMESPACE}")
@@ -417,7 +424,7 @@ def emit_cuda_module(
         slot_bytes=slot_bytes,
         variable_kinds=kinds,
         subviews=subviews,
-        split_lanes=SPLIT_LANES if split is not None else 0,
+        splits=split is not None,
     )
 
 
@@ -670,24 +677,29 @@ def _split_entry(
     views: list[str],
     args: str,
 ) -> list[str]:
-    """:data:`ENTRY_SPLIT` of a range ``for`` or ``reduce`` (release builds): index
-    ``begin + t / SPLIT_LANES`` on the group of global threads ``t``, lane ``t %
-    SPLIT_LANES``, then every ``blocks * threads / SPLIT_LANES``-th index."""
-    reduce_lead, lines, accumulator, reduce_end = _one_pass_reduce(operation, acc)
+    """:data:`ENTRY_SPLIT` of a range ``for`` or ``reduce`` (release builds): a block of
+    32 x L threads runs indices ``begin + 32 * blockIdx.x + threadIdx.x % 32``, warp
+    ``threadIdx.x / 32`` of the L taking its share of each one's loop, then the 32
+    indices ``32 * gridDim.x`` on (the loop's condition is the block's: its threads meet
+    where the partial sums are added)."""
+    reduce_lead, lines, accumulator, reduce_end = _one_pass_reduce(operation, acc, holders=32)
     lead = ["const int64_t pk_begin", "const int64_t pk_end", *reduce_lead]
     call = f"{KERNEL_NAMESPACE}::{split_name(kernel)}"
     lines += [
-        "    const int pk_lane = (int)(threadIdx.x % PK_SPLIT_LANES);",
-        "    const int64_t pk_stride = (int64_t)gridDim.x * blockDim.x / PK_SPLIT_LANES;",
-        "    for (int64_t pk_i = pk_begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x)"
-        " / PK_SPLIT_LANES; pk_i < pk_end; pk_i += pk_stride)",
-        f"        {call}(({index_type.ctype})pk_i{accumulator}{args}, pk_lane);",
-        *reduce_end,
+        "    const int pk_lane = (int)(threadIdx.x >> 5), pk_lanes = (int)(blockDim.x >> 5);",
+        "    for (int64_t pk_base = pk_begin + (int64_t)blockIdx.x * 32; pk_base < pk_end; "
+        "pk_base += (int64_t)gridDim.x * 32) {",
+        "        const int64_t pk_i = pk_base + (threadIdx.x & 31);",
+        "        const bool pk_active = pk_i < pk_end;",
+        f"        {call}(({index_type.ctype})(pk_active ? pk_i : pk_begin){accumulator}{args}, "
+        "pk_lane, pk_lanes, pk_active);",
+        "    }",
+        *reduce_end,  # the first warp holds the indices' contributions
     ]
     signature = ", ".join([*lead, *params])
     return [
         "#if !PK_CHECKS",
-        f'extern "C" __global__ void __launch_bounds__({BLOCK}) {ENTRY_SPLIT}({signature}) {{',
+        f'extern "C" __global__ void __launch_bounds__(1024) {ENTRY_SPLIT}({signature}) {{',
         *views,
         *lines,
         "}",
@@ -696,12 +708,13 @@ def _split_entry(
 
 
 def _one_pass_reduce(
-    operation: str, acc: DataType | ir.StructType | None
+    operation: str, acc: DataType | ir.StructType | None, holders: int = 0
 ) -> tuple[list[str], list[str], str, list[str]]:
     """What a range entry adds for a one-pass reduce (nothing for a ``for``): the
     parameters after the bounds (the blocks' partials, the ticket, the result), the
     thread's total declared, the argument the body updates it through, and the
-    ``grid_reduce`` that ends the entry."""
+    ``grid_reduce`` that ends the entry (``holders``: the block's first threads that hold
+    partials, 0 for all of them)."""
     if operation != "reduce":
         assert operation == "for"
         return [], [], "", []
@@ -711,7 +724,10 @@ def _one_pass_reduce(
         [f"{T}* pk_partials", "unsigned int* pk_ticket", f"{T}* pk_result"],
         [f"    {T} pk_total = PK_REDUCE_INIT;"],
         ", pk_total",
-        ["    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce);"],
+        [
+            "    pk_rt::grid_reduce(pk_total, pk_partials, pk_ticket, pk_result, pk_reduce"
+            + (f", {holders});" if holders else ");")
+        ],
     )
 
 

@@ -4,11 +4,14 @@ release builds).
 A range kernel that runs one index per thread over a short range (yAx's 8192 rows, a
 row per thread) leaves most of the GPU idle, and each of its threads walks a long loop
 alone (the row's 8192 columns). Where the workunit's body is *a sum over a loop*, the
-Cuda space runs each index on a group of :data:`SPLIT_LANES` consecutive threads instead: every
-lane runs the code before the loop, takes every ``SPLIT_LANES``-th iteration of the loop into
-its own partial sums, the partials are added up across the group (warp shuffles, a fixed
-tree), and the first lane alone runs the rest of the body. :func:`lane_split` says
-whether a workunit has such a loop, and which.
+Cuda space runs 32 indices on a block of up to 32 warps instead (as many as keep the GPU
+full): thread ``t`` of warp ``w`` runs index ``t`` of the 32, the code before the loop,
+and iterations ``w``, ``w + warps``, ... of the loop into partial sums of its own; the
+partials of each index are added up in warp order (shared memory), and the first warp
+alone runs the rest of the body. The threads of a warp run 32 consecutive indices, as
+one index per thread does: a row-per-index kernel over a column-major (LayoutLeft)
+matrix still reads 256 contiguous bytes a load. :func:`lane_split` says whether a
+workunit has such a loop, and which.
 
 The loop qualifies when splitting it cannot change what the body does but for the order
 of the loop's additions:
@@ -25,8 +28,9 @@ of the loop's additions:
   keeps the loop whole.
 
 Sums of 32- and 64-bit integers come out exactly as before (two's complement addition
-is associative); floating-point sums are added in another order (each lane's partial,
-then the fixed tree), deterministic run to run, like a reduce's threads.
+is associative); floating-point sums are added in another order (each warp's partial,
+then the partials in warp order), deterministic run to run for a given range and GPU,
+like a reduce's threads.
 """
 
 from __future__ import annotations
@@ -37,10 +41,7 @@ from ..api import types as t
 from ..api.types import DataType
 from . import ir
 
-#: Threads that share one index's loop (consecutive threads of one warp).
-SPLIT_LANES = 8
-#: The sums' types: those a warp shuffle moves (32- and 64-bit) and whose addition is
-#: done in the sum's own type.
+#: The sums' types: 32- and 64-bit numbers, whose addition is done in the sum's own type.
 _SUM_TYPES = frozenset({t.float32, t.float64, t.int32, t.int64, t.uint32, t.uint64})
 
 

@@ -518,16 +518,18 @@ __device__ __forceinline__ T warp_combine(T v, int lane, int lanes, F combine) {
     return v;
 }
 
-// A loop a group of Lanes consecutive threads shares (translate/lane_split.py): the sum
-// of the group's partial sums, in a fixed tree (lane l adds lane l ^ 1's, then l ^ 2's,
-// ...; addition commutes, so every lane ends with the same bits).
-template <int Lanes, typename T>
-__device__ __forceinline__ T split_sum(T v) {
-    typedef typename UInt<sizeof(T)>::type U;
-    const unsigned group = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
-    const unsigned mask = group << (threadIdx.x & 31u & ~(unsigned)(Lanes - 1));
-    for (int d = 1; d < Lanes; d <<= 1)
-        v = (T)(v + bit_cast<T>((U)__shfl_xor_sync(mask, bit_cast<U>(v), d, Lanes)));
+// A loop the warps of a block share (translate/lane_split.py): the block runs 32 indices,
+// warp `lane` of `lanes` taking every lanes-th iteration of each one's loop. The sum of
+// a value over the warps, for each of the 32 indices, in warp order, in warp 0 (the
+// others get their own back). Every thread of the block calls it (it synchronises).
+template <typename T>
+__device__ __forceinline__ T split_sum(T v, int lane, int lanes) {
+    __shared__ T partial[1024];
+    __syncthreads();  // the last call's reads are done
+    partial[threadIdx.x] = v;
+    __syncthreads();
+    if (lane == 0)
+        for (int k = 1; k < lanes; ++k) v = (T)(v + partial[threadIdx.x + 32 * k]);
     return v;
 }
 
@@ -590,12 +592,14 @@ __device__ __forceinline__ T load_partial(const T* p) {
 
 // The end of a one-pass reduce (see above): every thread of every block calls it with its
 // partial. partials: a slot per block; ticket: 0 before the launch, 0 after it.
+// count: the block's threads that hold partials, the first ones (0: all of them, at
+// most PK_RANGE_BLOCK; the shared loop's blocks: its first warp).
 template <typename T, typename F>
 __device__ void grid_reduce(T partial, T* partials, unsigned int* ticket, T* result,
-                            F combine) {
+                            F combine, int count = 0) {
     const unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
     const unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const int n = (int)(blockDim.x * blockDim.y * blockDim.z);
+    const int n = count ? count : (int)(blockDim.x * blockDim.y * blockDim.z);
     const int t = block_thread();
     __shared__ bool last;
     T total = block_combine(partial, n, combine);
@@ -609,7 +613,7 @@ __device__ void grid_reduce(T partial, T* partials, unsigned int* ticket, T* res
     __threadfence();  // the other blocks' partials, as their fences published them
     // Thread t combines blocks t, t + n, ... in order (the first one it has as its start),
     // then the block's tree: a fixed order for a given block count.
-    if (t < (int)blocks) {
+    if (t < (int)blocks && t < n) {
         total = load_partial(partials + t);
         for (unsigned int b = t + n; b < blocks; b += n)
             total = combine(total, load_partial(partials + b));
