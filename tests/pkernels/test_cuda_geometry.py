@@ -228,7 +228,7 @@ def _source(workunit, operation: str, rank: int = 1, reducer=pk.Sum, **kwargs) -
     return emit_cuda_module(function, helpers, operation, index, rank, reducer).source
 
 
-def test_range_and_box_kernels_compile_with_nvcc_with_both_index_widths(tmp_path):
+def test_range_and_box_kernels_compile_with_nvcc_with_both_offset_widths(tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on the PATH")
@@ -250,33 +250,40 @@ def test_range_and_box_kernels_compile_with_nvcc_with_both_index_widths(tmp_path
     }
     stand_in = tmp_path / "nvrtc_builtins.h"  # NVRTC declares printf; nvcc needs <cstdio>
     stand_in.write_text("#include <cstdio>\n")
+    wide = {"range_for", "reduce_f64", "box3_for", "box4_reduce_max"}  # and their PK_WIDE
     procs = {}
     for name, source in sources.items():
         cu = tmp_path / f"{name}.cu"
         cu.write_text(source.replace(GENERATED_PATH, str(cu)))
-        procs[name] = subprocess.Popen(
-            [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
-             "--pre-include", str(stand_in), "-cubin", "-x", "cu", str(cu),
-             "-o", str(tmp_path / f"{name}.cubin")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+        for build, options in (("release", []), ("wide", ["-DPK_WIDE=1"])):
+            if build == "wide" and name not in wide:
+                continue
+            procs[name, build] = subprocess.Popen(
+                [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
+                 "--pre-include", str(stand_in), *options, "-cubin", "-x", "cu", str(cu),
+                 "-o", str(tmp_path / f"{name}_{build}.cubin")],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )  # fmt: skip
     failures = {}
-    for name, proc in procs.items():
+    for key, proc in procs.items():
         output, _ = proc.communicate(timeout=600)
         if proc.returncode != 0:
-            failures[name] = output[-3000:]
+            failures[key] = output[-3000:]
     assert not failures, failures
-    for name, source in sources.items():
-        # Both entries, and the reduce in one pass (no per-block partials for the host).
+    for name, build in procs:
+        source = sources[name]
+        # Both entries in the source, one per build, and the reduce in one pass (no
+        # per-block partials for the host).
         assert f"void __launch_bounds__(256) {ENTRY}(" in source, name
         assert f"void __launch_bounds__(256) {ENTRY_32}(" in source, name
         assert ("pk_rt::grid_reduce(" in source) == ("reduce" in name), name
-        cubin = (tmp_path / f"{name}.cubin").read_bytes()
-        assert ENTRY.encode() in cubin and ENTRY_32.encode() in cubin, name
+        symbols = (tmp_path / f"{name}_{build}.cubin").read_bytes().split(b"\0")
+        has = (ENTRY.encode() in symbols, ENTRY_32.encode() in symbols)
+        assert has == ((False, True) if build == "release" else (True, False)), (name, build)
     # The box's innermost index runs along x, the outer ones (flattened) along z.
     box4 = sources["box4_for"]
-    assert "const PkI pk_i3 = (PkI)pk_b3 + pk_x;" in box4
-    assert "const PkI pk_i1 = (PkI)pk_b1 + pk_o % pk_n1;" in box4
+    assert "const int64_t pk_i3 = pk_b3 + (int64_t)pk_x;" in box4
+    assert "const int64_t pk_i1 = pk_b1 + (int64_t)(pk_o % pk_n1);" in box4
 
 
 # ---------------------------------------------------------------- the host side, faked
@@ -433,12 +440,18 @@ def _fake_kernel(workunit, operation: str, rank: int = 1, reducer=pk.Sum, **kwar
         def get_function(name):
             return _FakeKernel(cupy, name)
 
-    kernel = CudaKernel(
-        name="k", operation=operation, filename="f.py", lines=range(1, 2), entry=entry,
-        source=Path("kernel.cu"), code=entry.source, function=_FakeKernel(cupy, ENTRY),
-        module=Module(),
-    )  # fmt: skip
-    return kernel, cupy
+    def load(wide: bool = False) -> CudaKernel:
+        kernel = CudaKernel(
+            name="k", operation=operation, filename="f.py", lines=range(1, 2), entry=entry,
+            source=Path("kernel.cu"), code=entry.source,
+            function=_FakeKernel(cupy, entry.symbol_in("release", wide)), module=Module(),
+            wide=wide,
+        )  # fmt: skip
+        if kernel.narrow:
+            kernel.widen = lambda: load(wide=True)
+        return kernel
+
+    return load(), cupy
 
 
 def test_a_range_reduce_launch_reads_back_only_the_result_from_a_kept_scratch(monkeypatch):
@@ -461,10 +474,16 @@ def test_a_range_reduce_launch_reads_back_only_the_result_from_a_kept_scratch(mo
         "kind": "range", "blocks": 60, "threads": 256, "grid": [60, 1, 1],
         "block": [256, 1, 1], "begins": [0], "ends": [1_000_000],
     }  # fmt: skip
-    # Again, and past int32: the same scratch, the 64-bit entry, the same block budget.
+    # Again, past int32: the same scratch, the 32-bit entry (offsets from the begin).
     kernel._launch_range(cupy, pk.RangePolicy(2**31, 2**31 + 10**6), [])
     assert cupy.allocations == 1
-    assert cupy.launches[1][:3] == (ENTRY, (60, 1, 1), (256, 1, 1))
+    assert cupy.launches[1][:3] == (ENTRY_32, (60, 1, 1), (256, 1, 1))
+    assert kernel._wide is None
+    # More than 2^31 indices: the 64-bit build, made now, with its own scratch.
+    kernel._launch_range(cupy, pk.RangePolicy(-5, 2**31), [])
+    assert cupy.launches[2][:3] == (ENTRY, (60, 1, 1), (256, 1, 1))
+    assert [int(a) for a in cupy.launches[2][3][:2]] == [-5 % 2**64, 2**31]  # (as uint64)
+    assert kernel._wide.wide and cupy.allocations == 2
 
 
 def test_a_short_range_of_a_sum_over_a_loop_runs_the_split_entry_on_the_fake_gpu():
@@ -550,12 +569,44 @@ def test_one_pass_reduces_equal_numpy_and_repeat_bit_for_bit(cp):
         assert found == (ties.max(), int(ties.argmax()))
 
 
+@pk.workunit
+def _mark_every(i, out, step: int):
+    if i % step == 0:
+        out[i // step] = i
+
+
+@pk.workunit
+def _count_every(i, acc: pk.Acc[pk.int64], step: int):
+    if i % step == 0:
+        acc += 1
+
+
 @gpu
-def test_a_range_past_int32_runs_the_64_bit_entry(cp):
+def test_a_range_past_int32_runs_offsets_from_its_begin(cp):
     start = 2**31 - 5
     out = cp.zeros(10, dtype=cp.int64)
     pk.parallel_for(pk.RangePolicy(pk.Cuda, start, start + 10), _fill_shifted, out=out, start=start)
     assert out.get().tolist() == list(range(start, start + 10))
+    kernel = next(iter(_fill_shifted.__pkernels__.specializations.values()))
+    assert kernel.narrow and kernel._wide is None  # the 32-bit entry ran it
+
+
+@gpu
+def test_launches_too_large_for_32_bit_offsets_run_the_64_bit_build(cp):
+    # More than 2^31 indices: a for and a reduce (2^31 + 2 threads' worth of work).
+    out = cp.full(4, -1, dtype=cp.int64)
+    policy = pk.RangePolicy(pk.Cuda, 5, 2**31 + 7)
+    pk.parallel_for(policy, _mark_every, out=out, step=2**30)
+    assert out.get().tolist() == [-1, 2**30, 2**31, -1]
+    assert pk.parallel_reduce(policy, _count_every, step=2**30) == 2
+    for workunit in (_mark_every, _count_every):
+        (kernel,) = workunit.__pkernels__.specializations.values()
+        assert kernel._wide is not None and kernel._wide.wide, workunit
+    # A box taller than 65535 blocks of rows: a for's grid cannot cover it.
+    rows = 2 * 10**7
+    tall = cp.zeros((rows, 1), dtype=cp.int64)
+    pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [rows, 1]), _fill2, out=tall)
+    assert bool((tall[:, 0] == cp.arange(rows)).all())
 
 
 @gpu

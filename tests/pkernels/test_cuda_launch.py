@@ -207,8 +207,8 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     cp = _fake_cupy(calls)
     built: list[str] = []
 
-    def build_cuda(entry: Any, label: str, build: str = "release") -> tuple:
-        built.append(build)
+    def build_cuda(entry: Any, label: str, build: str = "release", wide: bool = False) -> tuple:
+        built.append(f"{build} (64-bit)" if wide else build)
         from pathlib import Path
 
         return Path("kernel.cu"), entry.source, _RawKernel(calls), _Module(calls)

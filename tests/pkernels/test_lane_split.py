@@ -254,7 +254,7 @@ def _launched_split(cp, workunit, policy) -> bool:
     (kernel,) = [k for key, k in workunit.__pkernels__.specializations.items()
                  if key[1] == ("cuda", "release")]  # fmt: skip
     function = kernel._range_plan(cp, policy)[2]
-    return function is kernel._range_state(cp).entry(kernel.module, ENTRY_SPLIT)
+    return function is kernel._range_state(cp).split_entry(kernel.module)[0]
 
 
 @gpu

@@ -292,7 +292,8 @@ def lj_force(i, cutsq, x, neigh, counts, f):
 
 def _lj_ptx(tmp_path: Path, order: str) -> tuple[str, list[str]]:
     """The PTX of lj_force over ``order`` arrays, as pkernels.runtime.cuda_compile builds
-    it (no fused multiply-adds), and the names of its entries' parameters in order."""
+    it (no fused multiply-adds; the release build and the 64-bit one, PK_WIDE), and the
+    names of its entries' parameters in order."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on the PATH")
@@ -312,15 +313,20 @@ def _lj_ptx(tmp_path: Path, order: str) -> tuple[str, list[str]]:
     names = [param.split()[-1] for param in declared[1].split(", ")]
     stand_in = tmp_path / "nvrtc_builtins.h"  # NVRTC declares printf itself
     stand_in.write_text("#include <cstdio>\n")
-    cu, ptx = tmp_path / f"lj_{order}.cu", tmp_path / f"lj_{order}.ptx"
+    cu = tmp_path / f"lj_{order}.cu"
     cu.write_text(source.replace(GENERATED_PATH, str(cu)))
-    proc = subprocess.run(
-        [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
-         "--pre-include", str(stand_in), "-x", "cu", "-ptx", str(cu), "-o", str(ptx)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return ptx.read_text(), names
+    ptx = []
+    for build, options in (("release", []), ("wide", ["-DPK_WIDE=1"])):  # each entry
+        out = tmp_path / f"lj_{order}_{build}.ptx"
+        proc = subprocess.run(
+            [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
+             "--pre-include", str(stand_in), *options, "-x", "cu", "-ptx", str(cu),
+             "-o", str(out)],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ptx.append(out.read_text())
+    return "\n".join(ptx), names
 
 
 def _multiplied(ptx: str, entry: str, names: list[str]) -> list[str]:

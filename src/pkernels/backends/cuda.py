@@ -10,6 +10,7 @@ half to hand indices over from: it runs as a whole in one build)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -198,20 +199,31 @@ def cuda_kernel(launch: Launch, build: str) -> Any:
         check_reducer(workunit, function, reducer)
         entry = emit_cuda_module(function, helpers, operation, index, rank, reducer)
         proof = launch_proof(function, helpers, operation, rank)
-        path, code, compiled, module = build_cuda(entry, f"workunit {workunit.__qualname__}", build)
-        kernel = CudaKernel(
-            workunit.__name__,
-            operation,
-            workunit.__code__.co_filename,
-            line_span(workunit),
-            entry,
-            path,
-            code,
-            compiled,
-            module,
-            build=build,
-            debug=build == "debug",
-            proof=proof,
-        )
+        label = f"workunit {workunit.__qualname__}"
+
+        def load(wide: bool = False) -> Any:
+            """The build compiled and loaded (``wide``: the 64-bit build of a range or box
+            module, made for the launches the 32-bit one cannot run)."""
+            path, code, compiled, module = build_cuda(entry, label, build, wide)
+            kernel = CudaKernel(
+                workunit.__name__,
+                operation,
+                workunit.__code__.co_filename,
+                line_span(workunit),
+                entry,
+                path,
+                code,
+                compiled,
+                module,
+                build=build,
+                debug=build == "debug",
+                proof=proof,
+                wide=wide,
+            )
+            if kernel.narrow:
+                kernel.widen = functools.partial(load, True)
+            return kernel
+
+        kernel = load()
         launch.marker.specializations[key] = kernel
     return kernel

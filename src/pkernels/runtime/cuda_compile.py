@@ -47,13 +47,19 @@ BUILD_OPTIONS: dict[str, tuple[str, ...]] = {
     "checked": ("-lineinfo", "-DPK_CHECKS=1"),
     "debug": ("-G", "-DPK_DEBUG=1"),
 }
+#: What a range or box module's 64-bit build adds (cuda.hpp's PK_WIDE).
+WIDE_OPTIONS = ("-DPK_WIDE=1",)
 
 
-def build_cuda(entry: CudaEntry, label: str, build: str = "release") -> tuple[Path, str, Any, Any]:
+def build_cuda(
+    entry: CudaEntry, label: str, build: str = "release", wide: bool = False
+) -> tuple[Path, str, Any, Any]:
     """Compile ``entry`` for this GPU (NVRTC; nvcc when NVRTC cannot run) as ``build``
-    (see :data:`BUILD_OPTIONS`), through the pkernels cache (``kernel.cu`` and
-    ``kernel.cubin`` side by side, one entry per build): the path of the generated
-    source, the source as compiled, the loaded ``__global__`` function and its module.
+    (see :data:`BUILD_OPTIONS`; ``wide``: a range or box module's 64-bit build,
+    ``PK_WIDE``, for launches its 32-bit entry cannot run), through the pkernels cache
+    (``kernel.cu`` and ``kernel.cubin`` side by side, one entry per build): the path of
+    the generated source, the source as compiled, the loaded ``__global__`` function
+    (:meth:`CudaEntry.symbol_in`) and its module.
 
     NVRTC is called directly rather than through ``cupy.RawModule(code=...)``, which
     appends ``-ftz=true`` to every compile: float32 subnormals would then flush to zero,
@@ -64,7 +70,7 @@ def build_cuda(entry: CudaEntry, label: str, build: str = "release") -> tuple[Pa
         version = "nvrtc " + ".".join(map(str, cp.cuda.nvrtc.getVersion()))
     except Exception:  # noqa: BLE001 - NVRTC missing: nvcc compiles (the key tells them apart)
         version = "nvcc"
-    extra = BUILD_OPTIONS[build]
+    extra = (*BUILD_OPTIONS[build], *WIDE_OPTIONS) if wide else BUILD_OPTIONS[build]
     flags = (*OPTIONS, *extra)
     directory = entry_dir(cache_key(entry.source, "cuda", version, flags, arch, runtime_digest()))
     path, cubin = directory / "kernel.cu", directory / "kernel.cubin"
@@ -76,7 +82,7 @@ def build_cuda(entry: CudaEntry, label: str, build: str = "release") -> tuple[Pa
 
     cached_build(cubin, compile_into)  # checked, or compiled once (see build.cache)
     module = cp.RawModule(path=str(cubin))
-    return path, code, module.get_function(entry.symbol), module
+    return path, code, module.get_function(entry.symbol_in(build, wide)), module
 
 
 def _compile(

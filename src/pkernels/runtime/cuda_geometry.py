@@ -21,7 +21,8 @@ functions, from the dictionary :meth:`CudaKernel.geometry` returns.
   than the box.
 
 Grids keep to CUDA's limits (2^31 - 1 blocks along x, 65535 along y and z). A launch
-uses 32-bit index arithmetic when every index and offset it computes fits in an int32.
+computes its offsets from the begins in 32-bit arithmetic (``LaunchShape.index32``) when
+every offset and stride step fits in an int32, the indices themselves in 64 bits.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 MAX_BLOCK_Z = 64
 TILE_X = 64  # a box's block width when its other axes can fill the block (box_block)
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT32_MAX = 2**31 - 1
 
 Dim3 = tuple[int, int, int]
 
@@ -72,9 +73,18 @@ def range_shape(begin: int, end: int, threads: int, max_blocks: int | None = Non
     limit = MAX_GRID_X if max_blocks is None else max(1, min(max_blocks, MAX_GRID_X))
     blocks = max(1, min(-(-count // threads), limit))
     span = blocks * threads
-    # begin + the first offset and every stride step stay below end + span.
-    index32 = begin >= INT32_MIN and span <= INT32_MAX and end + span <= INT32_MAX
-    return LaunchShape((blocks, 1, 1), (threads, 1, 1), index32, span >= count)
+    return LaunchShape(
+        (blocks, 1, 1), (threads, 1, 1), _offsets32(count, span, max_blocks), span >= count
+    )
+
+
+def _offsets32(count: int, span: int, max_blocks: int | None) -> bool:
+    """Whether a launch's offsets along an axis of ``count`` indices, a grid ``span``
+    threads wide, fit an int32: the threads' first offsets (below ``span``) and, where
+    they loop (a reduce's budgeted grid, ``max_blocks``, or a grid short of the count),
+    every stride step (below ``count + span``)."""
+    loops = max_blocks is not None or span < count
+    return (count + span if loops else span) <= INT32_MAX
 
 
 def spread_threads(count: int, threads: int, multiprocessors: int, least: int = 64) -> int:
@@ -125,9 +135,8 @@ def box_shape(
         for axis in (2, 1, 0):
             others = math.prod(grid) // grid[axis]
             grid[axis] = max(1, min(grid[axis], budget // others))
-    index32 = all(b >= INT32_MIN and e <= INT32_MAX for b, e in zip(begins, ends, strict=True))
-    index32 = index32 and all(
-        n + g * b <= INT32_MAX for n, g, b in zip(extents, grid, block, strict=True)
+    index32 = all(
+        _offsets32(n, g * b, max_blocks) for n, g, b in zip(extents, grid, block, strict=True)
     )
     covers = all(g * b >= n for n, g, b in zip(extents, grid, block, strict=True))
     return LaunchShape((grid[0], grid[1], grid[2]), block, index32, covers)

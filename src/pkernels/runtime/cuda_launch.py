@@ -19,7 +19,8 @@ Launch shapes:
   occupancy calculator (:class:`_RangeState`), grids shaped by
   :mod:`~pkernels.runtime.cuda_geometry` (a range: one index per thread; a box: its last
   index along x, the one before along y, the rest along z, ``tiling`` as the block
-  shape), the 32-bit entry where every index fits. A reduce runs on the blocks that are
+  shape), the 32-bit entry where every offset from the begins fits (else the module's
+  64-bit build, :meth:`CudaKernel.wide_kernel`, compiled then). A reduce runs on the blocks that are
   resident at once and in one pass (``pk_rt::grid_reduce``: the last block combines the
   blocks' partials in a fixed order, the same total every run on one GPU); its scratch
   (ticket, result, partials) is allocated once per kernel and grown when needed, and
@@ -63,7 +64,7 @@ from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..backends.faults import fault_error
 from ..errors import DispatchError
 from ..translate import ir
-from ..translate.emit_cuda import BLOCK, ENTRY_32, ENTRY_SPLIT, TEAM, CudaEntry
+from ..translate.emit_cuda import BLOCK, ENTRY_SPLIT, TEAM, CudaEntry
 from ..translate.ir import StructType
 from .cuda_arguments import ConstantArguments, CudaArgumentPlan
 from .cuda_geometry import MAX_GRID_X, LaunchShape, box_shape, range_shape, spread_threads
@@ -127,6 +128,11 @@ class CudaKernel:
     debug: bool = False
     library: Path | None = None  # no shared library: the module lives in the GPU
     proof: Any = None  # the translation's LaunchProof (bounds_proof), None if none can hold
+    #: Whether this is a range or box module's 64-bit build (cuda_compile's WIDE_OPTIONS).
+    wide: bool = False
+    #: Makes this kernel's 64-bit build (a CudaKernel) for a launch its 32-bit entry
+    #: cannot run (given by the backend where ``function`` is ENTRY_32).
+    widen: Any = field(default=None, repr=False)
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
     _host_flag: Any = field(default=None, repr=False)  # (pinned memory, its int32 view)
     _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
@@ -134,6 +140,7 @@ class CudaKernel:
     # same range again skips the shape arithmetic.
     _last_range: Any = field(default=None, init=False, repr=False)
     _last_team: Any = field(default=None, init=False, repr=False)  # (key, _team_plan's)
+    _wide: Any = field(default=None, init=False, repr=False)  # the made widen()
     _plan: CudaArgumentPlan = field(init=False, repr=False)
     _reports_faults: bool = field(init=False, repr=False)
     _flags_faults: bool = field(init=False, repr=False)
@@ -315,14 +322,31 @@ class CudaKernel:
                 plan = (constant, *split)
             else:
                 shape = self._range_shape(cp, policy)
-                state = self._range_state(cp)
-                # The 32-bit entry (of a `for`: one index per thread, no stride loop) where
-                # the launch fits it, except in debug builds (cuda-gdb shows the 64-bit one).
+                # The 32-bit entry (of a `for`: one index per thread, no stride loop) runs
+                # the launch where its offsets fit; else the 64-bit build (a `for` box
+                # wider than the grid, more than 2^31 indices along an axis).
                 fits = shape.index32 and (shape.covers or self.entry.operation == "reduce")
-                function = state.entry(self.module, ENTRY_32) if fits and not self.debug else None
-                plan = (constant, shape, function or self.function)
+                plan = (constant, shape, self.function) if fits or not self.narrow else _WIDE
         self._last_range = (key, plan)
         return plan
+
+    @property
+    def narrow(self) -> bool:
+        """Whether ``function`` is :data:`~pkernels.translate.emit_cuda.ENTRY_32` (a range
+        or box module's release or checked build): launches it cannot run go to
+        :meth:`wide_kernel`'s."""
+        return self.entry.narrow and not self.debug and not self.wide
+
+    def wide_kernel(self) -> CudaKernel:
+        """This kernel's 64-bit build (compiled at the first launch that needs it)."""
+        if self._wide is None:
+            if self.widen is None:
+                raise DispatchError(
+                    f"{self.name}: this launch needs 64-bit index arithmetic, and this "
+                    "kernel was loaded without a way to build it"
+                )
+            self._wide = self.widen()
+        return self._wide
 
     def _split_plan(self, cp: Any, policy: Any) -> tuple[LaunchShape, Any] | None:
         """The shape and :data:`~pkernels.translate.emit_cuda.ENTRY_SPLIT` of a range
@@ -356,6 +380,8 @@ class CudaKernel:
         plan = self._range_plan(cp, policy)
         if plan is None:
             return self._zero()
+        if plan is _WIDE:  # the same arguments, to the 64-bit build's entry
+            return self.wide_kernel()._launch(cp, policy, {}, args)
         constant, shape, function = plan
         bounds = constant.pointers
         prints = self.entry.uses_print
@@ -505,11 +531,12 @@ def _box(rank: int, policy: Any) -> tuple[list[int], list[int]]:
 
 
 _RANGE_STATE_LOCK = threading.Lock()
+_WIDE = ("the 64-bit build",)  # a _range_plan: the launch is wide_kernel()'s
 
 
 class _RangeState:
     """A range or box kernel's launch state, made at its first launch: its block size
-    (by occupancy), its 32-bit entry, and a reduce's scratch in device memory (the
+    (by occupancy), its split entry, and a reduce's scratch in device memory (the
     ticket, a slot per block) and its result in pinned host memory, allocated once and
     grown when a launch has more blocks. The ticket is zero when allocated and every
     launch leaves it zero, so no launch clears anything."""
@@ -523,26 +550,17 @@ class _RangeState:
             cp, function, self.threads_limit, sizes
         )
         self.lock = threading.Lock()
-        self._entries: dict[str, Any] = {}
         self._split: tuple[Any, int] | None = None
         self._addresses: ConstantArguments | None = None
         self._buffer: Any = None
         self._pinned: Any = None  # keeps the result's pinned memory allocated
         self._pinned_bytes = 0
 
-    def entry(self, module: Any, symbol: str) -> Any:
-        """The module's entry ``symbol`` (:data:`~pkernels.translate.emit_cuda.ENTRY_32`,
-        ``ENTRY_SPLIT``), looked up once."""
-        function = self._entries.get(symbol)
-        if function is None:
-            function = self._entries[symbol] = module.get_function(symbol)
-        return function
-
     def split_entry(self, module: Any) -> tuple[Any, int]:
         """The module's ENTRY_SPLIT and the most threads its blocks may have (for the
-        registers it needs)."""
+        registers it needs), looked up once."""
         if self._split is None:
-            function = self.entry(module, ENTRY_SPLIT)
+            function = module.get_function(ENTRY_SPLIT)
             self._split = (function, int(function.max_threads_per_block))
         return self._split
 

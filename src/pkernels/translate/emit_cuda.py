@@ -9,17 +9,20 @@ hardware has it), ``pk.printf`` (CUDA's ``printf``) and the launch kernels. Ever
 statement keeps its ``#line`` directive, so NVRTC's errors (and cuda-gdb) name Python
 lines.
 
-The ``__global__`` entry points (:data:`ENTRY`; range and box modules also :data:`ENTRY_32`):
+The ``__global__`` entry points (:data:`ENTRY`; range and box modules :data:`ENTRY_32`
+in release and checked builds, :meth:`CudaEntry.symbol_in`):
 
-* range / MDRange ``for`` and ``reduce``: one body, a template on its index arithmetic's
-  type and on whether its threads loop, behind two entries, :data:`ENTRY` (64-bit,
-  grid-stride loops) and :data:`ENTRY_32` (32-bit; a ``for``'s runs one index per thread
-  and no loop), which the host launches when the launch's indices fit (and a ``for``'s
-  grid covers them). A range runs index ``begin + blockIdx.x * blockDim.x +
-  threadIdx.x`` (then the grid's stride); a box runs its last index along x, the one
-  before along y, the outer ones (flattened row-major, the only ones decoded with ``/``
-  and ``%``) along z. :mod:`pkernels.runtime.cuda_geometry` sizes the
-  grids and maps indices to threads for debuggers;
+* range / MDRange ``for`` and ``reduce``: one body, a template on the type of its offsets
+  from the launch's begins and on whether its threads loop, behind :data:`ENTRY_32`
+  (32-bit offsets; a ``for``'s runs one index per thread and no loop) in release and
+  checked builds, or :data:`ENTRY` (64-bit, grid-stride loops) in debug builds and in the
+  ``PK_WIDE`` build the host compiles for a launch that does not fit the first (more
+  than 2^31 offsets along an axis; a ``for`` box its grid cannot cover). A range runs
+  index ``begin + blockIdx.x * blockDim.x + threadIdx.x`` (then the grid's stride); a
+  box runs its last index along x, the one before along y, the outer ones (flattened
+  row-major, the only ones decoded with ``/`` and ``%``) along z.
+  :mod:`pkernels.runtime.cuda_geometry` sizes the grids and maps indices to threads for
+  debuggers;
 * ``reduce``: each thread's indices into its partial, then ``pk_rt::grid_reduce``
   (``cuda.hpp``): the block's partials combined (warp shuffles, or shared memory for
   complex and struct accumulators), one partial per block stored, and the last block
@@ -88,6 +91,15 @@ class CudaEntry:
     subviews: dict[str, Any] = field(default_factory=dict)
     # Whether the module has ENTRY_SPLIT (in its release build).
     splits: bool = False
+    # A range or box module: its release and checked builds have ENTRY_32, not ENTRY.
+    narrow: bool = False
+
+    def symbol_in(self, build: str, wide: bool = False) -> str:
+        """The ``__global__`` function a ``build`` of the module launches: a range or box
+        module's release and checked builds have :data:`ENTRY_32` (its ``PK_WIDE``
+        builds, ``wide``, and debug builds :data:`ENTRY`); every other module has
+        :data:`ENTRY`."""
+        return ENTRY_32 if self.narrow and build != "debug" and not wide else self.symbol
 
 
 class CudaEmitter(CppEmitter):
@@ -367,7 +379,7 @@ def emit_cuda_module(
     em.function(kernel, is_kernel=True)
     split = lane_split(kernel) if rank == 1 and operation in ("for", "reduce") else None
     if split is not None:  # release builds only: debuggers see one function per line
-        em.lines.append("#if !PK_CHECKS")
+        em.lines.append("#if !PK_CHECKS && !PK_WIDE")
         em.split_function(kernel, split)
         em.lines.append("#endif")
     em.lines.append(f"}}  // namespace {KERNEL_NAMESPACE}")
@@ -425,6 +437,7 @@ def emit_cuda_module(
         variable_kinds=kinds,
         subviews=subviews,
         splits=split is not None,
+        narrow=rank != TEAM and operation in ("for", "reduce"),
     )
 
 
@@ -568,10 +581,13 @@ def _range_entries(
     args: str,
 ) -> list[str]:
     """The entries of a range or MDRange box ``for`` or ``reduce``: one body, a template
-    on the type of its index arithmetic (``PkI``), and two ``__global__`` entries,
-    :data:`ENTRY` (64-bit) and :data:`ENTRY_32` (32-bit, which the host launches when
-    every index and offset of the launch fits in an int32). The index the workunit sees
-    keeps its own type. See :mod:`pkernels.runtime.cuda_geometry` for the mapping."""
+    on the type of its offsets from the launch's begins (``PkI``), and one
+    ``__global__`` entry per compile: :data:`ENTRY_32` (32-bit offsets) in release and
+    checked builds, :data:`ENTRY` (64-bit) in debug builds and in the ``PK_WIDE`` build
+    the host makes for a launch whose offsets an int32 cannot hold (NVRTC took 312 ms
+    over yAx's module with both entries, 221 ms with one: H100, CUDA 13). The index the
+    workunit sees is ``begin + offset``, in 64 bits, cast to its own type. See
+    :mod:`pkernels.runtime.cuda_geometry` for the mapping."""
     lead = (
         ["const int64_t pk_begin", "const int64_t pk_end"]
         if rank == 1
@@ -597,10 +613,10 @@ def _range_entries(
     first, stride = along("x")
     if rank == 1:
         # One index per thread where the grid covers the range (see step).
-        call = f"{kname}(({index_type.ctype})pk_i{accumulator}{args});"
+        call = f"{kname}(({index_type.ctype})(pk_begin + (int64_t)pk_o){accumulator}{args});"
         lines += [
-            f"    for (PkI pk_i = (PkI)pk_begin + {first}; pk_i < (PkI)pk_end; "
-            f"{step('pk_i', stride, '(PkI)pk_end')})",
+            "    const PkI pk_n = pk_end > pk_begin ? (PkI)(pk_end - pk_begin) : (PkI)0;",
+            f"    for (PkI pk_o = {first}; pk_o < pk_n; {step('pk_o', stride, 'pk_n')})",
             f"        {call}",
         ]
     else:
@@ -620,20 +636,20 @@ def _range_entries(
             ]
             indent = "        "
             if rank == 3:
-                lines.append(f"{indent}const PkI pk_i0 = (PkI)pk_b0 + pk_o;")
+                lines.append(f"{indent}const int64_t pk_i0 = pk_b0 + (int64_t)pk_o;")
             else:
                 lines += [
-                    f"{indent}const PkI pk_i0 = (PkI)pk_b0 + pk_o / pk_n1;",
-                    f"{indent}const PkI pk_i1 = (PkI)pk_b1 + pk_o % pk_n1;",
+                    f"{indent}const int64_t pk_i0 = pk_b0 + (int64_t)(pk_o / pk_n1);",
+                    f"{indent}const int64_t pk_i1 = pk_b1 + (int64_t)(pk_o % pk_n1);",
                 ]
         y_first, y_stride = along("y")
         lines += [
             f"{indent}for (PkI pk_y = {y_first}; pk_y < pk_n{next_}; "
             f"{step('pk_y', y_stride, f'pk_n{next_}')}) {{",
-            f"{indent}    const PkI pk_i{next_} = (PkI)pk_b{next_} + pk_y;",
+            f"{indent}    const int64_t pk_i{next_} = pk_b{next_} + (int64_t)pk_y;",
             f"{indent}    for (PkI pk_x = {first}; pk_x < pk_n{inner}; "
             f"{step('pk_x', stride, f'pk_n{inner}')}) {{",
-            f"{indent}        const PkI pk_i{inner} = (PkI)pk_b{inner} + pk_x;",
+            f"{indent}        const int64_t pk_i{inner} = pk_b{inner} + (int64_t)pk_x;",
         ]
         idx = ", ".join(
             f"({p.type.ctype})pk_i{k}"
@@ -659,13 +675,17 @@ def _range_entries(
     # A reduce's grid is a budget of blocks, so its threads always loop; a for's 32-bit
     # entry is launched only where its grid covers the launch (CudaKernel._range_plan).
     loop32 = "true" if operation == "reduce" else "false"
-    for symbol, index, loop in ((ENTRY, "int64_t", "true"), (ENTRY_32, "int32_t", loop32)):
+    for condition, symbol, index, loop in (
+        ("#if PK_DEBUG || PK_WIDE", ENTRY, "int64_t", "true"),
+        ("#else", ENTRY_32, "int32_t", loop32),
+    ):
         out += [
+            condition,
             f'extern "C" __global__ void __launch_bounds__({BLOCK}) {symbol}({signature}) {{',
             f"    pk_range_body<{index}, {loop}>({names});",
             "}",
         ]
-    return out
+    return [*out, "#endif"]
 
 
 def _split_entry(
@@ -698,7 +718,7 @@ def _split_entry(
     ]
     signature = ", ".join([*lead, *params])
     return [
-        "#if !PK_CHECKS",
+        "#if !PK_CHECKS && !PK_WIDE",
         f'extern "C" __global__ void __launch_bounds__(1024) {ENTRY_SPLIT}({signature}) {{',
         *views,
         *lines,

@@ -37,6 +37,12 @@ typedef unsigned long uint64_t;
 #ifndef PK_CHECKS
 #define PK_CHECKS PK_DEBUG
 #endif
+// A range or box module's entry: 32-bit offsets from 64-bit bounds (pk_cuda_entry_i32),
+// or, in debug builds and in the build the host makes for a launch too large for
+// 32-bit offsets (PK_WIDE), 64-bit ones (pk_cuda_entry). One of them per compile.
+#ifndef PK_WIDE
+#define PK_WIDE 0
+#endif
 // The workunit body and its views, by value. Release builds inline the body; debug
 // builds keep it a function of its own, the frame cuda-gdb shows at the Python lines.
 #define PK_KERNEL_TEMPLATE
