@@ -20,11 +20,11 @@ Launch shapes:
   :mod:`~pkernels.runtime.cuda_geometry` (a range: one index per thread; a box: its last
   index along x, the one before along y, the rest along z, ``tiling`` as the block
   shape), the 32-bit entry where every offset from the begins fits (else the module's
-  64-bit build, :meth:`CudaKernel.wide_kernel`, compiled then). A reduce runs on the blocks that are
-  resident at once and in one pass (``pk_rt::grid_reduce``: the last block combines the
-  blocks' partials in a fixed order, the same total every run on one GPU); its scratch
-  (ticket, result, partials) is allocated once per kernel and grown when needed, and
-  only the result is copied back;
+  64-bit build, :meth:`CudaKernel.wide_kernel`, compiled then). A reduce runs on the
+  blocks that are resident at once and in one pass (``pk_rt::grid_reduce``: the last
+  block combines the blocks' partials in a fixed order, the same total every run on one
+  GPU); its scratch (ticket, result, partials) is allocated once per kernel and grown
+  when needed, and only the result is copied back;
 * scan: up to :data:`SCAN_THREADS` threads, each a contiguous chunk of the range, in
   two passes; the exclusive prefix of the chunk totals is computed here between them;
 * TeamPolicy: a block of ``team_size`` threads per team (``pk.AUTO``: see
@@ -355,8 +355,8 @@ class CudaKernel:
         :mod:`pkernels.translate.lane_split`); else None. Blocks of 32 indices and as many
         warps as keep the GPU full (a power of two, at most 32: 32 x 32 threads); a grid
         covering the range (a reduce: the blocks that run at once, which then loop)."""
-        if not self.entry.splits or self.build != "release" or self.entry.rank != 1:
-            return None
+        if not self.entry.splits or self.build != "release" or self.entry.rank != 1 or self.wide:
+            return None  # (a 64-bit build has no split entry: too few indices to need one)
         count = policy.end - policy.begin
         multiprocessors = _multiprocessors(cp)
         room = multiprocessors * _resident_threads(cp) // max(count, 1)
