@@ -1,0 +1,143 @@
+"""Where a pk.Cuda call's time goes on the host, warm and after another library's call.
+
+    python bench/bench_cuda_dispatch.py [--repeats 30] [--quick]
+
+bench_gpu.py's Lennard-Jones case (262144 atoms; ``--quick``: 4096), its pk.Cuda call
+and the hand kernel's (CuPy's ``RawKernel``), each timed right after one call of: itself
+(warm), the other variant, CuPy's expression of the same forces (12 ms of einsum and
+gathers on the full size: the host work of a typical CuPy line), and a 2 ms sleep. For
+the pk call the phases: Python before the launch (dispatch, signature, marshalling),
+CuPy's launch call, the wait; for both, the whole call and the GPU time between events
+recorded before and after the launch (which includes the launch's own latency). Medians
+of ``--repeats`` samples.
+
+bench_gpu.py interleaves its variants, so half of each variant's calls follow CuPy's: a
+host path that is slow with cold caches shows there, not in a warm loop. This table
+says how much of a pk.Cuda row's gap is the kernel and how much the host side.
+
+To time the phases it wraps ``pkernels.runtime.cuda_launch._launch_shaped`` (the launch
+call and the wait) for the run; nothing else is changed. Needs CuPy and an NVIDIA GPU;
+without them it prints one line and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import _timing as tm
+from bench_gpu import CUPY, HAND, PK, gpu_missing
+
+PREDECESSORS = ("itself", "the other", "CuPy", "a 2 ms sleep")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30, help="samples per row (median)")
+    parser.add_argument("--quick", action="store_true", help="4096 atoms")
+    args = parser.parse_args()
+    missing = gpu_missing()
+    if missing is not None:
+        print(f"bench_cuda_dispatch.py needs CuPy and an NVIDIA GPU: {missing}; nothing measured")
+        return 0
+    cache = tempfile.mkdtemp(prefix="pkernels-bench-cuda-dispatch-")
+    os.environ["PKERNELS_CACHE_DIR"] = cache  # before pkernels is imported
+    try:
+        return run(args)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    import _gpu_kernels as g
+    import cupy as cp
+    import numpy as np
+    from bench_gpu import lj_case
+
+    import pkernels as pk
+    import pkernels.runtime.cuda_launch as cuda_launch
+
+    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    hand_kernel = cp.RawKernel(g.CUDA_SOURCE, "lj_force", options=g.HAND_OPTIONS)
+
+    def hand_launch(grid: Any, block: Any, kernel_args: tuple) -> None:
+        start.record()
+        hand_kernel(grid, block, kernel_args)
+        end.record()
+
+    phase: dict[str, float] = {}
+    shaped = cuda_launch._launch_shaped
+
+    def timed_launch(cp_: Any, function: Any, shape: Any, launch_args: tuple, prints=False):
+        phase["launch"] = time.perf_counter()
+        start.record()
+        function.kernel(shape.grid, shape.block, launch_args)
+        end.record()
+        phase["launched"] = time.perf_counter()
+        cuda_launch.wait_for_stream(cp_, prints)
+
+    case = lj_case(cp, np, pk, g, {"lj_force": hand_launch}, sms, args.quick)
+    calls = case.calls
+    for call in calls.values():  # compile, load, first launches
+        call()
+        call()
+    cuda_launch._launch_shaped = timed_launch
+    try:
+        rows = [
+            measure(variant, before, calls, phase, start, end, args.repeats)
+            for variant in (PK, HAND)
+            for before in PREDECESSORS
+        ]
+    finally:
+        cuda_launch._launch_shaped = shaped
+    header = ["call", "after", "before launch us", "launch call us", "wait us", "total us",
+              "GPU us"]  # fmt: skip
+    tm.print_table(
+        f"{case.name}: a call's phases (medians of {args.repeats}; GPU: events around the launch)",
+        header,
+        rows,
+    )
+    return 0
+
+
+def measure(
+    variant: str,
+    before: str,
+    calls: dict[str, Any],
+    phase: dict[str, float],
+    start: Any,
+    end: Any,
+    repeats: int,
+) -> list[str]:
+    """One row: ``variant``'s call after one call of ``before``'s, ``repeats`` times."""
+    import cupy as cp
+
+    other = HAND if variant == PK else PK
+    previous = {"itself": calls[variant], "the other": calls[other], "CuPy": calls[CUPY],
+                "a 2 ms sleep": lambda: time.sleep(0.002)}[before]  # fmt: skip
+    samples: list[tuple[float, ...]] = []
+    for _ in range(repeats):
+        previous()
+        began = time.perf_counter()
+        calls[variant]()
+        ended = time.perf_counter()
+        end.synchronize()
+        gpu = cp.cuda.get_elapsed_time(start, end) * 1e-3
+        if variant == PK:
+            samples.append((phase["launch"] - began, phase["launched"] - phase["launch"],
+                            ended - phase["launched"], ended - began, gpu))  # fmt: skip
+        else:
+            samples.append((float("nan"),) * 3 + (ended - began, gpu))
+    medians = [statistics.median(column) * 1e6 for column in zip(*samples, strict=True)]
+    cells = ["-" if m != m else f"{m:.1f}" for m in medians]  # NaN: not a pk call
+    return [variant, before, *cells]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
