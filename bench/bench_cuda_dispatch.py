@@ -23,15 +23,12 @@ without them it prints one line and exits 0.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import statistics
-import tempfile
 import time
 from typing import Any
 
 import _timing as tm
-from bench_gpu import CUPY, HAND, PK, gpu_missing
+from bench_gpu import CUPY, HAND, PK, run_on_gpu
 
 PREDECESSORS = ("itself", "the other", "CuPy", "a 2 ms sleep")
 
@@ -40,17 +37,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30, help="samples per row (median)")
     parser.add_argument("--quick", action="store_true", help="4096 atoms")
-    args = parser.parse_args()
-    missing = gpu_missing()
-    if missing is not None:
-        print(f"bench_cuda_dispatch.py needs CuPy and an NVIDIA GPU: {missing}; nothing measured")
-        return 0
-    cache = tempfile.mkdtemp(prefix="pkernels-bench-cuda-dispatch-")
-    os.environ["PKERNELS_CACHE_DIR"] = cache  # before pkernels is imported
-    try:
-        return run(args)
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    return run_on_gpu("bench_cuda_dispatch.py", run, parser.parse_args())
 
 
 def run(args: argparse.Namespace) -> int:

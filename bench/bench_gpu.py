@@ -100,13 +100,17 @@ def parse_args() -> argparse.Namespace:
 
 
 def main() -> int:
-    args = parse_args()
+    return run_on_gpu("bench_gpu.py", run, parse_args())
+
+
+def run_on_gpu(script: str, run: Callable[[Any], int], args: Any) -> int:
+    """``run(args)`` with a fresh kernel cache (set before pkernels is imported: first
+    dispatches compile), removed after; where there is no GPU, one line saying so and 0."""
     missing = gpu_missing()
     if missing is not None:
-        print(f"bench_gpu.py needs CuPy and an NVIDIA GPU: {missing}; nothing measured")
+        print(f"{script} needs CuPy and an NVIDIA GPU: {missing}; nothing measured")
         return 0
-    # A fresh kernel cache, set before pkernels is imported: first dispatches compile.
-    cache = tempfile.mkdtemp(prefix="pkernels-bench-gpu-")
+    cache = tempfile.mkdtemp(prefix=f"pkernels-{Path(script).stem}-")
     os.environ["PKERNELS_CACHE_DIR"] = cache
     try:
         return run(args)
