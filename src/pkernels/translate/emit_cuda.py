@@ -91,8 +91,12 @@ class CudaEntry:
     subviews: dict[str, Any] = field(default_factory=dict)
     # Whether the module has ENTRY_SPLIT (in its release build).
     splits: bool = False
-    # A range or box module: its release and checked builds have ENTRY_32, not ENTRY.
-    narrow: bool = False
+
+    @property
+    def narrow(self) -> bool:
+        """A range or box module: its release and checked builds have ENTRY_32, not
+        ENTRY."""
+        return self.rank != TEAM and self.operation in ("for", "reduce")
 
     def symbol_in(self, build: str, wide: bool = False) -> str:
         """The ``__global__`` function a ``build`` of the module launches: a range or box
@@ -437,7 +441,6 @@ def emit_cuda_module(
         variable_kinds=kinds,
         subviews=subviews,
         splits=split is not None,
-        narrow=rank != TEAM and operation in ("for", "reduce"),
     )
 
 
