@@ -23,6 +23,7 @@ from test_cuda import gpu
 import pkernels as pk
 from pkernels.build.compiler import GENERATED_PATH
 from pkernels.build.runtime import include_option
+from pkernels.runtime.cuda_compile import WIDE_OPTIONS
 from pkernels.runtime.cuda_geometry import (
     INT32_MAX,
     MAX_GRID_YZ,
@@ -255,7 +256,7 @@ def test_range_and_box_kernels_compile_with_nvcc_with_both_offset_widths(tmp_pat
     for name, source in sources.items():
         cu = tmp_path / f"{name}.cu"
         cu.write_text(source.replace(GENERATED_PATH, str(cu)))
-        for build, options in (("release", []), ("wide", ["-DPK_WIDE=1"])):
+        for build, options in (("release", []), ("wide", list(WIDE_OPTIONS))):
             if build == "wide" and name not in wide:
                 continue
             procs[name, build] = subprocess.Popen(

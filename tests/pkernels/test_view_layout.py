@@ -21,6 +21,7 @@ import pkernels as pk
 from pkernels.api import types as t
 from pkernels.build.compiler import GENERATED_PATH
 from pkernels.build.runtime import INCLUDE_DIR, include_option
+from pkernels.runtime.cuda_compile import WIDE_OPTIONS
 from pkernels.runtime.hooks import BuildMode
 from pkernels.runtime.marshal import argument_type, signature_key
 from pkernels.translate.emit_cpp import view_cpp_type
@@ -316,7 +317,7 @@ def _lj_ptx(tmp_path: Path, order: str) -> tuple[str, list[str]]:
     cu = tmp_path / f"lj_{order}.cu"
     cu.write_text(source.replace(GENERATED_PATH, str(cu)))
     ptx = []
-    for build, options in (("release", []), ("wide", ["-DPK_WIDE=1"])):  # each entry
+    for build, options in (("release", []), ("wide", list(WIDE_OPTIONS))):  # each entry
         out = tmp_path / f"lj_{order}_{build}.ptx"
         proc = subprocess.run(
             [nvcc, "-std=c++17", "-arch=sm_90", "--fmad=false", include_option(),
