@@ -296,3 +296,49 @@ def test_a_compiler_failure_names_the_python_line_of_gcc_and_of_nvrtc():
         'the CUDA compiler rejected the code generated for kernel k at /p/k.py:7: identifier "y"'
         in text
     )
+
+
+def test_nvrtc_is_asked_to_split_its_compile_and_compiles_whole_where_it_refuses(monkeypatch):
+    """``--split-compile=0`` goes with every NVRTC compile; an NVRTC that refuses the
+    option (NVRTC_ERROR_INVALID_OPTION) compiles the program again without it, and is not
+    asked again. (A stand-in for CuPy's NVRTC bindings: this machine may have no GPU.)"""
+    import types
+    from pathlib import Path
+
+    from pkernels.runtime import cuda_compile
+
+    class NVRTCError(Exception):
+        def __init__(self, status: int) -> None:
+            super().__init__(f"NVRTC error {status}")
+            self.status = status
+
+    seen: list[list[str]] = []
+    state = {"takes_it": True, "programs": 0}
+
+    def compile_program(program, options):
+        seen.append(list(options))
+        if cuda_compile.SPLIT_COMPILE in options and not state["takes_it"]:
+            raise NVRTCError(5)
+
+    def create_program(code, name, headers, names):
+        state["programs"] += 1
+        return state["programs"]
+
+    nvrtc = types.SimpleNamespace(
+        NVRTCError=NVRTCError, createProgram=create_program, compileProgram=compile_program,
+        destroyProgram=lambda program: None, getCUBIN=lambda program: b"cubin",
+        getProgramLog=lambda program: "",
+    )  # fmt: skip
+    cp = types.SimpleNamespace(cuda=types.SimpleNamespace(nvrtc=nvrtc))
+    monkeypatch.setattr(cuda_compile, "_whole_cubin", lambda cubin: cubin)
+    monkeypatch.setattr(cuda_compile, "_split_compile", [True])
+    path = Path("/c/kernel.cu")
+    assert cuda_compile._compile(cp, "code", "sm_90", "k", path) == b"cubin"
+    assert cuda_compile.SPLIT_COMPILE in seen[-1]
+    state["takes_it"] = False
+    seen.clear()
+    assert cuda_compile._compile(cp, "code", "sm_90", "k", path) == b"cubin"
+    assert [cuda_compile.SPLIT_COMPILE in options for options in seen] == [True, False]
+    seen.clear()
+    cuda_compile._compile(cp, "code", "sm_90", "k", path)
+    assert [cuda_compile.SPLIT_COMPILE in options for options in seen] == [False]

@@ -49,6 +49,13 @@ BUILD_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 #: What a range or box module's 64-bit build adds (cuda.hpp's PK_WIDE).
 WIDE_OPTIONS = ("-DPK_WIDE=1",)
+#: NVRTC's option to optimise a module's functions in parallel threads (0: as many as
+#: the machine has cores): yAx's release module, its two entries, took 345-360 ms
+#: without it and 255-282 ms with it (H100 machine, 16 cores; a one-entry module the
+#: same). Given to release and checked builds while NVRTC takes it.
+SPLIT_COMPILE = "--split-compile=0"
+_split_compile = [True]  # whether NVRTC takes SPLIT_COMPILE (until it refuses it once)
+_INVALID_OPTION = 5  # NVRTC_ERROR_INVALID_OPTION
 
 
 def build_cuda(
@@ -89,17 +96,23 @@ def _compile(
     cp: Any, code: str, arch: str, label: str, path: Path, extra: tuple[str, ...] = ()
 ) -> bytes:
     """The cubin of ``code`` (stored at ``path``; NVRTC names the program by that path, so
-    line tables and cuda-gdb find it), compiled with :data:`OPTIONS` and ``extra``."""
+    line tables and cuda-gdb find it), compiled with :data:`OPTIONS`, ``extra`` and, where
+    NVRTC takes it, :data:`SPLIT_COMPILE`."""
     try:
         nvrtc = cp.cuda.nvrtc
         program = nvrtc.createProgram(code, str(path), [], [])
     except Exception as failure:  # noqa: BLE001 - no usable NVRTC: nvcc, if there is one
         return _compile_with_nvcc(path, arch, label, failure, extra)
     try:
+        options = [*OPTIONS, *extra, include_option(), f"--gpu-architecture={arch}"]
+        if _split_compile[0] and "-G" not in extra:  # (debug builds: one entry, kept as they were)
+            options.append(SPLIT_COMPILE)
         try:
-            options = [*OPTIONS, *extra, include_option(), f"--gpu-architecture={arch}"]
             nvrtc.compileProgram(program, options)
-        except nvrtc.NVRTCError:
+        except nvrtc.NVRTCError as error:
+            if SPLIT_COMPILE in options and getattr(error, "status", None) == _INVALID_OPTION:
+                _split_compile[0] = False  # an NVRTC without it: compile again, without it
+                return _compile(cp, code, arch, label, path, extra)
             log = nvrtc.getProgramLog(program)
             raise CompileError(_describe_failure(log, label, path)) from None
         return _whole_cubin(bytes(nvrtc.getCUBIN(program)))
