@@ -7,13 +7,14 @@ the views' layouts and ``__cuda_array_interface__`` objects are checked without 
 from __future__ import annotations
 
 import ctypes
-import struct
 import threading
 import types
 from typing import Any
 
+import fake_cupy
 import numpy as np
 import pytest
+from fake_cupy import FakeCPointer, FakeDeviceArray, FakeEvent, slot_values
 
 import pkernels as pk
 from pkernels.api.random_pools import RandomPool
@@ -21,205 +22,15 @@ from pkernels.api.types import bool_, complex64, complex128, float32, float64, i
 from pkernels.api.types import uint64 as uint64_type
 from pkernels.backends.cuda import CudaBackend
 from pkernels.errors import DispatchError
-from pkernels.runtime import cuda_compile, cuda_launch, cuda_wait
+from pkernels.runtime import cuda_wait
 from pkernels.runtime.cuda_arguments import CudaArgumentPlan
 from pkernels.translate.ir import Param, ViewType
-
-# ---------------------------------------------------------------- a stand-in for CuPy
-
-
-class _Memory:
-    def __init__(self, ptr: int) -> None:
-        self.ptr = ptr
-
-    def memset_async(self, value: int, size: int) -> None:
-        ctypes.memset(self.ptr, value, size)
-
-    def copy_to_host(self, destination: Any, size: int) -> None:
-        ctypes.memmove(destination, self.ptr, size)
-
-    def copy_from_host(self, source: Any, size: int) -> None:
-        ctypes.memmove(self.ptr, source, size)
-
-
-class FakeDeviceArray:
-    """A "GPU" array over host memory, with what pkernels reads of a CuPy array."""
-
-    __module__ = "cupy"
-
-    def __init__(self, host: np.ndarray) -> None:
-        self.host = host
-        self.shape, self.strides, self.dtype = host.shape, host.strides, host.dtype
-        self.itemsize, self.ndim, self.size, self.flags = (
-            host.itemsize, host.ndim, host.size, host.flags
-        )  # fmt: skip
-        self.data = _Memory(host.__array_interface__["data"][0])
-
-    @property
-    def __cuda_array_interface__(self) -> dict[str, Any]:
-        return {"shape": self.shape, "typestr": self.dtype.str, "version": 3,
-                "data": (self.data.ptr, False), "strides": self.strides}  # fmt: skip
-
-    def get(self) -> np.ndarray:
-        return self.host.copy()
-
-    def __getitem__(self, key: Any) -> FakeDeviceArray:
-        return FakeDeviceArray(self.host[key])
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.host[key] = value.host if isinstance(value, FakeDeviceArray) else value
-
-
-class FakeCPointer:
-    """CuPy's ``CPointer``: the address of an argument's value, passed as it is."""
-
-    def __init__(self, ptr: int) -> None:
-        self.ptr = ptr
-
-
-class _Function:
-    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
-        self.calls = calls
-        self.max_threads_per_block = 1024
-
-    def __call__(self, grid: tuple, block: tuple, args: tuple, shared: int = 0) -> None:
-        # What the driver would copy at the launch: the 8 bytes at each CPointer.
-        taken = tuple(
-            ctypes.string_at(a.ptr, 8) if isinstance(a, FakeCPointer) else a for a in args
-        )
-        self.calls.append((grid, block, taken, shared))
-
-
-def _values(args: tuple[Any, ...], examples: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A launch's arguments, each slot's bytes read as the type of its example's value."""
-    formats = {float: "<d", int: "<q", bool: "<?", np.float32: "<f", np.int32: "<i"}
-    out = []
-    for arg, example in zip(args, examples, strict=True):
-        if isinstance(arg, bytes):
-            code = formats[type(example)]
-            arg = type(example)(struct.unpack_from(code, arg)[0])
-        out.append(arg)
-    return tuple(out)
-
-
-class _RawKernel:
-    """What build_cuda hands back: its ``kernel`` is the Function for this GPU."""
-
-    max_threads_per_block = 1024
-
-    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
-        self.kernel = _Function(calls)
-
-
-class _Module:
-    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
-        # The fault record (cuda.hpp's pk_rt::Fault: 1024 bytes), and the global that
-        # holds the host flag's address.
-        self.globals = {
-            "pk_fault_record": FakeDeviceArray(np.zeros(1024, np.uint8)).data,
-            "pk_fault_host_flag": FakeDeviceArray(np.zeros(8, np.uint8)).data,
-        }
-        self.record = self.globals["pk_fault_record"]
-        self.calls = calls
-
-    def get_function(self, name: str) -> _RawKernel:  # the 32-bit entry
-        return _RawKernel(self.calls)
-
-    def get_global(self, name: str) -> _Memory:
-        return self.globals[name]
-
-
-class FakeEvent:
-    made = 0
-
-    def __init__(self, block: bool = False, disable_timing: bool = False) -> None:
-        assert block and disable_timing  # a blocking-sync event, no timing
-        FakeEvent.made += 1
-        self.ptr, self.records, self.synchronized = FakeEvent.made, 0, 0
-
-    def record(self) -> None:
-        self.records += 1
-
-    def synchronize(self) -> None:
-        self.synchronized += 1
-
-
-class FakeRuntime:
-    """cudaStreamQuery's answers, in order (then cudaSuccess), and the current GPU."""
-
-    def __init__(self) -> None:
-        self.answers: list[int] = []
-        self.device = 0
-        self.queries = 0
-
-    def getDevice(self) -> int:  # noqa: N802 - CuPy's name
-        return self.device
-
-    def getDeviceCount(self) -> int:  # noqa: N802 - CuPy's name
-        return 1
-
-    def streamQuery(self, ptr: int) -> int:  # noqa: N802 - CuPy's name
-        assert ptr == _STREAM.ptr  # the current stream's
-        self.queries += 1
-        return self.answers.pop(0) if self.answers else 0
-
-
-_STREAM = types.SimpleNamespace(ptr=77)  # the current stream
-
-
-class _Device:
-    id = 0
-    attributes = {"MultiProcessorCount": 4}
-
-    def __init__(self, index: int | None = None) -> None:
-        pass
-
-
-def _fake_cupy(calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
-    def zeros(shape: Any, dtype: Any = np.float64, order: str = "C") -> FakeDeviceArray:
-        return FakeDeviceArray(np.zeros(shape, dtype=dtype, order=order))
-
-    def asarray(value: Any) -> FakeDeviceArray:
-        if isinstance(value, FakeDeviceArray):
-            return value
-        face = value.__cuda_array_interface__  # what CuPy reads: the memory, no copy
-        dtype, shape = np.dtype(face["typestr"]), face["shape"]
-        strides = face["strides"] or np.empty(shape, dtype).strides  # None: C order
-        span = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
-        memory = (ctypes.c_char * span).from_address(face["data"][0])
-        return FakeDeviceArray(np.ndarray(shape, dtype, buffer=memory, strides=strides))
-
-    cuda = types.SimpleNamespace(
-        runtime=FakeRuntime(), Event=FakeEvent, Device=_Device,
-        function=types.SimpleNamespace(CPointer=FakeCPointer), get_current_stream=lambda: _STREAM,
-        alloc_pinned_memory=bytearray,
-    )  # fmt: skip
-    return types.SimpleNamespace(
-        cuda=cuda, zeros=zeros, empty=zeros, asarray=asarray, ndarray=FakeDeviceArray
-    )
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """CuPy stood in for: ``fake_gpu.calls`` holds each kernel launch's (grid, block,
-    args, shared memory); the kernels are translated for real, not compiled."""
-    calls: list[tuple[Any, ...]] = []
-    cp = _fake_cupy(calls)
-    built: list[str] = []
-
-    def build_cuda(entry: Any, label: str, build: str = "release", wide: bool = False) -> tuple:
-        built.append(f"{build} (64-bit)" if wide else build)
-        from pathlib import Path
-
-        return Path("kernel.cu"), entry.source, _RawKernel(calls), _Module(calls)
-
-    monkeypatch.setattr(cuda_launch, "_cupy", cp)
-    monkeypatch.setattr(cuda_compile, "build_cuda", build_cuda)
-    monkeypatch.setattr(cuda_wait, "_events", cuda_wait._ThreadEvents())
-    cp.calls, cp.built = calls, built
-    yield cp
-    for workunit in (scale, fill_rows, first_of_row):  # no fake kernel outlives the test
-        workunit.__pkernels__.specializations.clear()
+    """CuPy stood in for (see fake_cupy.fake_gpu)."""
+    yield from fake_cupy.fake_gpu(monkeypatch, (scale, fill_rows, first_of_row))
 
 
 # ---------------------------------------------------------------- kernels
@@ -335,7 +146,7 @@ def test_the_fast_path_launches_what_the_full_path_does(fake_gpu, monkeypatch):
     full, fast, from_int = (call[2] for call in fake_gpu.calls)
     # The kernel's own arguments come last (the launch's bounds first: 1, 5 or 0, 5).
     expected = (out.data.ptr, 5, 1, x.data.ptr, 5, 1, 2.0)
-    assert full == fast and _values(full[-7:], expected) == expected
+    assert full == fast and slot_values(full[-7:], expected) == expected
     assert from_int[-7:] == full[-7:] and from_int != full
     (kernel,) = scale.__pkernels__.specializations.values()
     with kernel._plan.buffer_lock:  # another thread launching it: the values go to CuPy
@@ -366,7 +177,7 @@ def test_a_team_dispatch_again_takes_the_fast_path_and_launches_what_the_first_d
     assert first == again
     # A block per team (a for without level-1 scratch), 4 threads each; the league first.
     assert (first[0], first[1], seven[0]) == ((3,), (4,), (7,))
-    assert _values(first[2][:1], (0,)) == (3,) and _values(seven[2][:1], (0,)) == (7,)
+    assert slot_values(first[2][:1], (0,)) == (3,) and slot_values(seven[2][:1], (0,)) == (7,)
     # A NumPy array is no loaded kernel's argument: the full path refuses it.
     with pytest.raises(DispatchError, match="NumPy array"):
         pk.parallel_for(policy, first_of_row, out=np.zeros(7), value=2.0)
@@ -390,7 +201,7 @@ def test_a_range_launched_again_is_shaped_once_and_another_range_anew(fake_gpu, 
         pk.parallel_for(pk.RangePolicy(pk.Cuda, begin, end), scale, out=out, x=x, a=2.0)
     assert shaped == [(1, 5), (0, 300), (1, 5)]  # (3, 3) is empty: nothing launched
     bounds = [call[2][:2] for call in fake_gpu.calls]
-    assert [_values(pair, (0, 0)) for pair in bounds] == [(1, 5)] * 3 + [(0, 300), (1, 5)]
+    assert [slot_values(pair, (0, 0)) for pair in bounds] == [(1, 5)] * 3 + [(0, 300), (1, 5)]
     assert fake_gpu.calls[0][:2] == fake_gpu.calls[2][:2]  # the same grid and block
 
 
@@ -476,7 +287,7 @@ def test_views_on_the_gpu_are_layout_left_by_default(fake_gpu):
     assert B.data.host.flags.f_contiguous and B.shape == (5, 4)
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), fill_rows, A=B, value=1.0)
     expected = (B.data.data.ptr, 5, 4, 1, 5, 1.0)  # the strides of F order
-    assert _values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
+    assert slot_values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
 
 
 # ---------------------------------------------------------------- other GPU arrays
@@ -503,7 +314,7 @@ def test_cuda_array_interface_objects_are_views_of_cuda_kernels(fake_gpu):
     x = CudaArrayInterface(FakeDeviceArray(np.arange(10.0)[::2]))
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 5), scale, out=out, x=x, a=3.0)
     expected = (host_out.ctypes.data, 5, 1, x._array.data.ptr, 5, 2, 3.0)
-    assert _values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
+    assert slot_values(fake_gpu.calls[-1][2][-len(expected) :], expected) == expected
     view = pk.array(out)
     assert isinstance(view.data, FakeDeviceArray) and view.data.data.ptr == host_out.ctypes.data
 

@@ -27,9 +27,9 @@ from ..api.spaces import ExecutionSpace, resolve_space
 from .cuda import CudaBackend
 from .debug import DebugBackend
 from .host import HostBackend
-from .protocol import Backend, Launch
+from .protocol import NOT_LAUNCHED, Backend, Launch
 
-__all__ = ["BACKENDS", "Backend", "Launch", "backend_for"]
+__all__ = ["BACKENDS", "NOT_LAUNCHED", "Backend", "Launch", "backend_for"]
 
 #: The backend of each concrete execution space.
 BACKENDS: dict[ExecutionSpace, Backend] = {

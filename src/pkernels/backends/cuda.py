@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..api.decorators import KernelMarker
 from ..api.policies import RangePolicy
 from ..api.spaces import ExecutionSpace
 from ..api.types import DataType, int64
@@ -26,7 +27,7 @@ from ..runtime.marshal import argument_type
 from ..translate.bounds_proof import launch_proof
 from ..translate.kernel import TEAM, check_reducer, lower_workunit
 from .faults import FAULT_ERRORS
-from .protocol import Launch
+from .protocol import NOT_LAUNCHED, Launch
 from .specialise import line_span, loaded_kernel, proof_bounds, specialization_key
 
 #: The GPU build of each build mode (see ``cuda_compile.BUILD_OPTIONS``).
@@ -67,18 +68,22 @@ class CudaBackend:
     def cached_range_kernel(
         self, operation: str, workunit: Any, kwargs: dict[str, Any]
     ) -> Any | None:
-        """The kernel of a range launch of the commonest dispatch (as the host's: a plain
-        @pk.workunit function, the default build, arguments that fit it) when this process
-        has loaded it already, as its ``range_launcher``; None for anything else, which
-        the full path then handles and checks (a PyTorch tensor, say: its key is no
+        """The launcher of a range launch of the commonest dispatch (as the host's: a
+        plain @pk.workunit function, the default build) when this process has loaded a
+        kernel for it: the C launcher this workunit's last such launch ran (which checks
+        the arguments itself: :mod:`pkernels.runtime.cuda_fast`), else the kernel's
+        ``range_launcher`` where the arguments fit it; None for anything else, which the
+        full path then handles and checks (a PyTorch tensor, say: its key is no
         kernel's)."""
+        fast = getattr(workunit, "__pkernels__", None)
+        if type(fast) is KernelMarker:
+            fast = fast.fast_paths.get(operation)
+            if fast is not None and fast[0] is workunit:
+                return fast[1]
         kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
         if kernel is None:
             return None
-        launcher = kernel.range_launcher
-        if launcher is None:
-            launcher = kernel.range_launcher = RangeLauncher(kernel)
-        return launcher
+        return _launcher(kernel, operation, workunit, kwargs)
 
     def cached_team_kernel(
         self, operation: str, workunit: Any, kwargs: dict[str, Any]
@@ -90,6 +95,38 @@ class CudaBackend:
 
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path
+
+
+def _launcher(kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any]) -> Any:
+    """The kernel's C launcher where it has one (made now for the kinds of ``kwargs``,
+    and kept as the workunit's fast path for ``operation``), else its Python one."""
+    launcher = kernel.range_launcher
+    if launcher is None:
+        launcher = kernel.range_launcher = RangeLauncher(kernel)
+    if kernel.c_launcher is None:
+        kernel.c_launcher = False  # (tried: False where the C way does not take it)
+        if workunit.__closure__ is None:  # (a closure's key holds its captured code)
+            from ..runtime.cuda_fast import c_launcher
+
+            other = functools.partial(_other_arguments, operation, workunit)
+            kernel.c_launcher = c_launcher(kernel, kwargs, launcher.launch, other) or False
+    if kernel.c_launcher is False:
+        return launcher
+    workunit.__pkernels__.fast_paths[operation] = (workunit, kernel.c_launcher)
+    return kernel.c_launcher
+
+
+def _other_arguments(
+    operation: str, workunit: Any, space: Any, begin: int, end: int, kwargs: dict[str, Any]
+) -> Any:
+    """A C launcher's launch of arguments that are not its kernel's: the kernel loaded for
+    them (its C launcher now the workunit's fast path) launched the Python way this
+    time; :data:`NOT_LAUNCHED` where none is loaded (the full path builds it)."""
+    kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
+    if kernel is None:
+        return NOT_LAUNCHED
+    _launcher(kernel, operation, workunit, kwargs)
+    return kernel.range_launcher.launch(space, begin, end, kwargs)
 
 
 class RangeLauncher:

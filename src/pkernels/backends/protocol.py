@@ -50,6 +50,11 @@ class Launch:
         return self.policy.space  # type: ignore[no-any-return]
 
 
+#: What a fast path's ``launch`` returns where it ran nothing (arguments no loaded kernel
+#: takes): the full path then runs the dispatch.
+NOT_LAUNCHED: Any = type("NotLaunched", (), {"__repr__": lambda self: "NOT_LAUNCHED"})()
+
+
 class Backend(Protocol):
     """How one family of execution spaces runs a dispatch. ``dispatch.py`` calls, in
     order: :meth:`build_mode`, :meth:`kernel` (then the ``before_launch`` hook with the
@@ -86,8 +91,10 @@ class Backend(Protocol):
     ) -> Any | None:
         """For the commonest dispatch (a plain @pk.workunit over a range, the default
         build, no reducer, nobody observing): the kernel this process has already built
-        for these arguments, with a ``launch(space, begin, end, kwargs)`` method; None
-        when there is none (or the backend has no such shortcut): the full path runs."""
+        for these arguments, with a ``launch(space, begin, end, kwargs)`` method (which
+        may return :data:`NOT_LAUNCHED`, having run nothing, where it finds the arguments
+        are no loaded kernel's); None when there is none (or the backend has no such
+        shortcut): the full path runs."""
         ...
 
     def cached_team_kernel(

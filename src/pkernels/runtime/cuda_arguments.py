@@ -26,9 +26,10 @@ from ..errors import DispatchError
 from ..translate import ir
 from .marshal import INT_RANGES
 
-# What a step does with its argument (_POOL_OR_INT: a uint64 parameter, which a random
-# pool's launch key also fills; _COMPLEX: the real and imaginary parts, each a slot).
-_VIEW, _FLOAT64, _FLOAT, _BOOL, _INT64, _INT, _POOL_OR_INT, _COMPLEX = range(8)
+#: What a step does with its argument (POOL_OR_INT: a uint64 parameter, which a random
+#: pool's launch key also fills; COMPLEX: the real and imaginary parts, each a slot;
+#: the C launcher of cuda_fast.py numbers them the same).
+VIEW, FLOAT64, FLOAT32, BOOL, INT64, INT, POOL_OR_INT, COMPLEX = range(8)
 # The struct format of each scalar type (a complex number: its part type's, twice).
 _STRUCT_CODES = {
     "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B", "uint16": "H",
@@ -46,7 +47,7 @@ class CudaArgumentPlan:
         layout = "<"  # each value's struct format, padded to its 8-byte slot
         for p in params:
             if isinstance(p.type, ir.ViewType):
-                steps.append((p.name, _VIEW, None))
+                steps.append((p.name, VIEW, None))
                 layout += "Q" + "q" * (2 * p.type.rank)  # the pointer, extents, strides
                 continue
             assert isinstance(p.type, DataType)
@@ -57,23 +58,23 @@ class CudaArgumentPlan:
             scalar = p.type.np_dtype.type
             if p.type.is_float:
                 if p.type.name == "float64":
-                    steps.append((p.name, _FLOAT64, None))
+                    steps.append((p.name, FLOAT64, None))
                 else:
-                    steps.append((p.name, _FLOAT, scalar))
+                    steps.append((p.name, FLOAT32, scalar))
             elif p.type.is_complex:
                 part = real_part_type(p.type)
-                steps.append((p.name, _COMPLEX, None if part.name == "float64" else part))
+                steps.append((p.name, COMPLEX, None if part.name == "float64" else part))
             elif p.type.kind == "bool":
-                steps.append((p.name, _BOOL, None))
+                steps.append((p.name, BOOL, None))
             else:
                 low, high = INT_RANGES[p.type.name]
                 bounds = (low, high, p.type.name)
                 if p.type.name == "uint64":
-                    steps.append((p.name, _POOL_OR_INT, bounds))
+                    steps.append((p.name, POOL_OR_INT, bounds))
                 elif p.type.name == "int64":
-                    steps.append((p.name, _INT64, bounds))
+                    steps.append((p.name, INT64, bounds))
                 else:
-                    steps.append((p.name, _INT, (*bounds, scalar)))
+                    steps.append((p.name, INT, (*bounds, scalar)))
         self.steps = tuple(steps)
         self._layout = struct.Struct(layout)
         self._slots = (ctypes.c_uint64 * max(1, self._layout.size // 8))()
@@ -104,7 +105,7 @@ class CudaArgumentPlan:
         pools: list[tuple[int, RandomPool]] = []  # (slot, pool): a uint64 parameter's pool
         for name, kind, extra in self.steps:
             value = kwargs[name]
-            if kind == _VIEW:
+            if kind == VIEW:
                 if isinstance(value, View):
                     value = value.data
                 itemsize = value.itemsize
@@ -117,27 +118,27 @@ class CudaArgumentPlan:
                             f"{name}: array strides {strides} are not multiples of its element size"
                         )
                     out.append(stride // itemsize)
-            elif kind == _FLOAT64:
+            elif kind == FLOAT64:
                 out.append(float(value))
-            elif kind == _FLOAT:
+            elif kind == FLOAT32:
                 out.append(extra(float(value)))
-            elif kind == _BOOL:
+            elif kind == BOOL:
                 out.append(bool(value))
-            elif kind == _COMPLEX:
+            elif kind == COMPLEX:
                 number = complex(value)
                 if extra is None:
                     out += [number.real, number.imag]
                 else:
                     part = extra.np_dtype.type
                     out += [part(number.real), part(number.imag)]
-            elif kind == _POOL_OR_INT and isinstance(value, RandomPool):
+            elif kind == POOL_OR_INT and isinstance(value, RandomPool):
                 pools.append((len(out), value))
                 out.append(0)
             else:
                 number = int(value)
                 if not extra[0] <= number <= extra[1]:
                     raise DispatchError(f"{name}: {number} does not fit in {extra[2]}")
-                out.append(number if kind != _INT else extra[3](number))
+                out.append(number if kind != INT else extra[3](number))
         for slot, pool in pools:
             out[slot] = pool.launch_key()
         return out

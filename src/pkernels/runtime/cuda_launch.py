@@ -60,6 +60,7 @@ import numpy as np
 
 from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
+from ..api.spaces import ExecutionSpace
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..backends.faults import fault_error
 from ..errors import DispatchError
@@ -146,6 +147,8 @@ class CudaKernel:
     _flags_faults: bool = field(init=False, repr=False)
     #: This kernel as the dispatch's range fast path launches it (made at its first).
     range_launcher: Any = field(default=None, init=False, repr=False)
+    #: Its C launcher (:mod:`.cuda_fast`; False where the C way does not take it).
+    c_launcher: Any = field(default=None, init=False, repr=False)
 
     @property
     def kernel_symbol(self) -> str:
@@ -375,6 +378,37 @@ class CudaKernel:
             blocks = min(blocks, resident * multiprocessors)
         shape = LaunchShape((blocks, 1, 1), (threads, 1, 1), False, blocks * 32 >= count)
         return shape, function
+
+    def argument_steps(self) -> tuple[tuple[str, int, Any], ...]:
+        """How each parameter's argument is marshalled: its
+        :class:`~.cuda_arguments.CudaArgumentPlan` steps (name, kind, what the kind needs)."""
+        return self._plan.steps
+
+    def fast_range_state(self, cp: Any) -> _RangeState:
+        """A launch state of its own (block size, a reduce's scratch) for launches this
+        kernel's :meth:`launch` does not make (the C launcher's: :mod:`.cuda_fast`)."""
+        return _RangeState(cp, self.function, fixed=self.debug)
+
+    def range_recipe(
+        self, cp: Any, begin: int, end: int, state: _RangeState
+    ) -> tuple[Any, LaunchShape, tuple[int, ...], int] | None:
+        """How :meth:`launch` would run a range ``for`` or ``reduce`` over ``range(begin,
+        end)``, with ``state``'s reduce scratch (from :meth:`fast_range_state`, whose
+        user launches one at a time): (the entry function, the shape, the values before
+        the arguments, the host address the reduce's total is left at or 0); None for an
+        empty range or one the 64-bit build runs."""
+        plan = self._range_plan(cp, RangePolicy(ExecutionSpace.Cuda, begin, end))
+        if plan is None or plan is _WIDE:
+            return None
+        constant, shape, function = plan
+        if self.entry.operation != "reduce":
+            return function, shape, constant.values, 0
+        acc = self.entry.acc_type
+        assert acc is not None and not isinstance(acc, StructType)
+        itemsize = acc.np_dtype.itemsize
+        ticket, partials = state.scratch(cp, shape.blocks, itemsize)
+        result = int(state.result(cp, itemsize).ctypes.data)
+        return function, shape, (*constant.values, partials, ticket, result), result
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         plan = self._range_plan(cp, policy)

@@ -62,11 +62,12 @@ class _ThreadEvents(threading.local):
 _events = _ThreadEvents()
 
 
-def wait_for_stream(cp: Any, prints: bool = False) -> None:
+def wait_for_stream(cp: Any, prints: bool = False, spun: bool = False) -> None:
     """Return once the work queued so far on this thread's current CuPy stream is done;
     raise CUDA's error (CuPy's ``CUDARuntimeError``) where a kernel failed. ``prints``: a
     kernel that printed; its lines reach stdout now (a synchronisation flushes device
-    printf's buffer, a query that finds the kernel done does not)."""
+    printf's buffer, a query that finds the kernel done does not). ``spun``: the caller
+    polled the stream for :data:`SPIN_SECONDS` already (the C launcher): nap at once."""
     runtime = cp.cuda.runtime
     if prints:
         _event(cp).synchronize()
@@ -77,7 +78,8 @@ def wait_for_stream(cp: Any, prints: bool = False) -> None:
     status = runtime.streamQuery(stream)
     if status == _NOT_READY:
         start = time.perf_counter()
-        spin_until, nap_until = start + SPIN_SECONDS, start + NAP_SECONDS
+        spin_until = start + (0.0 if spun else SPIN_SECONDS)
+        nap_until = start + NAP_SECONDS
         while status == _NOT_READY and time.perf_counter() < spin_until:
             status = runtime.streamQuery(stream)
         if status == _NOT_READY:

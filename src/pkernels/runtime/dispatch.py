@@ -25,7 +25,7 @@ from ..api.reducers import REDUCERS, Reducer, Sum
 from ..api.spaces import get_default_space
 from ..api.teams import NestedRange, TeamPolicy
 from ..api.views import View, is_tensor, unwrap
-from ..backends import BACKENDS, Launch, backend_for
+from ..backends import BACKENDS, NOT_LAUNCHED, Launch, backend_for
 from ..errors import DispatchError
 from ..translate.closures import captured_values, closure_form
 from ..translate.kernel import ROLES, TEAM
@@ -103,7 +103,9 @@ def _dispatch(
         if backend is not None:
             kernel = backend.cached_range_kernel(operation, args[1], kwargs)
             if kernel is not None:
-                return kernel.launch(space, begin, end, kwargs)
+                result = kernel.launch(space, begin, end, kwargs)
+                if result is not NOT_LAUNCHED:
+                    return result
     label: str | None = None
     if args and isinstance(args[0], str):
         label, args = args[0], args[1:]
