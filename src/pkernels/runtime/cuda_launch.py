@@ -7,7 +7,8 @@ workunit is translated to the same typed IR as for the CPU spaces and emitted as
 C++ (:mod:`pkernels.translate.emit_cuda`), which includes the runtime headers
 (``include/pkernels/cuda.hpp``). Each workunit keeps its loaded kernels per argument
 signature in :attr:`KernelMarker.specializations`, so a repeated dispatch only marshals
-and launches.
+and launches (a range ``for`` or ``reduce`` of a release build in one C call from its
+second launch: :mod:`.cuda_fast`).
 
 Every launch synchronises its stream before returning (as the CPU spaces return after
 the kernel ran; :func:`~pkernels.runtime.cuda_wait.wait_for_stream`): the results of
