@@ -272,6 +272,33 @@ def test_the_wait_after_the_spin_and_a_refused_launch_go_the_python_way(gpu):
     assert gpu.driver.launches == 4
 
 
+def test_a_launch_from_another_thread_while_one_waits_goes_the_python_way(gpu):
+    import threading
+
+    out, x = FakeDeviceArray(np.zeros(4)), FakeDeviceArray(np.arange(4.0))
+    policy = pk.RangePolicy(pk.Cuda, 0, 4)
+    pk.parallel_for(policy, scale, out=out, x=x, a=1.0)
+    gpu.driver.set("params", 9)
+    gpu.driver.answer(later=600)  # each C launch spins its 200 us with the GIL released
+    errors: list[BaseException] = []
+
+    def launches() -> None:
+        try:
+            for _ in range(50):
+                pk.parallel_for(policy, scale, out=out, x=x, a=1.0)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=launches) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    in_c, in_python = gpu.driver.launches, len(gpu.calls) - 1
+    assert in_c + in_python == 150 and in_c > 0 and in_python > 0
+
+
 def test_a_launch_is_planned_again_for_another_range_or_context(gpu, monkeypatch):
     from pkernels.runtime.cuda_launch import CudaKernel
 
