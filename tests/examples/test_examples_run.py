@@ -50,7 +50,7 @@ MPI_RANKS = {"halo_mpi.py": 4}
 def _mpi_launch(name: str) -> list[str]:
     """``mpirun -n N`` as pkdb --np starts it (more ranks than cores, as root too), or a
     skip without the mpi extra (a failure where CI requires it: PKDB_REQUIRE_MPI=1)."""
-    from pkdb.mpi.launcher import OPEN_MPI_OPTIONS, LauncherError, find_mpirun
+    from pkdb.mpi.launcher import LauncherError, find_mpirun, mpirun_options
 
     try:
         mpirun = find_mpirun()
@@ -61,7 +61,7 @@ def _mpi_launch(name: str) -> list[str]:
         if os.environ.get("PKDB_REQUIRE_MPI") == "1":
             pytest.fail("PKDB_REQUIRE_MPI=1 but mpi4py or mpirun is missing")
         pytest.skip(f"needs the mpi extra: {why if mpirun is None else 'no mpi4py'}")
-    return [mpirun, "-n", str(MPI_RANKS[name]), *OPEN_MPI_OPTIONS]
+    return [mpirun, "-n", str(MPI_RANKS[name]), *mpirun_options(mpirun)]
 
 
 def test_every_example_has_a_run() -> None:

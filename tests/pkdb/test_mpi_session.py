@@ -180,7 +180,7 @@ print("total", total)
 def test_ranks_from_the_users_own_launcher(tmp_path: Path, sessions: list[MpiSession]) -> None:
     """--launcher none: pkdb says what to run; the ranks the user starts connect back."""
     require_mpi()
-    from pkdb.mpi.launcher import OPEN_MPI_OPTIONS, find_mpirun, launch_environment
+    from pkdb.mpi.launcher import find_mpirun, launch_environment, mpirun_options
 
     program = write(tmp_path, "sum.py", SUM)
     env = pkdb_env(tmp_path) | {"TMPDIR": str(tmp_path)}
@@ -194,7 +194,7 @@ def test_ranks_from_the_users_own_launcher(tmp_path: Path, sessions: list[MpiSes
         rank_command = shlex.split(child.match.group(1))
         assert rank_command[1:4] == ["-m", "pkdb", "--rank"], rank_command
         launcher = subprocess.Popen(
-            [find_mpirun(), "-n", "2", *OPEN_MPI_OPTIONS, *rank_command],
+            [find_mpirun(), "-n", "2", *mpirun_options(find_mpirun()), *rank_command],
             env=launch_environment(default_launcher=True) | env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip

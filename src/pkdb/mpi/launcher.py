@@ -8,14 +8,16 @@ and in containers; ``--launcher 'CMD'`` uses the user's own (``srun -n 4``, ``mp
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-#: Environment for Open MPI when pkdb starts it (values the user set win).
+#: Environment for Open MPI 5 when pkdb starts it (values the user set win).
 OPEN_MPI_ENVIRONMENT = {
     # ob1 over shared memory: no network probing (UCX, OFI) on one machine.
     "OMPI_MCA_pml": "ob1",
@@ -27,10 +29,20 @@ OPEN_MPI_ENVIRONMENT = {
     # otherwise share the cores with busy-polling ones.
     "OMPI_MCA_mpi_yield_when_idle": "1",
 }
-#: Open MPI's mpirun options: more ranks than cores, no binding (OpenMP threads of a
+#: The same for Open MPI 4 (a system's, say), whose shared-memory transport is named
+#: vader, and which turns its cross-memory attach off by a vader setting.
+OPEN_MPI_4_ENVIRONMENT = {
+    "OMPI_MCA_pml": "ob1",
+    "OMPI_MCA_btl": "self,vader",
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+}
+#: Open MPI 5's mpirun options: more ranks than cores, no binding (OpenMP threads of a
 #: rank must not share one core), and the other ranks go on when one dies (its death
 #: is reported; by default mpirun would kill the whole job).
 OPEN_MPI_OPTIONS = ("--oversubscribe", "--bind-to", "none", "--runtime-options", "recoverable")
+#: The same for Open MPI 4's mpirun, which names the last one --enable-recovery.
+OPEN_MPI_4_OPTIONS = ("--oversubscribe", "--bind-to", "none", "--enable-recovery")
 
 
 class LauncherError(Exception):
@@ -56,17 +68,31 @@ def find_mpirun() -> str:
     return found
 
 
-def is_open_mpi(mpirun: str) -> bool:
-    """Whether ``mpirun`` is Open MPI's (its options and variables differ from MPICH's)."""
-    if (Path(mpirun).parent / "ompi_info").exists():
-        return True
+@functools.lru_cache(maxsize=8)
+def open_mpi_version(mpirun: str) -> int | None:
+    """The major version of the Open MPI ``mpirun`` is from (its ``--version``), or None
+    where it is another MPI's (MPICH's options and variables differ)."""
     try:
         text = subprocess.run(
             [mpirun, "--version"], capture_output=True, text=True, timeout=10
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return False
-    return "Open MPI" in text or "prterun" in text
+        return None
+    found = re.search(r"\(Open MPI\) (\d+)\.", text)
+    if found is not None:
+        return int(found.group(1))
+    if "Open MPI" in text or "prterun" in text or (Path(mpirun).parent / "ompi_info").exists():
+        return 5  # (an Open MPI that does not say its version: the wheel's)
+    return None
+
+
+def mpirun_options(mpirun: str) -> tuple[str, ...]:
+    """The options pkdb gives ``mpirun`` (see :data:`OPEN_MPI_OPTIONS`): Open MPI's, in
+    its version's names; none for another MPI's."""
+    version = open_mpi_version(mpirun)
+    if version is None:
+        return ()
+    return OPEN_MPI_4_OPTIONS if version < 5 else OPEN_MPI_OPTIONS
 
 
 def launch_command(np: int, launcher: str | None, directory: Path) -> list[str]:
@@ -78,16 +104,23 @@ def launch_command(np: int, launcher: str | None, directory: Path) -> list[str]:
             raise LauncherError("--launcher is empty")
         return [*words, *rank_command(directory)]
     mpirun = find_mpirun()
-    options = OPEN_MPI_OPTIONS if is_open_mpi(mpirun) else ()
-    return [mpirun, "-n", str(np), *options, *rank_command(directory)]
+    return [mpirun, "-n", str(np), *mpirun_options(mpirun), *rank_command(directory)]
 
 
 def launch_environment(default_launcher: bool) -> dict[str, str]:
-    """The launcher's environment: ours, plus Open MPI's settings when pkdb picked the
-    launcher, plus root's permission when running as root (containers, CI)."""
+    """The launcher's environment: ours, plus Open MPI's settings (for its version) when
+    pkdb picked the launcher, plus root's permission when running as root (containers,
+    CI)."""
     env = dict(os.environ)
     if default_launcher:
-        for name, value in OPEN_MPI_ENVIRONMENT.items():
+        settings = OPEN_MPI_ENVIRONMENT
+        try:
+            version = open_mpi_version(find_mpirun())
+        except LauncherError:
+            version = None  # (launch_command says so)
+        if version is not None and version < 5:
+            settings = OPEN_MPI_4_ENVIRONMENT
+        for name, value in settings.items():
             env.setdefault(name, value)
     if os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
