@@ -114,6 +114,9 @@ static int Launcher_init(Launcher *self, PyObject *args, PyObject *kwds)
         if (PyErr_Occurred())
             return -1;
     }
+    PyMem_Free(self->slots); /* (__init__ called again) */
+    PyMem_Free(self->params);
+    self->planned = 0;
     self->slots = PyMem_Calloc(MAX_LEAD + n_slots + 1, sizeof(int64_t));
     self->params = PyMem_Calloc(MAX_LEAD + n_slots + 1, sizeof(void *));
     if (self->slots == NULL || self->params == NULL) {
