@@ -30,7 +30,7 @@ from pkernels.translate.ir import Param, ViewType
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     """CuPy stood in for (see fake_cupy.fake_gpu)."""
-    yield from fake_cupy.fake_gpu(monkeypatch, (scale, fill_rows, first_of_row))
+    yield from fake_cupy.fake_gpu(monkeypatch, (scale, fill_rows, fill_cell, first_of_row))
 
 
 # ---------------------------------------------------------------- kernels
@@ -45,6 +45,11 @@ def scale(i, out, x, a: float):
 def fill_rows(j, A, value: float):
     for i in range(A.extent(1)):
         A[j][i] = value
+
+
+@pk.workunit
+def fill_cell(i, j, A, value: float):
+    A[i][j] = value
 
 
 @pk.workunit
@@ -181,6 +186,32 @@ def test_a_team_dispatch_again_takes_the_fast_path_and_launches_what_the_first_d
     # A NumPy array is no loaded kernel's argument: the full path refuses it.
     with pytest.raises(DispatchError, match="NumPy array"):
         pk.parallel_for(policy, first_of_row, out=np.zeros(7), value=2.0)
+    assert kernels == [1]
+
+
+def test_an_mdrange_dispatch_again_takes_the_fast_path_and_launches_what_the_first_did(
+    fake_gpu, monkeypatch
+):
+    A = FakeDeviceArray(np.zeros((6, 5)))
+    policy = pk.MDRangePolicy(pk.Cuda, [1, 0], [6, 5], tiling=[2, 4])
+    pk.parallel_for(policy, fill_cell, A=A, value=2.0)
+    kernels: list[Any] = []
+    real_kernel = CudaBackend.kernel
+    monkeypatch.setattr(
+        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
+    )
+    pk.parallel_for(policy, fill_cell, A=A, value=2.0)
+    pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [6, 5]), fill_cell, A=A, value=2.0)
+    assert not kernels and fake_gpu.built == ["release"]  # loaded once, then the fast path
+    first, again, whole = fake_gpu.calls
+    assert first == again and first[1] == (4, 2, 1)  # the tiling as the block (x: j)
+    assert slot_values(first[2][:4], (0,) * 4) == (1, 6, 0, 5)  # each axis' begin, end
+    assert slot_values(whole[2][:4], (0,) * 4) == (0, 6, 0, 5) and whole[2][4:] == first[2][4:]
+    with pytest.raises(DispatchError, match="tiling"):  # the launch's own check
+        pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [6, 5], tiling=[64, 64]), fill_cell,
+                        A=A, value=2.0)  # fmt: skip
+    with pytest.raises(DispatchError, match="NumPy array"):  # no loaded kernel's: full path
+        pk.parallel_for(policy, fill_cell, A=np.zeros((6, 5)), value=2.0)
     assert kernels == [1]
 
 

@@ -85,13 +85,13 @@ class CudaBackend:
             return None
         return _launcher(kernel, operation, workunit, kwargs)
 
-    def cached_team_kernel(
-        self, operation: str, workunit: Any, kwargs: dict[str, Any]
+    def cached_policy_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int
     ) -> Any | None:
-        """The loaded kernel of a TeamPolicy launch of the commonest dispatch (as
-        :meth:`cached_range_kernel`'s): its ``launch(policy, kwargs)`` checks the policy's
-        team size and scratch itself."""
-        return loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, TEAM)
+        """The loaded kernel of a TeamPolicy (``rank`` TEAM) or MDRangePolicy launch of
+        the commonest dispatch (as :meth:`cached_range_kernel`'s): its ``launch(policy,
+        kwargs)`` checks a team's size and scratch, a box's tiling, itself."""
+        return loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, rank)
 
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path

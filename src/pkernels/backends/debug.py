@@ -52,7 +52,7 @@ class DebugBackend:
     def cached_range_kernel(self, operation: str, workunit: Any, kwargs: dict[str, Any]) -> None:
         return None
 
-    def cached_team_kernel(self, operation: str, workunit: Any, kwargs: dict[str, Any]) -> None:
+    def cached_policy_kernel(self, *args: Any) -> None:
         return None
 
     def observed_range_kernel(self, *args: Any) -> None:

@@ -100,8 +100,8 @@ class HostBackend:
     # shared look-up itself, not a method calling it (one call frame less on the fast path).
     cached_range_kernel = staticmethod(loaded_kernel)
 
-    def cached_team_kernel(self, operation: str, workunit: Any, kwargs: dict[str, Any]) -> None:
-        return None  # a host team launch takes the full path (it sizes the team there)
+    def cached_policy_kernel(self, *args: Any) -> None:
+        return None  # host team and box launches take the full path (which shapes them)
 
     def observed_range_kernel(
         self, operation: str, workunit: Any, kwargs: dict[str, Any], build: BuildMode,

@@ -97,11 +97,13 @@ class Backend(Protocol):
         shortcut): the full path runs."""
         ...
 
-    def cached_team_kernel(
-        self, operation: str, workunit: Any, kwargs: dict[str, Any]
+    def cached_policy_kernel(
+        self, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int
     ) -> Any | None:
-        """As :meth:`cached_range_kernel`, over a TeamPolicy: the kernel already built, with
-        a ``launch(policy, kwargs)`` method; None for none (or no such shortcut)."""
+        """As :meth:`cached_range_kernel`, over a TeamPolicy (``rank``:
+        ``translate.kernel.TEAM``) or an MDRangePolicy (its rank): the kernel already
+        built, with a ``launch(policy, kwargs)`` method; None for none (or no such
+        shortcut)."""
         ...
 
     def observed_range_kernel(

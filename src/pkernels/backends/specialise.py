@@ -130,10 +130,10 @@ def loaded_kernel(
     rank: int = 1,
 ) -> Any | None:
     """The loaded ``build`` (by default the default build: release or checked) of a
-    launch of ``rank`` (1: a range; a TeamPolicy's, TEAM) of the commonest dispatch (a
-    plain @pk.workunit function, arguments that fit it) when this process has it already,
-    else None: the backends' ``cached_range_kernel`` and ``cached_team_kernel``; the full
-    path handles and checks anything else.
+    launch of ``rank`` (1: a range; an MDRangePolicy's rank; a TeamPolicy's, TEAM) of
+    the commonest dispatch (a plain @pk.workunit function, arguments that fit it) when
+    this process has it already, else None: the backends' ``cached_range_kernel`` and
+    ``cached_policy_kernel``; the full path handles and checks anything else.
 
     Dispatches often follow a kernel that swept the caches; then each Python object on
     the way costs a miss, and this path touches about half of what the full one does."""

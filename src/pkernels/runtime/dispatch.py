@@ -91,11 +91,13 @@ def _dispatch(
             space, begin, end = get_default_space(), 0, policy
         elif type(policy) is RangePolicy:
             space, begin, end = policy.space, policy.begin, policy.end
-        elif type(policy) is TeamPolicy:
+        elif type(policy) is TeamPolicy or type(policy) is MDRangePolicy:
             backend = BACKENDS.get(policy.space)
-            team = backend.cached_team_kernel(operation, args[1], kwargs) if backend else None
-            if team is not None:
-                return team.launch(policy, kwargs)
+            rank = TEAM if type(policy) is TeamPolicy else policy.rank
+            if backend is not None:
+                kernel = backend.cached_policy_kernel(operation, args[1], kwargs, rank)
+                if kernel is not None:
+                    return kernel.launch(policy, kwargs)
             space = None
         else:
             space = None
