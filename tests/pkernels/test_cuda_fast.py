@@ -107,7 +107,9 @@ def gpu(monkeypatch: pytest.MonkeyPatch, driver_library: Path) -> Iterator[Any]:
     """The stand-in CuPy, with the stand-in driver loaded for the C launchers
     (``gpu.driver``); the real one (or none) is back after the test."""
     had_driver = list(cuda_fast._driver)
-    for cp in fake_cupy.fake_gpu(monkeypatch, (scale, total, fill, copy_flag, count_odd)):
+    for cp in fake_cupy.fake_gpu(
+        monkeypatch, (scale, total, fill, fill_cell, copy_flag, count_odd)
+    ):
         assert cuda_fast.use_driver(str(driver_library))
         cp.driver = Driver(driver_library)
         try:
@@ -124,6 +126,11 @@ def scale(i, out, x, a: float):
 @pk.workunit
 def total(i, acc, x):
     acc += x[i]
+
+
+@pk.workunit
+def fill_cell(i, j, A, value: float):
+    A[i][j] = value
 
 
 @pk.workunit
@@ -272,6 +279,27 @@ def test_the_wait_after_the_spin_and_a_refused_launch_go_the_python_way(gpu):
     assert gpu.driver.launches == 4
 
 
+def test_a_box_is_launched_in_c_too_and_planned_again_for_another_box(gpu):
+    A = FakeDeviceArray(np.zeros((6, 5)))
+    policy = pk.MDRangePolicy(pk.Cuda, [1, 0], [6, 5], tiling=[2, 4])
+    pk.parallel_for(policy, fill_cell, A=A, value=2.0)  # the full path
+    gpu.driver.set("params", 4 + 5 + 1)  # two begins and ends, A's 5 slots, value
+    pk.parallel_for(policy, fill_cell, A=A, value=2.0)
+    assert gpu.driver.launches == 1 and len(gpu.calls) == 1
+    grid, block, python_args, _ = gpu.calls[0]
+    assert gpu.driver.shape() == (grid, block) and gpu.driver.taken() == python_args
+    again = pk.MDRangePolicy(pk.Cuda, [1, 0], [6, 5], tiling=[1, 2])  # another block
+    pk.parallel_for(again, fill_cell, A=A, value=2.0)
+    assert gpu.driver.launches == 2 and gpu.driver.shape()[1] == (2, 1, 1)
+    _python_way(lambda: pk.parallel_for(again, fill_cell, A=A, value=2.0))
+    assert gpu.calls[-1][:3] == (*gpu.driver.shape(), gpu.driver.taken())
+    with pytest.raises(DispatchError, match="tiling"):  # the Python way's check, at planning
+        pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [6, 5], tiling=[64, 64]), fill_cell,
+                        A=A, value=2.0)  # fmt: skip
+    pk.parallel_for(policy, fill_cell, A=A, value=2.0)
+    assert gpu.driver.launches == 3
+
+
 def test_a_launch_from_another_thread_while_one_waits_goes_the_python_way(gpu):
     import threading
 
@@ -307,7 +335,9 @@ def test_a_launch_is_planned_again_for_another_range_or_context(gpu, monkeypatch
     monkeypatch.setattr(
         CudaKernel,
         "range_recipe",
-        lambda self, cp, b, e, state: planned.append((b, e)) or real(self, cp, b, e, state),
+        lambda self, cp, policy, state: (
+            planned.append((policy.begin, policy.end)) or real(self, cp, policy, state)
+        ),
     )
     out, x = FakeDeviceArray(np.zeros(300)), FakeDeviceArray(np.arange(300.0))
     gpu.driver.set("params", 9)
@@ -392,3 +422,19 @@ def test_on_a_gpu_the_c_launcher_launches_on_cupys_current_stream():
     assert out.get().tolist() == [1.0] * 4
     (kernel,) = copy_flag.__pkernels__.specializations.values()
     assert type(kernel.c_launcher).__name__ == "Launcher"
+
+
+@gpu_only
+def test_on_a_gpu_a_box_s_launches_after_the_first_are_the_c_launchers():
+    import cupy as cp
+
+    A = cp.zeros((300, 70))
+    for value, tiling in [(1.0, None), (2.0, None), (3.0, [4, 32]), (4.0, [4, 32])]:
+        policy = pk.MDRangePolicy(pk.Cuda, [1, 2], [300, 70], tiling=tiling)
+        pk.parallel_for(policy, fill_cell, A=A, value=value)
+        expected = np.zeros((300, 70))
+        expected[1:, 2:] = value
+        np.testing.assert_array_equal(A.get(), expected)
+    (kernel,) = fill_cell.__pkernels__.specializations.values()
+    assert type(kernel.c_launcher).__name__ == "Launcher"
+    assert fill_cell.__pkernels__.fast_paths[("for", 2)][1] is kernel.c_launcher

@@ -23,10 +23,11 @@ class KernelMarker:
     options: dict[str, Any] = field(default_factory=dict)
     # Per-process memo of translations and loaded builds (filled by the runtime).
     specializations: dict[Any, Any] = field(default_factory=dict)
-    #: A backend's launcher of the last kernel of ``specializations`` each operation's
-    #: fast path ran, as (the workunit, the launcher): the Cuda space's C launchers,
-    #: which check the arguments themselves (clear it with ``specializations``).
-    fast_paths: dict[str, Any] = field(default_factory=dict)
+    #: A backend's launcher of the last kernel of ``specializations`` each fast path ran
+    #: (by operation, or (operation, rank) for a box), as (the workunit, the launcher):
+    #: the Cuda space's C launchers, which check the arguments themselves (clear it with
+    #: ``specializations``).
+    fast_paths: dict[Any, Any] = field(default_factory=dict)
 
 
 def _mark(kind: str, func: Callable[..., Any] | None, options: dict[str, Any]) -> Any:

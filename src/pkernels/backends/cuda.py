@@ -83,50 +83,72 @@ class CudaBackend:
         kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
         if kernel is None:
             return None
-        return _launcher(kernel, operation, workunit, kwargs)
+        return _launcher(kernel, operation, workunit, kwargs, 1)
 
     def cached_policy_kernel(
         self, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int
     ) -> Any | None:
         """The loaded kernel of a TeamPolicy (``rank`` TEAM) or MDRangePolicy launch of
-        the commonest dispatch (as :meth:`cached_range_kernel`'s): its ``launch(policy,
-        kwargs)`` checks a team's size and scratch, a box's tiling, itself."""
-        return loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, rank)
+        the commonest dispatch (as :meth:`cached_range_kernel`'s), whose ``launch(policy,
+        kwargs)`` checks a team's size and scratch, a box's tiling, itself; for a box, its
+        C launcher where it has one (made as a range's)."""
+        if rank != TEAM:
+            fast = getattr(workunit, "__pkernels__", None)
+            if type(fast) is KernelMarker:
+                fast = fast.fast_paths.get((operation, rank))
+                if fast is not None and fast[0] is workunit:
+                    return fast[1]
+        kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, rank)
+        if kernel is None or rank == TEAM:
+            return kernel
+        return _launcher(kernel, operation, workunit, kwargs, rank)
 
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path
 
 
-def _launcher(kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any]) -> Any:
+def _launcher(
+    kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int
+) -> Any:
     """The kernel's C launcher where it has one (made now for the kinds of ``kwargs``,
-    and kept as the workunit's fast path for ``operation``), else its Python one."""
-    launcher = kernel.range_launcher
-    if launcher is None:
-        launcher = kernel.range_launcher = RangeLauncher(kernel)
+    and kept as the workunit's fast path for ``operation`` over ``rank``), else its
+    Python one: a range's ``range_launcher``, a box's kernel itself."""
+    python = _python_launch(kernel, rank)
     if kernel.c_launcher is None:
         kernel.c_launcher = False  # (tried: False where the C way does not take it)
         if workunit.__closure__ is None:  # (a closure's key holds its captured code)
             from ..runtime.cuda_fast import c_launcher
 
-            other = functools.partial(_other_arguments, operation, workunit)
-            kernel.c_launcher = c_launcher(kernel, kwargs, launcher.launch, other) or False
+            other = functools.partial(_other_arguments, operation, workunit, rank)
+            kernel.c_launcher = c_launcher(kernel, kwargs, python, other) or False
     if kernel.c_launcher is False:
-        return launcher
-    workunit.__pkernels__.fast_paths[operation] = (workunit, kernel.c_launcher)
+        return python.__self__
+    key = operation if rank == 1 else (operation, rank)
+    workunit.__pkernels__.fast_paths[key] = (workunit, kernel.c_launcher)
     return kernel.c_launcher
 
 
-def _other_arguments(
-    operation: str, workunit: Any, space: Any, begin: int, end: int, kwargs: dict[str, Any]
-) -> Any:
-    """A C launcher's launch of arguments that are not its kernel's: the kernel loaded for
-    them (its C launcher now the workunit's fast path) launched the Python way this
-    time; :data:`NOT_LAUNCHED` where none is loaded (the full path builds it)."""
-    kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
+def _python_launch(kernel: Any, rank: int) -> Any:
+    """The kernel's launch the Python way: a range's ``launch(space, begin, end,
+    kwargs)``, a box's ``launch(policy, kwargs)``."""
+    if rank != 1:
+        return kernel.launch
+    if kernel.range_launcher is None:
+        kernel.range_launcher = RangeLauncher(kernel)
+    return kernel.range_launcher.launch
+
+
+def _other_arguments(operation: str, workunit: Any, rank: int, *args: Any) -> Any:
+    """A C launcher's launch of arguments that are not its kernel's (``args``: its own,
+    the keyword arguments last): the kernel loaded for them (its C launcher now the
+    workunit's fast path) launched the Python way this time; :data:`NOT_LAUNCHED` where
+    none is loaded (the full path builds it)."""
+    kwargs = args[-1]
+    kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, rank)
     if kernel is None:
         return NOT_LAUNCHED
-    _launcher(kernel, operation, workunit, kwargs)
-    return kernel.range_launcher.launch(space, begin, end, kwargs)
+    _launcher(kernel, operation, workunit, kwargs, rank)
+    return _python_launch(kernel, rank)(*args)
 
 
 class RangeLauncher:

@@ -57,9 +57,11 @@ typedef struct {
     Py_ssize_t n_keywords, n_slots;
     double spin_seconds;
     int busy; /* a launch of this object is under way (its slots and scratch in use) */
-    /* The last range's launch (a recipe): function NULL where Python launches it. */
+    /* The last range's or box's launch (a recipe): function NULL where Python launches
+     * it. A range is told by begin and end, a box by key: (begins, ends, tiling). */
     int planned;
     long long begin, end;
+    PyObject *key;
     void *context, *function;
     unsigned grid[3], block[3];
     Py_ssize_t n_lead;
@@ -80,6 +82,7 @@ static void Launcher_dealloc(Launcher *self)
     Py_XDECREF(self->wait_rest);
     Py_XDECREF(self->failed);
     Py_XDECREF(self->current_stream);
+    Py_XDECREF(self->key);
     PyMem_Free(self->slots);
     PyMem_Free(self->params);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -332,11 +335,11 @@ static int read_dims(PyObject *tuple, unsigned *out)
     return 0;
 }
 
-/* The recipe of a launch over [begin, end) from the Python side: None (Python launches
- * this range), or (function, grid, block, lead values, result address, result kind). */
-static int take_recipe(Launcher *self, long long begin, long long end)
+/* The recipe of a launch from the Python side (`recipe`, a new reference, NULL on an
+ * error): None (Python launches this range or box), or (function, grid, block, lead
+ * values, result address, result kind). */
+static int take_recipe(Launcher *self, PyObject *recipe)
 {
-    PyObject *recipe = PyObject_CallFunction(self->recipe, "LL", begin, end);
     if (recipe == NULL)
         return -1;
     self->planned = 0;
@@ -372,8 +375,6 @@ static int take_recipe(Launcher *self, long long begin, long long end)
     if (driver.current_context(&context) != 0)
         context = NULL;
     self->context = context;
-    self->begin = begin;
-    self->end = end;
     self->planned = context != NULL;
     if (context == NULL)
         self->function = NULL;
@@ -441,24 +442,46 @@ static PyObject *launch_packed(Launcher *self, void *stream)
     return result_value(self->result_kind, self->result);
 }
 
+/* A box launch's key: (policy.begins, policy.ends, policy.tiling); NULL on an error. */
+static PyObject *box_key(PyObject *policy)
+{
+    PyObject *begins = PyObject_GetAttrString(policy, "begins");
+    PyObject *ends = begins != NULL ? PyObject_GetAttrString(policy, "ends") : NULL;
+    PyObject *tiling = ends != NULL ? PyObject_GetAttrString(policy, "tiling") : NULL;
+    PyObject *key = tiling != NULL ? PyTuple_Pack(3, begins, ends, tiling) : NULL;
+    Py_XDECREF(begins);
+    Py_XDECREF(ends);
+    Py_XDECREF(tiling);
+    return key;
+}
+
 PyDoc_STRVAR(launch_doc,
-"launch(space, begin, end, kwargs)\n\n"
-"Run the kernel over range(begin, end) with ``kwargs``, as the Python launcher would,\n"
-"in one C call where it can; else hand the call to the Python side (see the module).");
+"launch(space, begin, end, kwargs) (a range kernel's) or launch(policy, kwargs) (a box's)\n\n"
+"Run the kernel with ``kwargs`` as the Python launch would, in one C call where it can;\n"
+"else hand the call to the Python side (see the module).");
 
 static PyObject *Launcher_launch(Launcher *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "launch(space, begin, end, kwargs)");
+    if (nargs != 4 && nargs != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "launch(space, begin, end, kwargs) or launch(policy, kwargs)");
         return NULL;
     }
-    PyObject *kwargs = args[3];
+    PyObject *kwargs = args[nargs - 1];
     if (!enabled || driver.launch_kernel == NULL || self->busy)
-        return PyObject_Vectorcall(self->slow, args, 4, NULL);
-    long long begin = PyLong_AsLongLong(args[1]), end = PyLong_AsLongLong(args[2]);
-    if (PyErr_Occurred()) { /* a bound outside int64: the Python way's error */
+        return PyObject_Vectorcall(self->slow, args, nargs, NULL);
+    long long begin = 0, end = 0;
+    PyObject *key = NULL;
+    if (nargs == 4) {
+        begin = PyLong_AsLongLong(args[1]);
+        end = PyLong_AsLongLong(args[2]);
+    } else {
+        key = box_key(args[0]);
+    }
+    if (PyErr_Occurred()) { /* a bound outside int64, not a box: the Python way's error */
         PyErr_Clear();
-        return PyObject_Vectorcall(self->slow, args, 4, NULL);
+        Py_XDECREF(key);
+        return PyObject_Vectorcall(self->slow, args, nargs, NULL);
     }
     PyObject *pools[MAX_POOLS];
     int64_t *pool_slots[MAX_POOLS];
@@ -467,20 +490,37 @@ static PyObject *Launcher_launch(Launcher *self, PyObject *const *args, Py_ssize
     if (pack_arguments(self, kwargs, pools, pool_slots, &n_pools) != 0) {
         self->busy = 0;
         PyErr_Clear();
-        return PyObject_Vectorcall(self->other, args, 4, NULL);
+        Py_XDECREF(key);
+        return PyObject_Vectorcall(self->other, args, nargs, NULL);
     }
     void *context = NULL;
     if (driver.current_context(&context) != 0)
         context = NULL;
-    if (!self->planned || begin != self->begin || end != self->end || context != self->context) {
-        if (take_recipe(self, begin, end) != 0) {
+    int same = self->planned && context == self->context;
+    if (same && key == NULL)
+        same = begin == self->begin && end == self->end;
+    else if (same)
+        same = self->key != NULL && PyObject_RichCompareBool(key, self->key, Py_EQ) == 1;
+    PyErr_Clear(); /* (a comparison that failed: planned again) */
+    if (!same) {
+        PyObject *recipe = key == NULL ? PyObject_CallFunction(self->recipe, "LL", begin, end)
+                                       : PyObject_CallOneArg(self->recipe, args[0]);
+        if (take_recipe(self, recipe) != 0) {
             self->busy = 0;
+            Py_XDECREF(key);
             return NULL;
         }
+        self->begin = begin;
+        self->end = end;
+        Py_XSETREF(self->key, key);
+        key = NULL;
     }
+    Py_XDECREF(key);
     PyObject *stream = NULL, *address = NULL, *result = NULL;
-    if (self->function == NULL) /* an empty range, a 64-bit one, no context: Python's */
-        goto python;
+    if (self->function == NULL) { /* an empty range, a 64-bit one, no context: Python's */
+        self->busy = 0;
+        return PyObject_Vectorcall(self->slow, args, nargs, NULL);
+    }
     stream = PyObject_CallNoArgs(self->current_stream);
     address = stream != NULL ? PyObject_GetAttr(stream, ptr_name) : NULL;
     void *handle = address != NULL ? PyLong_AsVoidPtr(address) : NULL;
@@ -490,9 +530,6 @@ static PyObject *Launcher_launch(Launcher *self, PyObject *const *args, Py_ssize
     Py_XDECREF(stream);
     self->busy = 0;
     return result;
-python:
-    self->busy = 0;
-    return PyObject_Vectorcall(self->slow, args, 4, NULL);
 }
 
 static PyMethodDef Launcher_methods[] = {

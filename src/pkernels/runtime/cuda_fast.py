@@ -25,7 +25,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ..api.policies import RangePolicy
+from ..api.spaces import ExecutionSpace
 from ..api.views import View
+from ..translate.emit_cuda import TEAM
 from ..translate.ir import StructType
 from . import cuda_arguments as arguments
 from .cuda_launch import CudaKernel, cupy_module
@@ -73,9 +76,10 @@ def c_launcher(
     other: Callable[..., Any],
 ) -> Any | None:
     """A C ``Launcher`` of ``kernel`` for arguments of the kinds in ``kwargs`` (the
-    dispatch that found it), or None where the C way does not take this kernel.
-    ``slow(space, begin, end, kwargs)``: the kernel's Python launch; ``other(...)``: the
-    launch of arguments of other kinds."""
+    dispatch that found it), or None where the C way does not take this kernel. A range
+    kernel's launches are ``launch(space, begin, end, kwargs)``, a box kernel's
+    ``launch(policy, kwargs)``; ``slow(...)``: the kernel's Python launch, ``other(...)``:
+    the launch of arguments of other kinds, each given the same arguments."""
     if _cuda_launch is None or not _takes(kernel):
         return None
     if not _driver and not use_driver(DRIVER):
@@ -86,7 +90,11 @@ def c_launcher(
     if steps is None:
         return None
     cp = cupy_module()
-    recipe = functools.partial(_recipe, kernel, kernel.fast_range_state(cp))
+    state = kernel.fast_range_state(cp)
+    if kernel.entry.rank == 1:
+        recipe = functools.partial(_range_recipe, kernel, state)
+    else:
+        recipe = functools.partial(_recipe, kernel, state)
     return _cuda_launch.Launcher(
         steps, View, recipe, slow, other, functools.partial(wait_for_stream, cp, spun=True),
         _launch_failed, cp.cuda.get_current_stream, SPIN_SECONDS,
@@ -94,10 +102,11 @@ def c_launcher(
 
 
 def _takes(kernel: CudaKernel) -> bool:
-    """Whether the C way launches this kernel: a release range ``for`` or a reduce of a
-    number, without ``print`` (whose output needs a synchronisation, not a poll)."""
+    """Whether the C way launches this kernel: a release range or box ``for``, or a
+    reduce of a number, without ``print`` (whose output needs a synchronisation, not a
+    poll)."""
     entry = kernel.entry
-    if kernel.build != "release" or entry.rank != 1 or entry.uses_print:
+    if kernel.build != "release" or entry.rank == TEAM or entry.uses_print:
         return False
     if entry.operation == "for":
         return True
@@ -140,12 +149,19 @@ def _steps(kernel: CudaKernel, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...],
     return tuple(steps)
 
 
-def _recipe(kernel: CudaKernel, state: Any, begin: int, end: int) -> tuple[Any, ...] | None:
-    """How the C launcher launches ``kernel`` over ``range(begin, end)``: (the CUfunction,
-    grid, block, the values before the arguments, the address a reduce's total is left
-    at, its kind), or None where the Python way launches it (an empty range, one that
-    needs the 64-bit build)."""
-    plan = kernel.range_recipe(cupy_module(), begin, end, state)
+def _range_recipe(
+    kernel: CudaKernel, state: Any, begin: int, end: int
+) -> tuple[Any, ...] | None:
+    """:func:`_recipe` of a launch over ``range(begin, end)``."""
+    return _recipe(kernel, state, RangePolicy(ExecutionSpace.Cuda, begin, end))
+
+
+def _recipe(kernel: CudaKernel, state: Any, policy: Any) -> tuple[Any, ...] | None:
+    """How the C launcher launches ``kernel`` over ``policy``'s range or box: (the
+    CUfunction, grid, block, the values before the arguments, the address a reduce's
+    total is left at, its kind), or None where the Python way launches it (an empty
+    range, one that needs the 64-bit build)."""
+    plan = kernel.range_recipe(cupy_module(), policy, state)
     if plan is None:
         return None
     function, shape, lead, result = plan

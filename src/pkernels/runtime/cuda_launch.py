@@ -61,7 +61,6 @@ import numpy as np
 
 from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
-from ..api.spaces import ExecutionSpace
 from ..api.teams import SCRATCH_LIMITS, TeamPolicy
 from ..backends.faults import fault_error
 from ..errors import DispatchError
@@ -391,14 +390,14 @@ class CudaKernel:
         return _RangeState(cp, self.function, fixed=self.debug)
 
     def range_recipe(
-        self, cp: Any, begin: int, end: int, state: _RangeState
+        self, cp: Any, policy: Any, state: _RangeState
     ) -> tuple[Any, LaunchShape, tuple[int, ...], int] | None:
-        """How :meth:`launch` would run a range ``for`` or ``reduce`` over ``range(begin,
-        end)``, with ``state``'s reduce scratch (from :meth:`fast_range_state`, whose
+        """How :meth:`launch` would run a range or box ``for`` or ``reduce`` over
+        ``policy``, with ``state``'s reduce scratch (from :meth:`fast_range_state`, whose
         user launches one at a time): (the entry function, the shape, the values before
         the arguments, the host address the reduce's total is left at or 0); None for an
         empty range or one the 64-bit build runs."""
-        plan = self._range_plan(cp, RangePolicy(ExecutionSpace.Cuda, begin, end))
+        plan = self._range_plan(cp, policy)
         if plan is None or plan is _WIDE:
             return None
         constant, shape, function = plan

@@ -97,7 +97,9 @@ def _dispatch(
             if backend is not None:
                 kernel = backend.cached_policy_kernel(operation, args[1], kwargs, rank)
                 if kernel is not None:
-                    return kernel.launch(policy, kwargs)
+                    result = kernel.launch(policy, kwargs)
+                    if result is not NOT_LAUNCHED:
+                        return result
             space = None
         else:
             space = None
