@@ -103,10 +103,11 @@ class _RawKernel:
 class _Module:
     def __init__(self, calls: list[tuple[Any, ...]]) -> None:
         # The fault record (cuda.hpp's pk_rt::Fault: 1024 bytes), and the global that
-        # holds the host flag's address.
+        # holds the host flag's address (their arrays kept: the memory is theirs).
+        self.arrays = [FakeDeviceArray(np.zeros(size, np.uint8)) for size in (1024, 8)]
         self.globals = {
-            "pk_fault_record": FakeDeviceArray(np.zeros(1024, np.uint8)).data,
-            "pk_fault_host_flag": FakeDeviceArray(np.zeros(8, np.uint8)).data,
+            "pk_fault_record": self.arrays[0].data,
+            "pk_fault_host_flag": self.arrays[1].data,
         }
         self.record = self.globals["pk_fault_record"]
         self.calls = calls

@@ -31,16 +31,18 @@ FAKE_DRIVER = r"""
 int params = 0, launches = 0, queries = 0, launch_status = 0, result_slot = -1;
 int answers[16], n_answers = 0, later = 0; /* later: the answer after those */
 int64_t taken[64], result_bits = 0;
-unsigned dims[6];
+unsigned dims[6], dims_shared;
 void *function, *stream, *context = (void *)0x5eed;
+int32_t *flag_to_set = 0; /* a team launch's fault flag, which the "kernel" sets */
 int cuCtxGetCurrent(void **out) { *out = context; return 0; }
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shared, void *s, void **args, void **extra) {
     unsigned d[6] = {gx, gy, gz, bx, by, bz};
     memcpy(dims, d, sizeof d);
-    function = f; stream = s; ++launches;
+    function = f; stream = s; dims_shared = shared; ++launches;
     for (int k = 0; k < params; ++k) memcpy(&taken[k], args[k], 8);
     if (result_slot >= 0) memcpy((void *)(intptr_t)taken[result_slot], &result_bits, 8);
+    if (flag_to_set) *flag_to_set = 1;
     return launch_status;
 }
 int cuStreamQuery(void *s) { ++queries; return queries <= n_answers ? answers[queries - 1] : later; }
@@ -72,6 +74,7 @@ class Driver:
             self.set(name, 0)
         self.set("result_slot", -1)
         ctypes.c_void_p.in_dll(self.lib, "context").value = 0x5EED
+        ctypes.c_void_p.in_dll(self.lib, "flag_to_set").value = None
 
     def __getattr__(self, name: str) -> Any:
         return ctypes.c_int.in_dll(self.lib, name).value
@@ -94,6 +97,9 @@ class Driver:
         slots = (ctypes.c_int64 * 64).in_dll(self.lib, "taken")
         return tuple(int(slots[k]).to_bytes(8, "little", signed=True) for k in range(self.params))
 
+    def shared(self) -> int:
+        return ctypes.c_uint.in_dll(self.lib, "dims_shared").value
+
     def shape(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         dims = list((ctypes.c_uint * 6).in_dll(self.lib, "dims"))
         return tuple(dims[:3]), tuple(dims[3:])
@@ -108,7 +114,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch, driver_library: Path) -> Iterator[Any]:
     (``gpu.driver``); the real one (or none) is back after the test."""
     had_driver = list(cuda_fast._driver)
     for cp in fake_cupy.fake_gpu(
-        monkeypatch, (scale, total, fill, fill_cell, copy_flag, count_odd)
+        monkeypatch, (scale, total, fill, fill_cell, first_of_row, copy_flag, count_odd)
     ):
         assert cuda_fast.use_driver(str(driver_library))
         cp.driver = Driver(driver_library)
@@ -131,6 +137,11 @@ def total(i, acc, x):
 @pk.workunit
 def fill_cell(i, j, A, value: float):
     A[i][j] = value
+
+
+@pk.workunit
+def first_of_row(team_member: pk.TeamMember, out, value: float):
+    out[team_member.league_rank()] = value
 
 
 @pk.workunit
@@ -300,6 +311,36 @@ def test_a_box_is_launched_in_c_too_and_planned_again_for_another_box(gpu):
     assert gpu.driver.launches == 3
 
 
+def test_a_team_launch_in_c_and_the_fault_it_flags(gpu):
+    out = FakeDeviceArray(np.zeros(7))
+    policy = pk.TeamPolicy(pk.Cuda, 3, 4).set_scratch_size(0, pk.PerTeam(64))
+    pk.parallel_for(policy, first_of_row, out=out, value=2.0)  # the full path
+    grid, block, python_args, shared = gpu.calls[0]
+    gpu.driver.set("params", len(python_args))
+    pk.parallel_for(policy, first_of_row, out=out, value=2.0)
+    assert gpu.driver.launches == 1 and len(gpu.calls) == 1
+    assert gpu.driver.shape() == ((*grid, 1, 1), (*block, 1, 1))  # (CuPy's: one axis)
+    assert gpu.driver.taken() == python_args
+    assert gpu.driver.shared() == shared > 0  # the team's level-0 scratch
+    (kernel,) = first_of_row.__pkernels__.specializations.values()
+    record = kernel.module.record  # what a kernel's first fault leaves in its record
+    text = b"team scratch overflow (block 0, thread 1)"
+    ctypes.memmove(record.ptr, np.array([1, 4], np.int32).tobytes(), 8)
+    ctypes.memmove(record.ptr + 16, text + b"\0", len(text) + 1)
+    flag = kernel.host_flag(gpu)
+    ctypes.c_void_p.in_dll(gpu.driver.lib, "flag_to_set").value = flag.ctypes.data
+    with pytest.raises(pk.KernelTeamError, match="team scratch overflow"):
+        pk.parallel_for(policy, first_of_row, out=out, value=2.0)
+    assert flag[0] == 0 and ctypes.string_at(record.ptr, 8) == bytes(8)  # cleared after
+    ctypes.c_void_p.in_dll(gpu.driver.lib, "flag_to_set").value = None
+    pk.parallel_for(policy, first_of_row, out=out, value=2.0)
+    assert gpu.driver.launches == 3
+    auto = pk.TeamPolicy(pk.Cuda, 3, pk.AUTO)  # sized by the arguments: the Python way
+    pk.parallel_for(auto, first_of_row, out=out, value=2.0)
+    pk.parallel_for(auto, first_of_row, out=out, value=2.0)
+    assert gpu.driver.launches == 3 and len(gpu.calls) == 3
+
+
 def test_a_launch_from_another_thread_while_one_waits_goes_the_python_way(gpu):
     import threading
 
@@ -438,3 +479,29 @@ def test_on_a_gpu_a_box_s_launches_after_the_first_are_the_c_launchers():
     (kernel,) = fill_cell.__pkernels__.specializations.values()
     assert type(kernel.c_launcher).__name__ == "Launcher"
     assert fill_cell.__pkernels__.fast_paths[("for", 2)][1] is kernel.c_launcher
+
+
+@gpu_only
+def test_on_a_gpu_a_team_s_launches_after_the_first_are_the_c_launchers_faults_too():
+    import cupy as cp
+    from team_kernels import pooled_scratch, pooled_scratch_expected
+
+    def size(n: int) -> int:
+        return pk.ScratchView1D[pk.int64].shmem_size(n)
+
+    policy = (
+        pk.TeamPolicy(pk.Cuda, 6, 4)
+        .set_scratch_size(0, pk.PerTeam(size(4) + size(1)))
+        .set_scratch_size(0, pk.PerThread(size(4)))
+    )
+    out = cp.zeros((6, 4), cp.int64)
+    for _ in range(3):
+        out[:] = 0
+        pk.parallel_for(policy, pooled_scratch, out=out, n=4)
+        np.testing.assert_array_equal(out.get(), pooled_scratch_expected(6, 4, 4))
+    (kernel,) = pooled_scratch.__pkernels__.specializations.values()
+    assert type(kernel.c_launcher).__name__ == "Launcher"
+    with pytest.raises(pk.KernelTeamError, match="needs 40 bytes of level-0"):
+        pk.parallel_for(policy, pooled_scratch, out=out, n=5)  # the C launcher's fault
+    pk.parallel_for(policy, pooled_scratch, out=out, n=4)  # the flag and record cleared
+    np.testing.assert_array_equal(out.get(), pooled_scratch_expected(6, 4, 4))

@@ -90,29 +90,26 @@ class CudaBackend:
     ) -> Any | None:
         """The loaded kernel of a TeamPolicy (``rank`` TEAM) or MDRangePolicy launch of
         the commonest dispatch (as :meth:`cached_range_kernel`'s), whose ``launch(policy,
-        kwargs)`` checks a team's size and scratch, a box's tiling, itself; for a box, its
-        C launcher where it has one (made as a range's)."""
-        if rank != TEAM:
-            fast = getattr(workunit, "__pkernels__", None)
-            if type(fast) is KernelMarker:
-                fast = fast.fast_paths.get((operation, rank))
-                if fast is not None and fast[0] is workunit:
-                    return fast[1]
+        kwargs)`` checks a team's size and scratch, a box's tiling, itself; its C
+        launcher where it has one (made as a range's)."""
+        fast = getattr(workunit, "__pkernels__", None)
+        if type(fast) is KernelMarker:
+            fast = fast.fast_paths.get((operation, rank))
+            if fast is not None and fast[0] is workunit:
+                return fast[1]
         kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, rank)
-        if kernel is None or rank == TEAM:
-            return kernel
+        if kernel is None:
+            return None
         return _launcher(kernel, operation, workunit, kwargs, rank)
 
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path
 
 
-def _launcher(
-    kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int
-) -> Any:
+def _launcher(kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int) -> Any:
     """The kernel's C launcher where it has one (made now for the kinds of ``kwargs``,
     and kept as the workunit's fast path for ``operation`` over ``rank``), else its
-    Python one: a range's ``range_launcher``, a box's kernel itself."""
+    Python one: a range's ``range_launcher``, a box's or team's kernel itself."""
     python = _python_launch(kernel, rank)
     if kernel.c_launcher is None:
         kernel.c_launcher = False  # (tried: False where the C way does not take it)
@@ -130,7 +127,7 @@ def _launcher(
 
 def _python_launch(kernel: Any, rank: int) -> Any:
     """The kernel's launch the Python way: a range's ``launch(space, begin, end,
-    kwargs)``, a box's ``launch(policy, kwargs)``."""
+    kwargs)``, a box's or team's ``launch(policy, kwargs)``."""
     if rank != 1:
         return kernel.launch
     if kernel.range_launcher is None:

@@ -54,6 +54,8 @@ typedef struct {
     PyObject *steps;    /* tuple of steps, see Launcher_init */
     PyObject *view_type; /* pk.View: its array is .data */
     PyObject *recipe, *slow, *other, *wait_rest, *failed, *current_stream;
+    PyObject *key_names; /* the policy attributes that tell its launches apart */
+    PyObject *fault;     /* raises the fault a team launch flagged (None: no flag) */
     Py_ssize_t n_keywords, n_slots;
     double spin_seconds;
     int busy; /* a launch of this object is under way (its slots and scratch in use) */
@@ -62,6 +64,8 @@ typedef struct {
     int planned;
     long long begin, end;
     PyObject *key;
+    unsigned shared; /* dynamic shared memory bytes (a team's scratch) */
+    const volatile int32_t *flag; /* a team launch's fault flag, pinned host memory */
     void *context, *function;
     unsigned grid[3], block[3];
     Py_ssize_t n_lead;
@@ -83,6 +87,8 @@ static void Launcher_dealloc(Launcher *self)
     Py_XDECREF(self->failed);
     Py_XDECREF(self->current_stream);
     Py_XDECREF(self->key);
+    Py_XDECREF(self->key_names);
+    Py_XDECREF(self->fault);
     PyMem_Free(self->slots);
     PyMem_Free(self->params);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -99,13 +105,23 @@ static Py_ssize_t step_slots(PyObject *step)
 static int Launcher_init(Launcher *self, PyObject *args, PyObject *kwds)
 {
     static char *names[] = {"steps", "view_type", "recipe", "slow", "other", "wait_rest",
-                            "failed", "current_stream", "spin_seconds", NULL};
+                            "failed", "current_stream", "spin_seconds", "key_names", "fault",
+                            NULL};
     PyObject *steps, *view_type, *recipe, *slow, *other, *wait_rest, *failed, *stream;
+    PyObject *key_names = NULL, *fault = Py_None;
     double spin;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOOOOOOd", names, &PyTuple_Type, &steps,
-                                     &view_type, &recipe, &slow, &other, &wait_rest, &failed,
-                                     &stream, &spin))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOOOOOOd|O!O", names, &PyTuple_Type,
+                                     &steps, &view_type, &recipe, &slow, &other, &wait_rest,
+                                     &failed, &stream, &spin, &PyTuple_Type, &key_names,
+                                     &fault))
         return -1;
+    if (key_names == NULL)
+        key_names = PyTuple_New(0);
+    else
+        Py_INCREF(key_names);
+    if (key_names == NULL)
+        return -1;
+    Py_XSETREF(self->key_names, key_names);
     Py_ssize_t n_slots = 0;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(steps); ++k) {
         PyObject *step = PyTuple_GET_ITEM(steps, k);
@@ -135,6 +151,7 @@ static int Launcher_init(Launcher *self, PyObject *args, PyObject *kwds)
     KEEP(wait_rest, wait_rest);
     KEEP(failed, failed);
     KEEP(current_stream, stream);
+    KEEP(fault, fault);
 #undef KEEP
     self->n_keywords = PyTuple_GET_SIZE(steps);
     self->n_slots = n_slots;
@@ -346,8 +363,8 @@ static int take_recipe(Launcher *self, PyObject *recipe)
     self->function = NULL;
     int failed = 0;
     if (recipe != Py_None) {
-        PyObject *lead = PyTuple_Check(recipe) && PyTuple_GET_SIZE(recipe) == 6
-                             ? PyTuple_GET_ITEM(recipe, 3) : NULL;
+        Py_ssize_t size = PyTuple_Check(recipe) ? PyTuple_GET_SIZE(recipe) : 0;
+        PyObject *lead = size == 6 || size == 8 ? PyTuple_GET_ITEM(recipe, 3) : NULL;
         failed = lead == NULL || !PyTuple_Check(lead) || PyTuple_GET_SIZE(lead) > MAX_LEAD;
         failed = failed || read_dims(PyTuple_GET_ITEM(recipe, 1), self->grid) ||
                  read_dims(PyTuple_GET_ITEM(recipe, 2), self->block);
@@ -358,11 +375,13 @@ static int take_recipe(Launcher *self, PyObject *recipe)
             self->function = PyLong_AsVoidPtr(PyTuple_GET_ITEM(recipe, 0));
             self->result = PyLong_AsVoidPtr(PyTuple_GET_ITEM(recipe, 4));
             self->result_kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(recipe, 5));
+            self->shared = size == 8 ? (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(recipe, 6)) : 0;
+            self->flag = size == 8 ? PyLong_AsVoidPtr(PyTuple_GET_ITEM(recipe, 7)) : NULL;
             failed = PyErr_Occurred() != NULL;
         }
         if (failed && !PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "a recipe is (function, grid, block, lead, "
-                                             "result, result kind) or None");
+                                             "result, result kind[, shared, flag]) or None");
     }
     Py_DECREF(recipe);
     if (failed) {
@@ -421,8 +440,8 @@ static PyObject *launch_packed(Launcher *self, void *stream)
     CUresult status;
     Py_BEGIN_ALLOW_THREADS
     status = driver.launch_kernel(self->function, self->grid[0], self->grid[1], self->grid[2],
-                                  self->block[0], self->block[1], self->block[2], 0, stream,
-                                  self->params, NULL);
+                                  self->block[0], self->block[1], self->block[2], self->shared,
+                                  stream, self->params, NULL);
     if (status == 0) {
         double until = now() + self->spin_seconds;
         do
@@ -439,24 +458,30 @@ static PyObject *launch_packed(Launcher *self, void *stream)
             return NULL;
         Py_DECREF(waited);
     }
+    if (self->flag != NULL && *self->flag != 0 && self->fault != Py_None)
+        return PyObject_CallNoArgs(self->fault); /* raises the recorded fault */
     return result_value(self->result_kind, self->result);
 }
 
-/* A box launch's key: (policy.begins, policy.ends, policy.tiling); NULL on an error. */
-static PyObject *box_key(PyObject *policy)
+/* A box's or team's launch key: the tuple of the policy's attributes `names` (a box's
+ * begins, ends and tiling, say); NULL on an error. */
+static PyObject *policy_key(PyObject *policy, PyObject *names)
 {
-    PyObject *begins = PyObject_GetAttrString(policy, "begins");
-    PyObject *ends = begins != NULL ? PyObject_GetAttrString(policy, "ends") : NULL;
-    PyObject *tiling = ends != NULL ? PyObject_GetAttrString(policy, "tiling") : NULL;
-    PyObject *key = tiling != NULL ? PyTuple_Pack(3, begins, ends, tiling) : NULL;
-    Py_XDECREF(begins);
-    Py_XDECREF(ends);
-    Py_XDECREF(tiling);
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    PyObject *key = PyTuple_New(count);
+    for (Py_ssize_t k = 0; key != NULL && k < count; ++k) {
+        PyObject *value = PyObject_GetAttr(policy, PyTuple_GET_ITEM(names, k));
+        if (value == NULL)
+            Py_CLEAR(key);
+        else
+            PyTuple_SET_ITEM(key, k, value);
+    }
     return key;
 }
 
 PyDoc_STRVAR(launch_doc,
-"launch(space, begin, end, kwargs) (a range kernel's) or launch(policy, kwargs) (a box's)\n\n"
+"launch(space, begin, end, kwargs) (a range kernel's) or launch(policy, kwargs) (a box's,\n"
+"a team's)\n\n"
 "Run the kernel with ``kwargs`` as the Python launch would, in one C call where it can;\n"
 "else hand the call to the Python side (see the module).");
 
@@ -476,7 +501,7 @@ static PyObject *Launcher_launch(Launcher *self, PyObject *const *args, Py_ssize
         begin = PyLong_AsLongLong(args[1]);
         end = PyLong_AsLongLong(args[2]);
     } else {
-        key = box_key(args[0]);
+        key = policy_key(args[0], self->key_names);
     }
     if (PyErr_Occurred()) { /* a bound outside int64, not a box: the Python way's error */
         PyErr_Clear();
@@ -539,7 +564,7 @@ static PyMethodDef Launcher_methods[] = {
 
 PyDoc_STRVAR(Launcher_doc,
 "Launcher(steps, view_type, recipe, slow, other, wait_rest, failed, current_stream,\n"
-"         spin_seconds)\n\n"
+"         spin_seconds, key_names=(), fault=None)\n\n"
 "One loaded Cuda range kernel's launches in C (see cuda_fast.py, which makes them).");
 
 static PyTypeObject LauncherType = {
@@ -615,7 +640,7 @@ static struct PyModuleDef module_def = {
 
 /* What Launcher expects of its steps and recipes; cuda_fast.py ignores a module built
  * from another version of this file (an editable install not rebuilt since). */
-#define INTERFACE 1
+#define INTERFACE 2
 
 PyMODINIT_FUNC PyInit__cuda_launch(void)
 {

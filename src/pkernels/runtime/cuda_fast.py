@@ -10,13 +10,15 @@ some 150 us more than the same kernel launched through ``RawKernel``
 (bench/bench_cuda_dispatch.py). The C launcher touches a few objects per argument.
 
 It takes what the Python way takes, no more: a release build's ``for`` or ``reduce``
-over a range (a reduce of a number; no ``print``), arguments of the kinds the kernel
-was built for. It hands back everything else, each to the Python function that does it
-today: other arguments (``other``), a range that is empty or needs the 64-bit build
-(``slow``, the kernel's Python launcher), a kernel still running after
-:data:`~.cuda_wait.SPIN_SECONDS` (:func:`~.cuda_wait.wait_for_stream`, which naps and
-raises a failed kernel's error), a launch the driver refuses (CuPy's
-``CUDADriverError``). Without the C extension or the driver, launches go the Python way.
+over a range or an MDRange box (a reduce of a number), or a ``for`` over a TeamPolicy
+of an explicit team size without level-1 scratch; no ``print``; arguments of the kinds
+the kernel was built for. It hands back everything else, each to the Python function
+that does it today: other arguments (``other``); a range that is empty or needs the
+64-bit build, a team launch of pk.AUTO (``slow``, the kernel's Python launch); a kernel
+still running after :data:`~.cuda_wait.SPIN_SECONDS` (:func:`~.cuda_wait.wait_for_stream`,
+which naps and raises a failed kernel's error); a launch the driver refuses (CuPy's
+``CUDADriverError``); a team launch that flagged a fault (its ``Kernel*Error``).
+Without the C extension or the driver, launches go the Python way.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from .marshal import signature_key, view_layout
 # The C launcher, built at install where a C compiler and Python's headers are there;
 # without it (or with one built from another version of _cuda_launch.c: an editable
 # install not rebuilt since), launches go the Python way.
-_C_INTERFACE = 1
+_C_INTERFACE = 2
 try:
     from . import _cuda_launch as _built
 except ImportError:  # pragma: no cover - not built
@@ -52,6 +54,14 @@ DRIVER = "libcuda.so.1"
 #: A reduce's total as the C launcher reads it (the order of _cuda_launch.c's R_*).
 RESULT_KINDS = {"float64": 1, "float32": 2, "int64": 3, "int32": 4, "int16": 5, "int8": 6,
                 "uint64": 7, "uint32": 8, "uint16": 9, "uint8": 10, "bool": 11}  # fmt: skip
+
+#: The policy attributes a box's or a team's launches are told apart by (a range's: its
+#: begin and end).
+KEY_NAMES = {
+    2: ("begins", "ends", "tiling"), 3: ("begins", "ends", "tiling"),
+    4: ("begins", "ends", "tiling"),
+    TEAM: ("league_size", "team_size", "team_scratch", "thread_scratch"),
+}  # fmt: skip
 
 _driver: list[bool] = []  # [whether load_driver found it], once tried
 
@@ -90,26 +100,32 @@ def c_launcher(
     if steps is None:
         return None
     cp = cupy_module()
-    state = kernel.fast_range_state(cp)
-    if kernel.entry.rank == 1:
-        recipe = functools.partial(_range_recipe, kernel, state)
+    rank, fault = kernel.entry.rank, None
+    if rank == TEAM:
+        recipe: Callable[..., Any] = functools.partial(_team_recipe, kernel)
+        fault = functools.partial(kernel.raise_flagged_fault, kernel.host_flag(cp))
+    elif rank == 1:
+        recipe = functools.partial(_range_recipe, kernel, kernel.fast_range_state(cp))
     else:
-        recipe = functools.partial(_recipe, kernel, state)
+        recipe = functools.partial(_recipe, kernel, kernel.fast_range_state(cp))
     return _cuda_launch.Launcher(
         steps, View, recipe, slow, other, functools.partial(wait_for_stream, cp, spun=True),
-        _launch_failed, cp.cuda.get_current_stream, SPIN_SECONDS,
+        _launch_failed, cp.cuda.get_current_stream, SPIN_SECONDS, KEY_NAMES.get(rank, ()),
+        fault,
     )  # fmt: skip
 
 
 def _takes(kernel: CudaKernel) -> bool:
-    """Whether the C way launches this kernel: a release range or box ``for``, or a
-    reduce of a number, without ``print`` (whose output needs a synchronisation, not a
-    poll)."""
+    """Whether the C way launches this kernel: a release range, box or team ``for``, or
+    a range or box reduce of a number, without ``print`` (whose output needs a
+    synchronisation, not a poll)."""
     entry = kernel.entry
-    if kernel.build != "release" or entry.rank == TEAM or entry.uses_print:
+    if kernel.build != "release" or entry.uses_print:
         return False
     if entry.operation == "for":
         return True
+    if entry.rank == TEAM:
+        return False
     acc = entry.acc_type
     return (
         entry.operation == "reduce"
@@ -149,9 +165,7 @@ def _steps(kernel: CudaKernel, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...],
     return tuple(steps)
 
 
-def _range_recipe(
-    kernel: CudaKernel, state: Any, begin: int, end: int
-) -> tuple[Any, ...] | None:
+def _range_recipe(kernel: CudaKernel, state: Any, begin: int, end: int) -> tuple[Any, ...] | None:
     """:func:`_recipe` of a launch over ``range(begin, end)``."""
     return _recipe(kernel, state, RangePolicy(ExecutionSpace.Cuda, begin, end))
 
@@ -171,6 +185,18 @@ def _recipe(kernel: CudaKernel, state: Any, policy: Any) -> tuple[Any, ...] | No
         assert acc is not None and not isinstance(acc, StructType)
         kind = RESULT_KINDS[acc.name]
     return int(function.kernel.ptr), shape.grid, shape.block, lead, result, kind
+
+
+def _team_recipe(kernel: CudaKernel, policy: Any) -> tuple[Any, ...] | None:
+    """:func:`_recipe` of a TeamPolicy launch, with its shared memory bytes and the host
+    address of its fault flag; None where the Python way launches it (pk.AUTO, level-1
+    scratch, an empty league)."""
+    plan = kernel.team_recipe(cupy_module(), policy)
+    if plan is None:
+        return None
+    grid, block, lead, shared, flag = plan
+    function = int(kernel.function.kernel.ptr)
+    return function, grid, block, lead, 0, 0, shared, int(flag.ctypes.data)
 
 
 def _launch_failed(status: int) -> None:

@@ -216,15 +216,19 @@ class CudaKernel:
         if record is not None:
             raise_recorded_fault(record)
         elif flag is not None and flag[0]:
-            # The record (clear since the module loaded or its last fault) holds the
-            # launch's first fault: raise it, once both are cleared for the next launch.
-            flag[0] = 0
-            record = self.fault_record()
-            try:
-                raise_recorded_fault(record)
-            finally:
-                record.memset_async(0, 8)
+            self.raise_flagged_fault(flag)
         return result
+
+    def raise_flagged_fault(self, flag: np.ndarray) -> None:
+        """Raise the fault a release team launch flagged (``flag``: :meth:`host_flag`'s,
+        set): the module's record (clear since it loaded or its last fault) holds the
+        launch's first; both are cleared for the next launch."""
+        flag[0] = 0
+        record = self.fault_record()
+        try:
+            raise_recorded_fault(record)
+        finally:
+            record.memset_async(0, 8)
 
     def geometry(self, policy: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         """How a launch over ``policy`` maps indices to CUDA blocks and threads (what a
@@ -471,6 +475,20 @@ class CudaKernel:
         if level1:
             blocks = max(1, min(blocks, LEVEL1_BUDGET // level1))
         return team, blocks, level1
+
+    def team_recipe(self, cp: Any, policy: TeamPolicy) -> tuple[Any, ...] | None:
+        """How :meth:`launch` would run a release TeamPolicy ``for`` over ``policy`` (an
+        explicit team size, no level-1 scratch): (the shape's grid and block, the values
+        before the arguments, the shared memory bytes, the host flag a fault sets); None
+        for an empty league and for what the Python way launches itself."""
+        if policy.team_size is None or self.entry.acc_type is not None:
+            return None  # (pk.AUTO sizes teams by the arguments; a reduce's partials)
+        plan = self._team_plan(cp, policy, {})
+        if plan is None or plan[2]:
+            return None
+        team, blocks, _, shared, head, tail = plan
+        flag = self.host_flag(cp)
+        return (blocks, 1, 1), (team, 1, 1), (*head.values, *tail.values), shared, flag
 
     def _launch_team(self, cp: Any, policy: TeamPolicy, kwargs: dict[str, Any], args: list) -> Any:
         plan = self._team_plan(cp, policy, kwargs)
