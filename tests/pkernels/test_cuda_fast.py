@@ -335,10 +335,13 @@ def test_a_team_launch_in_c_and_the_fault_it_flags(gpu):
     ctypes.c_void_p.in_dll(gpu.driver.lib, "flag_to_set").value = None
     pk.parallel_for(policy, first_of_row, out=out, value=2.0)
     assert gpu.driver.launches == 3
+    policy.set_scratch_size(0, pk.PerTeam(128))  # the same policy changed: planned anew
+    pk.parallel_for(policy, first_of_row, out=out, value=2.0)
+    assert gpu.driver.launches == 4 and gpu.driver.shared() > shared
     auto = pk.TeamPolicy(pk.Cuda, 3, pk.AUTO)  # sized by the arguments: the Python way
     pk.parallel_for(auto, first_of_row, out=out, value=2.0)
     pk.parallel_for(auto, first_of_row, out=out, value=2.0)
-    assert gpu.driver.launches == 3 and len(gpu.calls) == 3
+    assert gpu.driver.launches == 4 and len(gpu.calls) == 3
 
 
 def test_a_launch_from_another_thread_while_one_waits_goes_the_python_way(gpu):

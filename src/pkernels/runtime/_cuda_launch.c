@@ -464,13 +464,16 @@ static PyObject *launch_packed(Launcher *self, void *stream)
 }
 
 /* A box's or team's launch key: the tuple of the policy's attributes `names` (a box's
- * begins, ends and tiling, say); NULL on an error. */
+ * begins, ends and tiling, say), a list's items as a tuple (a team's scratch sizes are
+ * lists that set_scratch_size changes in place); NULL on an error. */
 static PyObject *policy_key(PyObject *policy, PyObject *names)
 {
     Py_ssize_t count = PyTuple_GET_SIZE(names);
     PyObject *key = PyTuple_New(count);
     for (Py_ssize_t k = 0; key != NULL && k < count; ++k) {
         PyObject *value = PyObject_GetAttr(policy, PyTuple_GET_ITEM(names, k));
+        if (value != NULL && PyList_Check(value))
+            Py_SETREF(value, PyList_AsTuple(value));
         if (value == NULL)
             Py_CLEAR(key);
         else

@@ -139,10 +139,8 @@ def _steps(kernel: CudaKernel, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...],
     """The C launcher's steps: each parameter's name, kind and the type its argument had
     (``kwargs``' values, which found this kernel), with what packing it needs; None
     where an argument is not one the C way takes."""
-    params = kernel.entry.params
-    if [p.name for p in params] != list(kwargs):
-        if sorted(p.name for p in params) != sorted(kwargs):
-            return None  # (a workunit parameter the kernel does not take: not seen)
+    if sorted(p.name for p in kernel.entry.params) != sorted(kwargs):
+        return None  # (a workunit parameter the kernel does not take: not seen)
     steps: list[tuple[Any, ...]] = []
     for name, kind, extra in kernel.argument_steps():
         value = kwargs[name]
