@@ -18,6 +18,7 @@ import fake_cupy
 import numpy as np
 import pytest
 from fake_cupy import STREAM, DriverError, FakeDeviceArray, slot_values
+from launch_kernels import fill_cell, first_of_row, scale
 from test_cuda import GPU_MISSING
 
 import pkernels as pk
@@ -125,23 +126,8 @@ def gpu(monkeypatch: pytest.MonkeyPatch, driver_library: Path) -> Iterator[Any]:
 
 
 @pk.workunit
-def scale(i, out, x, a: float):
-    out[i] = a * x[i]
-
-
-@pk.workunit
 def total(i, acc, x):
     acc += x[i]
-
-
-@pk.workunit
-def fill_cell(i, j, A, value: float):
-    A[i][j] = value
-
-
-@pk.workunit
-def first_of_row(team_member: pk.TeamMember, out, value: float):
-    out[team_member.league_rank()] = value
 
 
 @pk.workunit

@@ -15,6 +15,7 @@ import fake_cupy
 import numpy as np
 import pytest
 from fake_cupy import FakeCPointer, FakeDeviceArray, FakeEvent, slot_values
+from launch_kernels import fill_cell, fill_rows, first_of_row, scale
 
 import pkernels as pk
 from pkernels.api.random_pools import RandomPool
@@ -31,30 +32,6 @@ from pkernels.translate.ir import Param, ViewType
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     """CuPy stood in for (see fake_cupy.fake_gpu)."""
     yield from fake_cupy.fake_gpu(monkeypatch, (scale, fill_rows, fill_cell, first_of_row))
-
-
-# ---------------------------------------------------------------- kernels
-
-
-@pk.workunit
-def scale(i, out, x, a: float):
-    out[i] = a * x[i]
-
-
-@pk.workunit
-def fill_rows(j, A, value: float):
-    for i in range(A.extent(1)):
-        A[j][i] = value
-
-
-@pk.workunit
-def fill_cell(i, j, A, value: float):
-    A[i][j] = value
-
-
-@pk.workunit
-def first_of_row(team_member: pk.TeamMember, out, value: float):
-    out[team_member.league_rank()] = value
 
 
 # ---------------------------------------------------------------- the argument plan
