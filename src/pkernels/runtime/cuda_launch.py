@@ -17,7 +17,7 @@ kernel's arguments are marshalled by its :class:`~.cuda_arguments.CudaArgumentPl
 Launch shapes:
 
 * range / MDRange: blocks of 256, 128, 64 or 32 threads, chosen per kernel by the
-  occupancy calculator (:class:`_RangeState`), grids shaped by
+  occupancy calculator (:class:`~.cuda_occupancy.RangeState`), grids shaped by
   :mod:`~pkernels.runtime.cuda_geometry` (a range: one index per thread; a box: its last
   index along x, the one before along y, the rest along z, ``tiling`` as the block
   shape), the 32-bit entry where every offset from the begins fits (else the module's
@@ -61,14 +61,16 @@ import numpy as np
 
 from ..api.policies import RangePolicy
 from ..api.reducers import Reducer, Sum
-from ..api.teams import SCRATCH_LIMITS, TeamPolicy
+from ..api.teams import TeamPolicy
 from ..backends.faults import fault_error
 from ..errors import DispatchError
 from ..translate import ir
-from ..translate.emit_cuda import BLOCK, ENTRY_SPLIT, TEAM, CudaEntry
+from ..translate.emit_cuda import TEAM, CudaEntry
 from ..translate.ir import StructType
 from .cuda_arguments import ConstantArguments, CudaArgumentPlan
 from .cuda_geometry import MAX_GRID_X, LaunchShape, box_shape, range_shape, spread_threads
+from .cuda_occupancy import RangeState, multiprocessors, occupancy, resident_threads, round_up
+from .cuda_team_size import auto_team_size
 from .cuda_wait import wait_for_stream
 from .marshal import struct_dtype
 
@@ -76,7 +78,6 @@ SPLIT_WARPS = 32  # most warps a block of a shared loop has (translate.lane_spli
 NO_CUDA = "the Cuda execution space needs CuPy and an NVIDIA GPU: pip install 'pkernels[cuda]'"
 SCAN_THREADS = 16384  # threads of a parallel_scan (each scans a contiguous chunk)
 SCAN_BLOCK = 128
-AUTO_TEAM_SIZE = 128  # pk.AUTO's most threads per team
 LEVEL1_BUDGET = 1 << 30  # bytes of level-1 scratch one launch may take (fewer blocks if more)
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # dynamic shared memory a kernel gets without opting in
 _FAULT_BYTES = 1024  # sizeof(pk_rt::Fault): flag, kind, value (a double), text
@@ -136,7 +137,7 @@ class CudaKernel:
     widen: Any = field(default=None, repr=False)
     _record: Any = field(default=None, repr=False)  # the module's pk_fault_record
     _host_flag: Any = field(default=None, repr=False)  # (pinned memory, its int32 view)
-    _ranges: Any = field(default=None, repr=False)  # _RangeState: range and box launches
+    _ranges: Any = field(default=None, repr=False)  # RangeState: range and box launches
     # The last range or box launched and how (see _range_plan): a loop launching the
     # same range again skips the shape arithmetic.
     _last_range: Any = field(default=None, init=False, repr=False)
@@ -277,12 +278,12 @@ class CudaKernel:
         acc = self.entry.acc_type
         return None if acc is None else self.entry.reducer.identity(ir.reduced_type(acc))
 
-    def _range_state(self, cp: Any) -> _RangeState:
+    def _range_state(self, cp: Any) -> RangeState:
         """This kernel's block size and reduce scratch (made at its first launch)."""
         if self._ranges is None:
             with _RANGE_STATE_LOCK:  # one state (and one scratch lock) per kernel
                 if self._ranges is None:
-                    self._ranges = _RangeState(cp, self.function, fixed=self.debug)
+                    self._ranges = RangeState(cp, self.function, fixed=self.debug)
         return self._ranges
 
     def _range_shape(self, cp: Any, policy: Any) -> LaunchShape:
@@ -292,12 +293,12 @@ class CudaKernel:
         state = self._range_state(cp)
         budget = None
         if self.entry.operation == "reduce":
-            budget = state.blocks_per_multiprocessor * _multiprocessors(cp)
+            budget = state.blocks_per_multiprocessor * multiprocessors(cp)
         if self.entry.rank == 1:
             threads = state.threads
-            if not self.debug:  # (a debug build keeps its block size: see _RangeState)
+            if not self.debug:  # (a debug build keeps its block size: see RangeState)
                 count = max(0, policy.end - policy.begin)
-                threads = spread_threads(count, threads, _multiprocessors(cp))
+                threads = spread_threads(count, threads, multiprocessors(cp))
             return range_shape(policy.begin, policy.end, threads, budget)
         tiling = getattr(policy, "tiling", None)
         if tiling is not None:
@@ -365,8 +366,8 @@ class CudaKernel:
         if not self.entry.splits or self.build != "release" or self.entry.rank != 1 or self.wide:
             return None  # (a 64-bit build has no split entry: too few indices to need one)
         count = policy.end - policy.begin
-        multiprocessors = _multiprocessors(cp)
-        room = multiprocessors * _resident_threads(cp) // max(count, 1)
+        sms = multiprocessors(cp)
+        room = sms * resident_threads(cp) // max(count, 1)
         if room < 2:
             return None  # enough indices to fill the GPU one per thread
         state = self._range_state(cp)
@@ -378,8 +379,8 @@ class CudaKernel:
             return None
         threads, blocks = 32 * lanes, -(-count // 32)
         if self.entry.operation == "reduce":
-            _, resident = _occupancy(cp, function, threads, [threads])
-            blocks = min(blocks, resident * multiprocessors)
+            _, resident = occupancy(cp, function, threads, [threads])
+            blocks = min(blocks, resident * sms)
         shape = LaunchShape((blocks, 1, 1), (threads, 1, 1), False, blocks * 32 >= count)
         return shape, function
 
@@ -388,13 +389,13 @@ class CudaKernel:
         :class:`~.cuda_arguments.CudaArgumentPlan` steps (name, kind, what the kind needs)."""
         return self._plan.steps
 
-    def fast_range_state(self, cp: Any) -> _RangeState:
+    def fast_range_state(self, cp: Any) -> RangeState:
         """A launch state of its own (block size, a reduce's scratch) for launches this
         kernel's :meth:`launch` does not make (the C launcher's: :mod:`.cuda_fast`)."""
-        return _RangeState(cp, self.function, fixed=self.debug)
+        return RangeState(cp, self.function, fixed=self.debug)
 
     def range_recipe(
-        self, cp: Any, policy: Any, state: _RangeState
+        self, cp: Any, policy: Any, state: RangeState
     ) -> tuple[Any, LaunchShape, tuple[int, ...], int] | None:
         """How :meth:`launch` would run a range or box ``for`` or ``reduce`` over
         ``policy``, with ``state``'s reduce scratch (from :meth:`fast_range_state`, whose
@@ -463,7 +464,7 @@ class CudaKernel:
     ) -> tuple[int, int, int]:
         """(team size, blocks, level-1 scratch bytes per block) of a TeamPolicy launch."""
         team = auto_team_size(self.entry, policy, kwargs)
-        level1 = _round_up(policy.scratch_bytes(1, team), 64)
+        level1 = round_up(policy.scratch_bytes(1, team), 64)
         if self.entry.acc_type is None and not level1:
             # A block per team, as Kokkos launches them: the hardware hands a finished
             # team's multiprocessor the next (a block looping over league ranks ran a
@@ -471,7 +472,7 @@ class CudaKernel:
             return team, min(policy.league_size, MAX_GRID_X), level1
         # A reduce's blocks each leave a partial, which the host combines; level-1
         # scratch is a slice per block: as many blocks as run at once.
-        blocks = min(policy.league_size, _multiprocessors(cp) * max(1, 2048 // max(team, 1)))
+        blocks = min(policy.league_size, multiprocessors(cp) * max(1, 2048 // max(team, 1)))
         if level1:
             blocks = max(1, min(blocks, LEVEL1_BUDGET // level1))
         return team, blocks, level1
@@ -534,8 +535,8 @@ class CudaKernel:
         team_bytes, thread_bytes = policy.team_scratch, policy.thread_scratch
         shared = (
             self.entry.slot_bytes * team
-            + _round_up(4 * team, 8)
-            + _round_up(policy.scratch_bytes(0, team), 8)
+            + round_up(4 * team, 8)
+            + round_up(policy.scratch_bytes(0, team), 8)
         )
         if shared > DEFAULT_DYNAMIC_SHARED:
             try:
@@ -582,91 +583,8 @@ def _box(rank: int, policy: Any) -> tuple[list[int], list[int]]:
     return list(policy.begins), list(policy.ends)
 
 
-_RANGE_STATE_LOCK = threading.Lock()
+_RANGE_STATE_LOCK = threading.Lock()  # one RangeState per kernel
 _WIDE = ("the 64-bit build",)  # a _range_plan: the launch is wide_kernel()'s
-
-
-class _RangeState:
-    """A range or box kernel's launch state, made at its first launch: its block size
-    (by occupancy), its split entry, and a reduce's scratch in device memory (the
-    ticket, a slot per block) and its result in pinned host memory, allocated once and
-    grown when a launch has more blocks. The ticket is zero when allocated and every
-    launch leaves it zero, so no launch clears anything."""
-
-    def __init__(self, cp: Any, function: Any, fixed: bool = False) -> None:
-        self.threads_limit = min(BLOCK, int(function.max_threads_per_block))
-        # A debug build keeps the largest block, so an index's block and thread are the
-        # same whatever registers -G takes (pkdb users read them).
-        sizes = [self.threads_limit] if fixed else None
-        self.threads, self.blocks_per_multiprocessor = _occupancy(
-            cp, function, self.threads_limit, sizes
-        )
-        self.lock = threading.Lock()
-        self._split: tuple[Any, int] | None = None
-        self._addresses: ConstantArguments | None = None
-        self._buffer: Any = None
-        self._pinned: Any = None  # keeps the result's pinned memory allocated
-        self._pinned_bytes = 0
-
-    def split_entry(self, module: Any) -> tuple[Any, int]:
-        """The module's ENTRY_SPLIT and the most threads its blocks may have (for the
-        registers it needs), looked up once."""
-        if self._split is None:
-            function = module.get_function(ENTRY_SPLIT)
-            self._split = (function, int(function.max_threads_per_block))
-        return self._split
-
-    def addresses(self, cp: Any, values: tuple[int, int, int]) -> tuple[Any, ...]:
-        """The reduce's partials, ticket and result addresses as launch arguments (kept
-        while they stay where they are)."""
-        if self._addresses is None or self._addresses.values != values:
-            self._addresses = ConstantArguments(cp, values)
-        return self._addresses.pointers
-
-    def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int]:
-        """Device addresses of the ticket and ``blocks`` partials of ``itemsize`` bytes
-        (the ticket first, at a fixed place, so that it stays zero)."""
-        slot = _round_up(itemsize, 16)
-        needed = 16 + blocks * slot
-        if self._buffer is None or self._buffer.nbytes < needed:
-            size = max(needed, 2 * self._buffer.nbytes if self._buffer is not None else 0)
-            self._buffer = cp.zeros(size, dtype=np.uint8)
-        base = int(self._buffer.data.ptr)
-        return base, base + 16
-
-    def result(self, cp: Any, itemsize: int) -> np.ndarray:
-        """``itemsize`` bytes of pinned host memory for a reduce's total, which the last
-        block writes there itself (with unified addressing, which every GPU CUDA 13 runs
-        has, a pinned host address is also the device's): the host reads it after the
-        wait, with no copy from device memory (a synchronous copy of a few bytes cost
-        some 10 us of every reduce)."""
-        if self._pinned is None or self._pinned_bytes < itemsize:
-            self._pinned_bytes = _round_up(itemsize, 16)
-            self._pinned = cp.cuda.alloc_pinned_memory(self._pinned_bytes)
-        return np.frombuffer(self._pinned, dtype=np.uint8, count=itemsize)
-
-
-def _occupancy(
-    cp: Any, function: Any, limit: int, sizes: list[int] | None = None
-) -> tuple[int, int]:
-    """(threads per block, blocks per multiprocessor) of a range or box kernel: the block
-    size of ``sizes`` (256, 128, 64 or 32 threads, at most ``limit``) that keeps the most
-    threads resident per multiprocessor (the larger on a tie), by the driver's occupancy
-    calculator; the first size, and 2048 threads' worth of blocks, when it cannot
-    answer."""
-    if sizes is None:
-        sizes = [size for size in (256, 128, 64, 32) if size <= limit] or [32]
-    try:
-        handle = function.kernel.ptr if hasattr(function, "kernel") else function.ptr
-        occupancy = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor
-        best = (0, sizes[0], 1)
-        for size in sizes:
-            blocks = int(occupancy(handle, size, 0))
-            if blocks * size > best[0]:
-                best = (blocks * size, size, blocks)
-        return best[1], max(1, best[2])
-    except Exception:  # noqa: BLE001 - no occupancy calculator: the usual shape
-        return sizes[0], 2048 // sizes[0]
 
 
 def _check_tiling(tiling: tuple[int, ...], limit: int) -> None:
@@ -710,87 +628,6 @@ def _in_order(reducer: Reducer, partials: np.ndarray) -> Any:
 def _in_order_sum(partials: np.ndarray) -> Any:
     """The blocks' partials added one after another, in block order, in their type."""
     return np.add.accumulate(partials, dtype=partials.dtype)[-1].item()
-
-
-def _round_up(n: int, step: int) -> int:
-    return -(-n // step) * step
-
-
-_device_attributes: dict[tuple[int, str], int] = {}
-
-
-def _device_attribute(cp: Any, name: str) -> int:
-    """The current GPU's attribute ``name`` (CUDA's, as CuPy names it), read once."""
-    device = cp.cuda.Device()
-    value = _device_attributes.get((device.id, name))
-    if value is None:
-        value = _device_attributes[(device.id, name)] = int(device.attributes[name])
-    return value
-
-
-def _multiprocessors(cp: Any) -> int:
-    return _device_attribute(cp, "MultiProcessorCount")
-
-
-def _resident_threads(cp: Any) -> int:
-    """The most threads one multiprocessor of this GPU holds at once."""
-    return _device_attribute(cp, "MaxThreadsPerMultiProcessor")
-
-
-def auto_team_size(entry: CudaEntry, policy: TeamPolicy, kwargs: dict[str, Any]) -> int:
-    """The team size of a TeamPolicy on the GPU: the one asked for, else (``pk.AUTO``) the
-    smallest power of two that gives each index of the largest team-split nested range
-    (TeamThreadRange & co., whose bounds are read from the dispatch's arguments) a thread
-    of its own, at most :data:`AUTO_TEAM_SIZE` (also when the bounds are computed in the
-    kernel); one thread when the body has no such range (nor asks its team size, as a
-    kernel splitting work itself does); fewer when the per-thread scratch would not fit."""
-    if policy.team_size is not None:
-        return policy.team_size
-    if not entry.team_ranges:
-        wanted = AUTO_TEAM_SIZE if entry.asks_team_size else 1
-    else:
-        wanted = 0
-        for begins, ends in entry.team_ranges:
-            count = 1
-            for begin, end in zip(begins, ends, strict=True):
-                b, e = _static_value(begin, kwargs), _static_value(end, kwargs)
-                if b is None or e is None:
-                    count = AUTO_TEAM_SIZE
-                    break
-                count *= max(0, e - b)
-            wanted = max(wanted, count)
-    size = 1
-    while size < min(wanted, AUTO_TEAM_SIZE):
-        size *= 2
-    for level, limit in enumerate(SCRATCH_LIMITS):
-        while size > 1 and policy.scratch_bytes(level, size) > limit:
-            size //= 2
-    return size
-
-
-def _static_value(e: ir.Expr, kwargs: dict[str, Any]) -> int | None:
-    """The value of an integer expression of the kernel's arguments, or None."""
-    match e:
-        case ir.Const(value=value) if not isinstance(value, float):
-            return int(value)
-        case ir.Var(name=name):
-            value = kwargs.get(name)
-            return int(value) if isinstance(value, int | np.integer) else None
-        case ir.ViewExtent(view=view, axis=axis):
-            array = kwargs.get(view.name)
-            return int(array.shape[axis]) if hasattr(array, "shape") else None
-        case ir.Cast(operand=operand) if e.type.is_integer:
-            return _static_value(operand, kwargs)
-        case ir.BinOp(op=op, left=left, right=right) if op in ("+", "-", "*", "//", "%"):
-            a, b = _static_value(left, kwargs), _static_value(right, kwargs)
-            if a is None or b is None or (op in ("//", "%") and b == 0):
-                return None
-            if op == "//":
-                return a // b
-            if op == "%":
-                return a % b
-            return a + b if op == "+" else a - b if op == "-" else a * b
-    return None
 
 
 def cuda_arguments(params: list[ir.Param], kwargs: dict[str, Any]) -> list[Any]:
