@@ -330,6 +330,23 @@ def test_a_team_launch_in_c_and_the_fault_it_flags(gpu):
     assert gpu.driver.launches == 4 and len(gpu.calls) == 3
 
 
+def test_a_forgotten_kernel_and_its_launcher_are_collected(gpu):
+    import gc
+    import weakref
+
+    out, x = FakeDeviceArray(np.zeros(4)), FakeDeviceArray(np.arange(4.0))
+    for _ in range(2):
+        pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, 4), scale, out=out, x=x, a=1.0)
+    (kernel,) = scale.__pkernels__.specializations.values()
+    assert type(kernel.c_launcher).__name__ == "Launcher"  # which holds the kernel
+    gone = weakref.ref(kernel)
+    del kernel
+    scale.__pkernels__.specializations.clear()
+    scale.__pkernels__.fast_paths.clear()
+    gc.collect()
+    assert gone() is None
+
+
 def test_a_launch_from_another_thread_while_one_waits_goes_the_python_way(gpu):
     import threading
 

@@ -76,19 +76,31 @@ typedef struct {
     void **params;
 } Launcher;
 
+/* The Python objects a Launcher holds: its callables hold its kernel, which holds it. */
+#define LAUNCHER_OBJECTS(apply)                                                           \
+    apply(steps) apply(view_type) apply(recipe) apply(slow) apply(other) apply(wait_rest) \
+    apply(failed) apply(current_stream) apply(key) apply(key_names) apply(fault)
+
+static int Launcher_traverse(Launcher *self, visitproc visit, void *arg)
+{
+#define VISIT(field) Py_VISIT(self->field);
+    LAUNCHER_OBJECTS(VISIT)
+#undef VISIT
+    return 0;
+}
+
+static int Launcher_clear(Launcher *self)
+{
+#define CLEAR(field) Py_CLEAR(self->field);
+    LAUNCHER_OBJECTS(CLEAR)
+#undef CLEAR
+    return 0;
+}
+
 static void Launcher_dealloc(Launcher *self)
 {
-    Py_XDECREF(self->steps);
-    Py_XDECREF(self->view_type);
-    Py_XDECREF(self->recipe);
-    Py_XDECREF(self->slow);
-    Py_XDECREF(self->other);
-    Py_XDECREF(self->wait_rest);
-    Py_XDECREF(self->failed);
-    Py_XDECREF(self->current_stream);
-    Py_XDECREF(self->key);
-    Py_XDECREF(self->key_names);
-    Py_XDECREF(self->fault);
+    PyObject_GC_UnTrack(self);
+    Launcher_clear(self);
     PyMem_Free(self->slots);
     PyMem_Free(self->params);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -495,6 +507,10 @@ static PyObject *Launcher_launch(Launcher *self, PyObject *const *args, Py_ssize
                         "launch(space, begin, end, kwargs) or launch(policy, kwargs)");
         return NULL;
     }
+    if (self->slow == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "this Launcher was cleared (garbage collected)");
+        return NULL;
+    }
     PyObject *kwargs = args[nargs - 1];
     if (!enabled || driver.launch_kernel == NULL || self->busy)
         return PyObject_Vectorcall(self->slow, args, nargs, NULL);
@@ -575,7 +591,9 @@ static PyTypeObject LauncherType = {
     .tp_name = "pkernels.runtime._cuda_launch.Launcher",
     .tp_basicsize = sizeof(Launcher),
     .tp_dealloc = (destructor)Launcher_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)Launcher_traverse,
+    .tp_clear = (inquiry)Launcher_clear,
     .tp_doc = Launcher_doc,
     .tp_methods = Launcher_methods,
     .tp_init = (initproc)Launcher_init,
