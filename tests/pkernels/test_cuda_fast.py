@@ -8,8 +8,10 @@ the real driver)."""
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -328,6 +330,16 @@ def test_a_team_launch_in_c_and_the_fault_it_flags(gpu):
     pk.parallel_for(auto, first_of_row, out=out, value=2.0)
     pk.parallel_for(auto, first_of_row, out=out, value=2.0)
     assert gpu.driver.launches == 4 and len(gpu.calls) == 3
+
+
+def test_pkernels_cuda_c_launch_0_turns_the_c_launchers_off():
+    probe = "from pkernels.runtime import cuda_fast; print(cuda_fast._driver)"
+    env = {**os.environ, cuda_fast.SWITCH: "0"}
+    off = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert off.stdout.strip() == "[False]", off.stderr
+    env[cuda_fast.SWITCH] = "1"
+    on = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert on.stdout.strip() == "[]", on.stderr  # (the driver is looked for at a launch)
 
 
 def test_a_forgotten_kernel_and_its_launcher_are_collected(gpu):

@@ -18,12 +18,14 @@ that does it today: other arguments (``other``); a range that is empty or needs 
 still running after :data:`~.cuda_wait.SPIN_SECONDS` (:func:`~.cuda_wait.wait_for_stream`,
 which naps and raises a failed kernel's error); a launch the driver refuses (CuPy's
 ``CUDADriverError``); a team launch that flagged a fault (its ``Kernel*Error``).
-Without the C extension or the driver, launches go the Python way.
+Without the C extension or the driver, or with ``PKERNELS_CUDA_C_LAUNCH=0`` in the
+environment, launches go the Python way.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +65,11 @@ KEY_NAMES = {
     TEAM: ("league_size", "team_size", "team_scratch", "thread_scratch"),
 }  # fmt: skip
 
-_driver: list[bool] = []  # [whether load_driver found it], once tried
+#: The environment variable that turns the C launchers off (``0``).
+SWITCH = "PKERNELS_CUDA_C_LAUNCH"
+
+# [whether load_driver found it], once tried ([False]: switched off)
+_driver: list[bool] = [False] if os.environ.get(SWITCH, "").strip() == "0" else []
 
 
 def use_driver(path: str | None) -> bool:
