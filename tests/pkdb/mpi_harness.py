@@ -83,8 +83,10 @@ class MpiSession:
     def cmd(self, line: str, timeout: float = 60) -> str:
         """Type ``line``; its output up to the next prompt (without the echoed line)."""
         self.child.sendline(line)
-        _echo, _, rest = self.wait_prompt(timeout).partition("\n")
-        return rest
+        text = self.wait_prompt(timeout)
+        # (mpirun's own notices may come before the echo: Open MPI 4's of a killed rank)
+        _before, echo, rest = text.partition(line + "\n")
+        return rest if echo else text.partition("\n")[2]
 
     def quit(self) -> int:
         self.child.sendline("quit")

@@ -117,7 +117,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch, driver_library: Path) -> Iterator[Any]:
     (``gpu.driver``); the real one (or none) is back after the test."""
     had_driver = list(cuda_fast._driver)
     for cp in fake_cupy.fake_gpu(
-        monkeypatch, (scale, total, fill, fill_cell, first_of_row, copy_flag, count_odd)
+        monkeypatch, (scale, total, sum3, fill, fill_cell, first_of_row, copy_flag, count_odd)
     ):
         assert cuda_fast.use_driver(str(driver_library))
         cp.driver = Driver(driver_library)
@@ -130,6 +130,11 @@ def gpu(monkeypatch: pytest.MonkeyPatch, driver_library: Path) -> Iterator[Any]:
 @pk.workunit
 def total(i, acc, x):
     acc += x[i]
+
+
+@pk.workunit
+def sum3(i, j, k, acc, A):
+    acc += A[i][j][k]
 
 
 @pk.workunit
@@ -214,6 +219,17 @@ def test_arguments_of_other_kinds_go_to_their_own_kernel(gpu):
         pk.parallel_for(policy, scale, out=out, x=np.zeros(4), a=1.0)
     with pytest.raises(DispatchError, match="missing x"):
         pk.parallel_for(policy, scale, out=out, a=1.0)
+
+
+def test_a_box_reduce_of_rank_3_gives_its_total(gpu):
+    A = FakeDeviceArray(np.arange(60, dtype=np.int64).reshape(3, 4, 5))
+    box = pk.MDRangePolicy(pk.Cuda, [1, 0, 2], [3, 4, 5], [1, 2, 4])
+    pk.parallel_reduce(box, sum3, A=A)  # the full path (the fake kernel leaves 0)
+    gpu.driver.set("params", 6 + 3 + 7)  # 3 begins and ends, partials, ticket, result, A's
+    gpu.driver.set("result_slot", 8)
+    gpu.driver.set("result_bits", int(np.float64(-12345.5).view(np.int64)))  # (acc: float)
+    assert pk.parallel_reduce(box, sum3, A=A) == -12345.5
+    assert gpu.driver.taken()[9:] == gpu.calls[0][2][9:] and gpu.driver.launches == 1
 
 
 def test_what_the_python_way_refuses_is_refused_with_its_message(gpu):

@@ -29,7 +29,7 @@ enum { VIEW = 0, FLOAT64, FLOAT32, BOOL, INT64, INT, POOL_OR_INT, COMPLEX };
 enum { NO_RESULT = 0, R_FLOAT64, R_FLOAT32, R_INT64, R_INT32, R_INT16, R_INT8, R_UINT64,
        R_UINT32, R_UINT16, R_UINT8, R_BOOL };
 
-#define MAX_LEAD 8    /* a range's bounds, a reduce's scratch addresses */
+#define MAX_LEAD 16   /* a box's bounds (8 at rank 4), a reduce's 3 scratch addresses; a team's 8 */
 #define MAX_POOLS 64
 #define NOT_READY 600 /* CUDA_ERROR_NOT_READY: what cuStreamQuery answers while work runs */
 
