@@ -75,11 +75,9 @@ class CudaBackend:
         ``range_launcher`` where the arguments fit it; None for anything else, which the
         full path then handles and checks (a PyTorch tensor, say: its key is no
         kernel's)."""
-        fast = getattr(workunit, "__pkernels__", None)
-        if type(fast) is KernelMarker:
-            fast = fast.fast_paths.get(operation)
-            if fast is not None and fast[0] is workunit:
-                return fast[1]
+        kept = _kept_launcher(workunit, operation)
+        if kept is not None:
+            return kept
         kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD)
         if kernel is None:
             return None
@@ -92,11 +90,9 @@ class CudaBackend:
         the commonest dispatch (as :meth:`cached_range_kernel`'s), whose ``launch(policy,
         kwargs)`` checks a team's size and scratch, a box's tiling, itself; its C
         launcher where it has one (made as a range's)."""
-        fast = getattr(workunit, "__pkernels__", None)
-        if type(fast) is KernelMarker:
-            fast = fast.fast_paths.get((operation, rank))
-            if fast is not None and fast[0] is workunit:
-                return fast[1]
+        kept = _kept_launcher(workunit, (operation, rank))
+        if kept is not None:
+            return kept
         kernel = loaded_kernel(operation, workunit, kwargs, _DEFAULT_CUDA_BUILD, rank)
         if kernel is None:
             return None
@@ -104,6 +100,17 @@ class CudaBackend:
 
     def observed_range_kernel(self, *args: Any) -> None:
         return None  # an observed Cuda dispatch takes the full path
+
+
+def _kept_launcher(workunit: Any, key: Any) -> Any | None:
+    """The C launcher ``workunit``'s last fast-path launch of ``key`` (its operation, or
+    (operation, rank) for a box or team) ran, kept in its marker; None for none."""
+    marker = getattr(workunit, "__pkernels__", None)
+    if type(marker) is KernelMarker:
+        kept = marker.fast_paths.get(key)
+        if kept is not None and kept[0] is workunit:
+            return kept[1]
+    return None
 
 
 def _launcher(kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any], rank: int) -> Any:
@@ -119,7 +126,7 @@ def _launcher(kernel: Any, operation: str, workunit: Any, kwargs: dict[str, Any]
             other = functools.partial(_other_arguments, operation, workunit, rank)
             kernel.c_launcher = c_launcher(kernel, kwargs, python, other) or False
     if kernel.c_launcher is False:
-        return python.__self__
+        return python.__self__  # (the RangeLauncher, or the kernel)
     key = operation if rank == 1 else (operation, rank)
     workunit.__pkernels__.fast_paths[key] = (workunit, kernel.c_launcher)
     return kernel.c_launcher
