@@ -28,6 +28,17 @@ from pkernels.runtime.cuda_arguments import CudaArgumentPlan
 from pkernels.translate.ir import Param, ViewType
 
 
+def full_paths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at each dispatch that takes the full path (asks the Cuda
+    backend for its kernel)."""
+    kernels: list[int] = []
+    real_kernel = CudaBackend.kernel
+    monkeypatch.setattr(
+        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
+    )
+    return kernels
+
+
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     """CuPy stood in for (see fake_cupy.fake_gpu)."""
@@ -115,11 +126,7 @@ def test_bad_arguments_are_refused_by_name_before_a_pool_key_is_taken():
 def test_the_fast_path_launches_what_the_full_path_does(fake_gpu, monkeypatch):
     out, x = FakeDeviceArray(np.zeros(5)), FakeDeviceArray(np.arange(5.0))
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 1, 5), scale, out=out, x=x, a=2.0)
-    kernels: list[Any] = []
-    real_kernel = CudaBackend.kernel
-    monkeypatch.setattr(
-        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
-    )
+    kernels = full_paths(monkeypatch)
     pk.parallel_for(pk.RangePolicy(pk.Cuda, 1, 5), scale, out=out, x=x, a=2.0)
     pk.set_default_space(pk.Cuda)
     pk.parallel_for(5, scale, out=out, x=x, a=2.0)  # an int policy: RangePolicy(0, 5)
@@ -147,11 +154,7 @@ def test_a_team_dispatch_again_takes_the_fast_path_and_launches_what_the_first_d
     out = FakeDeviceArray(np.zeros(7))
     policy = pk.TeamPolicy(pk.Cuda, 3, 4)
     pk.parallel_for(policy, first_of_row, out=out, value=2.0)
-    kernels: list[Any] = []
-    real_kernel = CudaBackend.kernel
-    monkeypatch.setattr(
-        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
-    )
+    kernels = full_paths(monkeypatch)
     pk.parallel_for(policy, first_of_row, out=out, value=2.0)
     pk.parallel_for(pk.TeamPolicy(pk.Cuda, 7, 4), first_of_row, out=out, value=2.0)
     assert not kernels and fake_gpu.built == ["release"]  # loaded once, then the fast path
@@ -172,11 +175,7 @@ def test_an_mdrange_dispatch_again_takes_the_fast_path_and_launches_what_the_fir
     A = FakeDeviceArray(np.zeros((6, 5)))
     policy = pk.MDRangePolicy(pk.Cuda, [1, 0], [6, 5], tiling=[2, 4])
     pk.parallel_for(policy, fill_cell, A=A, value=2.0)
-    kernels: list[Any] = []
-    real_kernel = CudaBackend.kernel
-    monkeypatch.setattr(
-        CudaBackend, "kernel", lambda self, launch: kernels.append(1) or real_kernel(self, launch)
-    )
+    kernels = full_paths(monkeypatch)
     pk.parallel_for(policy, fill_cell, A=A, value=2.0)
     pk.parallel_for(pk.MDRangePolicy(pk.Cuda, [0, 0], [6, 5]), fill_cell, A=A, value=2.0)
     assert not kernels and fake_gpu.built == ["release"]  # loaded once, then the fast path
