@@ -410,8 +410,8 @@ def test_a_launch_is_planned_again_for_another_range_or_context(gpu, monkeypatch
     monkeypatch.setattr(
         CudaKernel,
         "range_recipe",
-        lambda self, cp, policy, state: (
-            planned.append((policy.begin, policy.end)) or real(self, cp, policy, state)
+        lambda self, cp, policy, scratch: (
+            planned.append((policy.begin, policy.end)) or real(self, cp, policy, scratch)
         ),
     )
     out, x = FakeDeviceArray(np.zeros(300)), FakeDeviceArray(np.arange(300.0))

@@ -36,6 +36,7 @@ from ..translate.emit_cuda import TEAM
 from ..translate.ir import StructType
 from . import cuda_arguments as arguments
 from .cuda_launch import CudaKernel, cupy_module
+from .cuda_occupancy import ReduceScratch
 from .cuda_wait import SPIN_SECONDS, wait_for_stream
 from .marshal import signature_key, view_layout
 
@@ -111,9 +112,9 @@ def c_launcher(
         recipe: Callable[..., Any] = functools.partial(_team_recipe, kernel)
         fault = functools.partial(kernel.raise_flagged_fault, kernel.host_flag(cp))
     elif rank == 1:
-        recipe = functools.partial(_range_recipe, kernel, kernel.fast_range_state(cp))
+        recipe = functools.partial(_range_recipe, kernel, ReduceScratch())
     else:
-        recipe = functools.partial(_recipe, kernel, kernel.fast_range_state(cp))
+        recipe = functools.partial(_recipe, kernel, ReduceScratch())
     return _cuda_launch.Launcher(
         steps, View, recipe, slow, other, functools.partial(wait_for_stream, cp, spun=True),
         _launch_failed, cp.cuda.get_current_stream, SPIN_SECONDS, KEY_NAMES.get(rank, ()),
@@ -169,17 +170,19 @@ def _steps(kernel: CudaKernel, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...],
     return tuple(steps)
 
 
-def _range_recipe(kernel: CudaKernel, state: Any, begin: int, end: int) -> tuple[Any, ...] | None:
+def _range_recipe(
+    kernel: CudaKernel, scratch: ReduceScratch, begin: int, end: int
+) -> tuple[Any, ...] | None:
     """:func:`_recipe` of a launch over ``range(begin, end)``."""
-    return _recipe(kernel, state, RangePolicy(ExecutionSpace.Cuda, begin, end))
+    return _recipe(kernel, scratch, RangePolicy(ExecutionSpace.Cuda, begin, end))
 
 
-def _recipe(kernel: CudaKernel, state: Any, policy: Any) -> tuple[Any, ...] | None:
+def _recipe(kernel: CudaKernel, scratch: ReduceScratch, policy: Any) -> tuple[Any, ...] | None:
     """How the C launcher launches ``kernel`` over ``policy``'s range or box: (the
     CUfunction, grid, block, the values before the arguments, the address a reduce's
     total is left at, its kind), or None where the Python way launches it (an empty
     range, one that needs the 64-bit build)."""
-    plan = kernel.range_recipe(cupy_module(), policy, state)
+    plan = kernel.range_recipe(cupy_module(), policy, scratch)
     if plan is None:
         return None
     function, shape, lead, result = plan

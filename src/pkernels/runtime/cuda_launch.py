@@ -69,7 +69,14 @@ from ..translate.emit_cuda import TEAM, CudaEntry
 from ..translate.ir import StructType
 from .cuda_arguments import ConstantArguments, CudaArgumentPlan
 from .cuda_geometry import MAX_GRID_X, LaunchShape, box_shape, range_shape, spread_threads
-from .cuda_occupancy import RangeState, multiprocessors, occupancy, resident_threads, round_up
+from .cuda_occupancy import (
+    RangeState,
+    ReduceScratch,
+    multiprocessors,
+    occupancy,
+    resident_threads,
+    round_up,
+)
 from .cuda_team_size import auto_team_size
 from .cuda_wait import wait_for_stream
 from .marshal import struct_dtype
@@ -389,18 +396,13 @@ class CudaKernel:
         :class:`~.cuda_arguments.CudaArgumentPlan` steps (name, kind, what the kind needs)."""
         return self._plan.steps
 
-    def fast_range_state(self, cp: Any) -> RangeState:
-        """A launch state of its own (block size, a reduce's scratch) for launches this
-        kernel's :meth:`launch` does not make (the C launcher's: :mod:`.cuda_fast`)."""
-        return RangeState(cp, self.function, fixed=self.debug)
-
     def range_recipe(
-        self, cp: Any, policy: Any, state: RangeState
+        self, cp: Any, policy: Any, scratch: ReduceScratch
     ) -> tuple[Any, LaunchShape, tuple[int, ...], int] | None:
         """How :meth:`launch` would run a range or box ``for`` or ``reduce`` over
-        ``policy``, with ``state``'s reduce scratch (from :meth:`fast_range_state`, whose
-        user launches one at a time): (the entry function, the shape, the values before
-        the arguments, the host address the reduce's total is left at or 0); None for an
+        ``policy``, a reduce with ``scratch`` (not this kernel's own: the caller's, which
+        launches one at a time): (the entry function, the shape, the values before the
+        arguments, the host address the reduce's total is left at or 0); None for an
         empty range or one the 64-bit build runs."""
         plan = self._range_plan(cp, policy)
         if plan is None or plan is _WIDE:
@@ -410,10 +412,8 @@ class CudaKernel:
             return function, shape, constant.values, 0
         acc = self.entry.acc_type
         assert acc is not None and not isinstance(acc, StructType)
-        itemsize = acc.np_dtype.itemsize
-        ticket, partials = state.scratch(cp, shape.blocks, itemsize)
-        result = int(state.result(cp, itemsize).ctypes.data)
-        return function, shape, (*constant.values, partials, ticket, result), result
+        places, _ = scratch.places(cp, shape.blocks, acc.np_dtype.itemsize)
+        return function, shape, (*constant.values, *places), places[-1]
 
     def _launch_range(self, cp: Any, policy: Any, args: list[Any]) -> Any:
         plan = self._range_plan(cp, policy)
@@ -430,12 +430,10 @@ class CudaKernel:
         acc = self.entry.acc_type
         assert acc is not None
         dtype = struct_dtype(acc) if isinstance(acc, StructType) else acc.np_dtype
-        itemsize = dtype.itemsize
-        state = self._range_state(cp)
-        with state.lock:  # one launch at a time uses the scratch
-            ticket, partials = state.scratch(cp, shape.blocks, itemsize)
-            result = state.result(cp, itemsize)
-            lead = state.addresses(cp, (partials, ticket, result.ctypes.data))
+        scratch = self._range_state(cp).reduce
+        with scratch.lock:  # one launch at a time uses the scratch
+            places, result = scratch.places(cp, shape.blocks, dtype.itemsize)
+            lead = scratch.pointers(cp, places)
             _launch_shaped(cp, function, shape, (*bounds, *lead, *args), prints)
             value = result.copy()  # the kernel is done: its total is in host memory
         if isinstance(acc, StructType):

@@ -1,5 +1,5 @@
 """A Cuda range or box kernel's launch state (its block size by occupancy, its shared
-loop's entry, a reduce's scratch) and what the GPU it runs on holds, read once."""
+loop's entry), a reduce's scratch, and what the GPU it runs on holds, read once."""
 
 from __future__ import annotations
 
@@ -14,10 +14,7 @@ from .cuda_arguments import ConstantArguments
 
 class RangeState:
     """A range or box kernel's launch state, made at its first launch: its block size
-    (by occupancy), its split entry, and a reduce's scratch in device memory (the
-    ticket, a slot per block) and its result in pinned host memory, allocated once and
-    grown when a launch has more blocks. The ticket is zero when allocated and every
-    launch leaves it zero, so no launch clears anything."""
+    (by occupancy), its split entry, and its reduce scratch (:attr:`reduce`)."""
 
     def __init__(self, cp: Any, function: Any, fixed: bool = False) -> None:
         self.threads_limit = min(BLOCK, int(function.max_threads_per_block))
@@ -27,12 +24,8 @@ class RangeState:
         self.threads, self.blocks_per_multiprocessor = occupancy(
             cp, function, self.threads_limit, sizes
         )
-        self.lock = threading.Lock()
+        self.reduce = ReduceScratch()
         self._split: tuple[Any, int] | None = None
-        self._addresses: ConstantArguments | None = None
-        self._buffer: Any = None
-        self._pinned: Any = None  # keeps the result's pinned memory allocated
-        self._pinned_bytes = 0
 
     def split_entry(self, module: Any) -> tuple[Any, int]:
         """The module's ENTRY_SPLIT and the most threads its blocks may have (for the
@@ -42,14 +35,36 @@ class RangeState:
             self._split = (function, int(function.max_threads_per_block))
         return self._split
 
-    def addresses(self, cp: Any, values: tuple[int, int, int]) -> tuple[Any, ...]:
-        """The reduce's partials, ticket and result addresses as launch arguments (kept
-        while they stay where they are)."""
-        if self._addresses is None or self._addresses.values != values:
-            self._addresses = ConstantArguments(cp, values)
+
+class ReduceScratch:
+    """A range or box reduce's scratch: in device memory the ticket and a slot per
+    block, and the result in pinned host memory, allocated once and grown when a launch
+    has more blocks. The ticket is zero when allocated and every launch leaves it zero,
+    so no launch clears anything. One launch at a time uses it (:attr:`lock`; the C
+    launcher has one of its own)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._addresses: ConstantArguments | None = None
+        self._buffer: Any = None
+        self._pinned: Any = None  # keeps the result's pinned memory allocated
+        self._pinned_bytes = 0
+
+    def places(self, cp: Any, blocks: int, itemsize: int) -> tuple[tuple[int, int, int], Any]:
+        """The addresses a reduce over ``blocks`` blocks of ``itemsize``-byte partials
+        passes its kernel, in the kernel's order (the partials, the ticket, the result),
+        and the result's ``itemsize`` bytes of host memory (a NumPy uint8 array)."""
+        ticket, partials = self._scratch(cp, blocks, itemsize)
+        result = self._result(cp, itemsize)
+        return (partials, ticket, int(result.ctypes.data)), result
+
+    def pointers(self, cp: Any, places: tuple[int, int, int]) -> tuple[Any, ...]:
+        """``places`` as launch arguments (kept while they stay where they are)."""
+        if self._addresses is None or self._addresses.values != places:
+            self._addresses = ConstantArguments(cp, places)
         return self._addresses.pointers
 
-    def scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int]:
+    def _scratch(self, cp: Any, blocks: int, itemsize: int) -> tuple[int, int]:
         """Device addresses of the ticket and ``blocks`` partials of ``itemsize`` bytes
         (the ticket first, at a fixed place, so that it stays zero)."""
         slot = round_up(itemsize, 16)
@@ -60,7 +75,7 @@ class RangeState:
         base = int(self._buffer.data.ptr)
         return base, base + 16
 
-    def result(self, cp: Any, itemsize: int) -> np.ndarray:
+    def _result(self, cp: Any, itemsize: int) -> np.ndarray:
         """``itemsize`` bytes of pinned host memory for a reduce's total, which the last
         block writes there itself (with unified addressing, which every GPU CUDA 13 runs
         has, a pinned host address is also the device's): the host reads it after the
