@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-/* Step kinds: the order of cuda_arguments.py's _VIEW ... _COMPLEX. */
+/* Step kinds: the order of cuda_arguments.py's VIEW ... COMPLEX. */
 enum { VIEW = 0, FLOAT64, FLOAT32, BOOL, INT64, INT, POOL_OR_INT, COMPLEX };
 /* A reduce's total, read from pinned host memory after the wait (cuda_fast.RESULT_KINDS). */
 enum { NO_RESULT = 0, R_FLOAT64, R_FLOAT32, R_INT64, R_INT32, R_INT16, R_INT8, R_UINT64,
@@ -59,8 +59,9 @@ typedef struct {
     Py_ssize_t n_keywords, n_slots;
     double spin_seconds;
     int busy; /* a launch of this object is under way (its slots and scratch in use) */
-    /* The last range's or box's launch (a recipe): function NULL where Python launches
-     * it. A range is told by begin and end, a box by key: (begins, ends, tiling). */
+    /* The last range's, box's or team's launch (a recipe): function NULL where Python
+     * launches it. A range is told by begin and end, a box or team by key (its policy's
+     * key_names attributes: a box's begins, ends and tiling). */
     int planned;
     long long begin, end;
     PyObject *key;
